@@ -1,0 +1,100 @@
+#include "jvmti_support.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace fasthprof::jvmti {
+
+std::string error_name(jvmtiError error) {
+  // GetErrorName needs an environment; messages are built where one may already be gone.
+  return "JVMTI error " + std::to_string(static_cast<int>(error));
+}
+
+std::string take_string(jvmtiEnv* jvmti, char* text) {
+  if (text == nullptr) return {};
+  std::string copy(text);
+  jvmti->Deallocate(reinterpret_cast<unsigned char*>(text));
+  return copy;
+}
+
+bool describe_thread(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, ThreadNames* names) {
+  jvmtiThreadInfo info{};
+  if (jvmti->GetThreadInfo(thread, &info) != JVMTI_ERROR_NONE) return false;
+  names->name = take_string(jvmti, info.name);
+  names->group.clear();
+  names->parent_group.clear();
+  if (info.thread_group != nullptr) {
+    jvmtiThreadGroupInfo group{};
+    if (jvmti->GetThreadGroupInfo(info.thread_group, &group) == JVMTI_ERROR_NONE) {
+      names->group = take_string(jvmti, group.name);
+      if (group.parent != nullptr) {
+        jvmtiThreadGroupInfo parent{};
+        if (jvmti->GetThreadGroupInfo(group.parent, &parent) == JVMTI_ERROR_NONE) {
+          names->parent_group = take_string(jvmti, parent.name);
+        }
+        jni->DeleteLocalRef(group.parent);
+      }
+    }
+    jni->DeleteLocalRef(info.thread_group);
+  }
+  if (info.context_class_loader != nullptr) jni->DeleteLocalRef(info.context_class_loader);
+  return true;
+}
+
+bool start_agent_thread(jvmtiEnv* jvmti, JNIEnv* jni, const char* name, jvmtiStartFunction body,
+                        void* arg, std::string* error) {
+  jint group_count = 0;
+  jthreadGroup* groups = nullptr;
+  jobject system_group = nullptr;
+  if (jvmti->GetTopThreadGroups(&group_count, &groups) == JVMTI_ERROR_NONE) {
+    if (group_count > 0) system_group = groups[0];
+    for (jint i = 1; i < group_count; ++i) jni->DeleteLocalRef(groups[i]);
+    jvmti->Deallocate(reinterpret_cast<unsigned char*>(groups));
+  }
+  jclass thread_class = jni->FindClass("java/lang/Thread");
+  jmethodID constructor =
+      thread_class == nullptr ? nullptr
+      : system_group != nullptr
+          ? jni->GetMethodID(thread_class, "<init>", "(Ljava/lang/ThreadGroup;Ljava/lang/String;)V")
+          : jni->GetMethodID(thread_class, "<init>", "(Ljava/lang/String;)V");
+  jstring thread_name = jni->NewStringUTF(name);
+  jthread thread = nullptr;
+  if (constructor != nullptr && thread_name != nullptr) {
+    thread = system_group != nullptr ? jni->NewObject(thread_class, constructor, system_group, thread_name)
+                                     : jni->NewObject(thread_class, constructor, thread_name);
+  }
+  if (jni->ExceptionCheck()) jni->ExceptionClear();
+  bool started = false;
+  if (thread == nullptr) {
+    *error = std::string("cannot create the Java thread object for \"") + name + "\"";
+  } else {
+    jvmtiError result = jvmti->RunAgentThread(thread, body, arg, JVMTI_THREAD_MAX_PRIORITY);
+    started = result == JVMTI_ERROR_NONE;
+    if (!started) *error = std::string("cannot start \"") + name + "\": " + error_name(result);
+  }
+  if (thread != nullptr) jni->DeleteLocalRef(thread);
+  if (thread_name != nullptr) jni->DeleteLocalRef(thread_name);
+  if (thread_class != nullptr) jni->DeleteLocalRef(thread_class);
+  if (system_group != nullptr) jni->DeleteLocalRef(system_group);
+  return started;
+}
+
+void print_error(const std::string& message) {
+  std::string line = "HPROF ERROR: " + message + "\n";
+  ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+  (void)ignored;
+}
+
+int vm_major_version(jvmtiEnv* jvmti) {
+  char* value = nullptr;
+  if (jvmti->GetSystemProperty("java.vm.specification.version", &value) != JVMTI_ERROR_NONE) {
+    return 0;
+  }
+  std::string version = take_string(jvmti, value);
+  // "1.8" style versions predate every VM fasthprof supports.
+  if (version.rfind("1.", 0) == 0) return 8;
+  return std::atoi(version.c_str());
+}
+
+}  // namespace fasthprof::jvmti

@@ -1,0 +1,303 @@
+#include "profiler.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "file_backend.h"
+#include "jvmti_support.h"
+#include "memory.h"
+#include "output_file.h"
+#include "socket_backend.h"
+
+namespace fasthprof {
+namespace {
+
+std::atomic<bool> agent_loaded{false};
+Profiler* profiler = nullptr;
+
+constexpr const char* kTwiceMessage =
+    "Cannot load this JVM TI agent twice, check your java command line for duplicate hprof options.";
+
+void write_stderr(const std::string& text) {
+  ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
+  (void)ignored;
+}
+
+[[noreturn]] void terminate_process(int code) {
+  std::fflush(stdout);
+  std::exit(code);
+}
+
+uint64_t wall_millis() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000u + static_cast<uint64_t>(now.tv_nsec) / 1000000u;
+}
+
+// pause=y: time to attach a debugger, as the original gave.
+void pause_for_debugger() {
+  write_stderr("\nHPROF pause for PID " + std::to_string(getpid()) + "\n");
+  std::this_thread::sleep_for(std::chrono::seconds(600));
+}
+
+}  // namespace
+
+jint Profiler::load(JavaVM* vm, const char* options, bool attach) {
+  if (agent_loaded.exchange(true)) {
+    jvmti::print_error(kTwiceMessage);
+    if (attach) return JNI_ERR;
+    write_stderr("HPROF TERMINATED PROCESS\n");
+    terminate_process(9);
+  }
+  // A failed attach leaves the VM as it was, so that a corrected attach can follow.
+  auto refuse = [attach](int exit_code) -> jint {
+    if (!attach) terminate_process(exit_code);
+    agent_loaded.store(false);
+    return JNI_ERR;
+  };
+
+  const memory::Status& memory_status = memory::initialize();
+  jvmtiEnv* jvmti = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&jvmti), JVMTI_VERSION_1_2) != JNI_OK) {
+    jvmti::print_error("This VM offers no JVMTI 1.2 environment; fasthprof needs one.");
+    return refuse(1);
+  }
+
+  ParseResult parsed = parse_options(options, std::getenv("_JAVA_HPROF_OPTIONS"));
+  if (parsed.kind == ParseResult::Kind::kHelp) {
+    std::string usage = usage_text();
+    std::fwrite(usage.data(), 1, usage.size(), stdout);
+    std::fflush(stdout);
+    if (attach) jvmti->DisposeEnvironment();
+    return refuse(0);
+  }
+  if (parsed.kind == ParseResult::Kind::kError) {
+    write_stderr(format_option_error(parsed));
+    if (attach) jvmti->DisposeEnvironment();
+    return refuse(1);
+  }
+  const Options& chosen = parsed.options;
+  for (const std::string& warning : missing_feature_warnings(chosen)) write_stderr(warning + "\n");
+  if (chosen.verbose) {
+    write_stderr(memory_status.description + "\n");
+    std::string note = inert_debug_options_note(chosen);
+    if (!note.empty()) write_stderr(note + "\n");
+  }
+  if (chosen.pause) pause_for_debugger();
+
+  JNIEnv* live_jni = nullptr;
+  if (attach && vm->GetEnv(reinterpret_cast<void**>(&live_jni), JNI_VERSION_1_6) != JNI_OK) {
+    jvmti::print_error("Agent_OnAttach was called on a thread without a JNI environment.");
+    jvmti->DisposeEnvironment();
+    return refuse(1);
+  }
+  auto* created = new Profiler(jvmti, chosen, attach);
+  profiler = created;
+  jint result = created->start(live_jni);
+  if (result != JNI_OK) {
+    // Only reachable under attach: at OnLoad start() exits as the original did.
+    profiler = nullptr;
+    jvmti->DisposeEnvironment();
+    agent_loaded.store(false);
+    // The object may still be referenced by a callback that raced the failure; it is left.
+  }
+  return result;
+}
+
+void Profiler::unload() {
+  // Nothing is freed: a daemon thread may still be inside the agent while the process ends.
+}
+
+Profiler::Profiler(jvmtiEnv* jvmti, Options options, bool attach)
+    : jvmti_(jvmti), options_(std::move(options)), attach_(attach) {}
+
+jint Profiler::start(JNIEnv* live_jni) {
+  std::string error;
+  if (!open_output(&error)) {
+    jvmti::print_error(error);
+    if (!attach_) terminate_process(1);
+    return JNI_ERR;
+  }
+  if (!set_up_jvmti(&error)) {
+    jvmti::print_error(error);
+    if (!attach_) terminate_process(1);
+    sink_->close();
+    return JNI_ERR;
+  }
+  if (attach_) go_live(live_jni);
+  return JNI_OK;
+}
+
+bool Profiler::open_output(std::string* error) {
+  std::unique_ptr<SinkBackend> backend;
+  if (!options_.net_host.empty()) {
+    std::string why;
+    backend = SocketBackend::connect(options_.net_host, options_.net_port, &why);
+    if (!backend) {
+      *error = "can't connect to " + options_.net_host + ":" + std::to_string(options_.net_port) +
+               ": " + why;
+      return false;
+    }
+  } else {
+    std::string path = options_.output_path();
+    if (!options_.force) {
+      path = unique_output_path(path, options_.format == OutputFormat::kBinary, getpid());
+    }
+    int fd = create_output_file(path, error);
+    if (fd < 0) return false;
+    backend = std::make_unique<FileBackend>(fd, path);
+  }
+  sink_ = AsyncSink::create(std::move(backend), AsyncSinkOptions{}, error);
+  if (!sink_) return false;
+  output_ = ProfileOutput::create(options_, *sink_);
+  threads_ = std::make_unique<ThreadTracker>(jvmti_, *output_, output_mutex_);
+  return true;
+}
+
+bool Profiler::set_up_jvmti(std::string* error) {
+  jvmtiCapabilities wanted{};
+  wanted.can_tag_objects = 1;
+  if (jvmti_->AddCapabilities(&wanted) != JVMTI_ERROR_NONE) {
+    *error = "Unable to get necessary JVMTI capabilities.";
+    return false;
+  }
+  jvmtiEventCallbacks callbacks{};
+  callbacks.VMInit = &on_vm_init;
+  callbacks.VMDeath = &on_vm_death;
+  callbacks.ThreadStart = &on_thread_start;
+  callbacks.ThreadEnd = &on_thread_end;
+  callbacks.DataDumpRequest = &on_data_dump_request;
+  if (jvmti_->SetEventCallbacks(&callbacks, sizeof(callbacks)) != JVMTI_ERROR_NONE ||
+      jvmti_->CreateRawMonitor("fasthprof reporter", &reporter_lock_) != JVMTI_ERROR_NONE) {
+    *error = "Unable to set up the JVMTI callbacks.";
+    return false;
+  }
+  if (!attach_ &&
+      jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, nullptr) != JVMTI_ERROR_NONE) {
+    *error = "Unable to enable the VMInit event.";
+    return false;
+  }
+  if (jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, nullptr) != JVMTI_ERROR_NONE) {
+    *error = "Unable to enable the VMDeath event.";
+    return false;
+  }
+  return true;
+}
+
+void Profiler::go_live(JNIEnv* jni) {
+  {
+    std::lock_guard<std::mutex> lock(output_mutex_);
+    sink_->begin_report();
+    output_->write_header(std::time(nullptr), wall_millis());
+    output_->flush();
+    sink_->end_report();
+    // Records streamed between reports form a "report" of their own, so that a write error
+    // among them cuts back only to here, never into a complete report.
+    sink_->begin_report();
+  }
+  live_.store(true);
+  jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, nullptr);
+  jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_THREAD_END, nullptr);
+  threads_->record_existing_threads(jni);
+
+  std::string error;
+  reporter_running_ = true;
+  if (!jvmti::start_agent_thread(jvmti_, jni, "fasthprof reporter", &reporter_main, this, &error)) {
+    reporter_running_ = false;
+    jvmti::print_error(error + "; kill -QUIT will not produce reports");
+    return;
+  }
+  jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_DATA_DUMP_REQUEST, nullptr);
+}
+
+void Profiler::run_report(const char* /*reason*/) {
+  std::lock_guard<std::mutex> one_report(report_mutex_);
+  std::lock_guard<std::mutex> lock(output_mutex_);
+  output_->flush();
+  sink_->end_report();  // the streamed records since the last report
+  sink_->begin_report();
+  output_->flush();
+  sink_->end_report();
+  sink_->begin_report();
+}
+
+void JNICALL Profiler::reporter_main(jvmtiEnv* jvmti, JNIEnv*, void* arg) {
+  auto* self = static_cast<Profiler*>(arg);
+  jvmti->RawMonitorEnter(self->reporter_lock_);
+  while (!self->reporter_stop_) {
+    if (self->pending_reports_ == 0) {
+      jvmti->RawMonitorWait(self->reporter_lock_, 0);
+      continue;
+    }
+    --self->pending_reports_;
+    jvmti->RawMonitorExit(self->reporter_lock_);
+    self->run_report("request");
+    jvmti->RawMonitorEnter(self->reporter_lock_);
+  }
+  self->reporter_running_ = false;
+  jvmti->RawMonitorNotifyAll(self->reporter_lock_);
+  jvmti->RawMonitorExit(self->reporter_lock_);
+}
+
+void Profiler::shut_down(JNIEnv*) {
+  jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_DATA_DUMP_REQUEST, nullptr);
+  // Let a report in progress finish; requests still queued are covered by the final report.
+  jvmti_->RawMonitorEnter(reporter_lock_);
+  reporter_stop_ = true;
+  jvmti_->RawMonitorNotifyAll(reporter_lock_);
+  while (reporter_running_) jvmti_->RawMonitorWait(reporter_lock_, 100);
+  jvmti_->RawMonitorExit(reporter_lock_);
+
+  if (options_.doe) run_report("exit");
+
+  live_.store(false);
+  jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_THREAD_START, nullptr);
+  jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_THREAD_END, nullptr);
+  while (active_callbacks_.load() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  std::lock_guard<std::mutex> lock(output_mutex_);
+  output_->flush();
+  sink_->close();
+}
+
+bool Profiler::enter_callback() {
+  active_callbacks_.fetch_add(1);
+  if (!live_.load()) {
+    active_callbacks_.fetch_sub(1);
+    return false;
+  }
+  return true;
+}
+
+void JNICALL Profiler::on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread) { profiler->go_live(jni); }
+
+void JNICALL Profiler::on_vm_death(jvmtiEnv*, JNIEnv* jni) { profiler->shut_down(jni); }
+
+void JNICALL Profiler::on_thread_start(jvmtiEnv*, JNIEnv* jni, jthread thread) {
+  if (!profiler->enter_callback()) return;
+  profiler->threads_->thread_seen(jni, thread);
+  profiler->leave_callback();
+}
+
+void JNICALL Profiler::on_thread_end(jvmtiEnv*, JNIEnv*, jthread thread) {
+  if (!profiler->enter_callback()) return;
+  profiler->threads_->thread_ended(thread);
+  profiler->leave_callback();
+}
+
+void JNICALL Profiler::on_data_dump_request(jvmtiEnv* jvmti) {
+  if (!profiler->enter_callback()) return;
+  jvmti->RawMonitorEnter(profiler->reporter_lock_);
+  ++profiler->pending_reports_;
+  jvmti->RawMonitorNotifyAll(profiler->reporter_lock_);
+  jvmti->RawMonitorExit(profiler->reporter_lock_);
+  profiler->leave_callback();
+}
+
+}  // namespace fasthprof

@@ -1,0 +1,50 @@
+#include "thread_tracker.h"
+
+#include "jvmti_support.h"
+
+namespace fasthprof {
+
+void ThreadTracker::thread_seen(JNIEnv* jni, jthread thread) {
+  jlong tag = 0;
+  if (jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || tag != 0) return;
+  jvmti::ThreadNames names;
+  if (!jvmti::describe_thread(jvmti_, jni, thread, &names)) return;
+
+  std::lock_guard<std::mutex> lock(output_mutex_);
+  // Another path (event or enumeration) may have recorded it while we asked for its names.
+  if (jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || tag != 0) return;
+  ThreadIdentity identity = output_.thread_started({names.name, names.group, names.parent_group});
+  jlong new_tag = static_cast<jlong>(identity.object_id);
+  if (jvmti_->SetTag(thread, new_tag) == JVMTI_ERROR_NONE) {
+    serial_by_tag_[new_tag] = identity.serial;
+  }
+}
+
+void ThreadTracker::thread_ended(jthread thread) {
+  jlong tag = 0;
+  if (jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || tag == 0) return;
+  std::lock_guard<std::mutex> lock(output_mutex_);
+  auto found = serial_by_tag_.find(tag);
+  if (found == serial_by_tag_.end()) return;
+  output_.thread_ended(found->second);
+  serial_by_tag_.erase(found);
+}
+
+void ThreadTracker::record_existing_threads(JNIEnv* jni) {
+  jint count = 0;
+  jthread* threads = nullptr;
+  if (jvmti_->GetAllThreads(&count, &threads) != JVMTI_ERROR_NONE) return;
+  for (jint i = 0; i < count; ++i) {
+    thread_seen(jni, threads[i]);
+    jni->DeleteLocalRef(threads[i]);
+  }
+  jvmti_->Deallocate(reinterpret_cast<unsigned char*>(threads));
+}
+
+uint32_t ThreadTracker::serial_for_tag(jlong tag) {
+  std::lock_guard<std::mutex> lock(output_mutex_);
+  auto found = serial_by_tag_.find(tag);
+  return found == serial_by_tag_.end() ? 0 : found->second;
+}
+
+}  // namespace fasthprof

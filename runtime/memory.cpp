@@ -1,0 +1,106 @@
+#include "memory.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+
+namespace fasthprof::memory {
+namespace {
+
+using MallocxFunction = void* (*)(size_t, int);
+using SdallocxFunction = void (*)(void*, size_t, int);
+using MallctlFunction = int (*)(const char*, void*, size_t*, void*, size_t);
+
+MallocxFunction jemalloc_mallocx = nullptr;
+SdallocxFunction jemalloc_sdallocx = nullptr;
+std::atomic<uint64_t> in_use{0};
+std::atomic<uint64_t> peak{0};
+
+constexpr int kAlign16 = 4;  // MALLOCX_LG_ALIGN(4)
+
+std::string jemalloc_version(void* handle) {
+  auto mallctl = reinterpret_cast<MallctlFunction>(dlsym(handle, "mallctl"));
+  const char* version = nullptr;
+  size_t length = sizeof(version);
+  if (mallctl != nullptr && mallctl("version", &version, &length, nullptr, 0) == 0 && version) {
+    return version;
+  }
+  return "unknown version";
+}
+
+bool bind(void* handle) {
+  jemalloc_mallocx = reinterpret_cast<MallocxFunction>(dlsym(handle, "mallocx"));
+  jemalloc_sdallocx = reinterpret_cast<SdallocxFunction>(dlsym(handle, "sdallocx"));
+  if (jemalloc_mallocx == nullptr || jemalloc_sdallocx == nullptr) {
+    jemalloc_mallocx = nullptr;
+    jemalloc_sdallocx = nullptr;
+    return false;
+  }
+  return true;
+}
+
+Status choose(const char* soname) {
+  Status status;
+  // Already in the process (LD_PRELOAD, or the launcher linked it): share it.
+  if (void* handle = dlopen(soname, RTLD_NOW | RTLD_NOLOAD)) {
+    if (bind(handle)) {
+      status.backend = Backend::kJemallocPreloaded;
+      status.description = "fasthprof: memory: jemalloc " + jemalloc_version(handle) +
+                           " (already in the process)";
+      return status;
+    }
+  }
+  // Opening it needs room in the static TLS block; without it dlopen fails cleanly.
+  if (void* handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) {
+    if (bind(handle)) {
+      status.backend = Backend::kJemallocOpened;
+      status.description = "fasthprof: memory: jemalloc " + jemalloc_version(handle) +
+                           " (opened at start-up)";
+      return status;
+    }
+    dlclose(handle);
+  }
+  const char* why = dlerror();
+  status.backend = Backend::kSystem;
+  status.description = std::string("fasthprof: memory: system allocator (jemalloc not usable: ") +
+                       (why != nullptr ? why : "no mallocx/sdallocx") + ")";
+  return status;
+}
+
+}  // namespace
+
+const Status& initialize(const char* jemalloc_soname) {
+  static const Status status = choose(jemalloc_soname);
+  return status;
+}
+
+void* allocate(size_t size) {
+  initialize();  // a thread-safe static: memory must never change hands between allocators
+  if (size == 0) size = 1;
+  void* pointer = jemalloc_mallocx != nullptr ? jemalloc_mallocx(size, kAlign16) : std::malloc(size);
+  if (pointer != nullptr) {
+    uint64_t now = in_use.fetch_add(size, std::memory_order_relaxed) + size;
+    uint64_t seen = peak.load(std::memory_order_relaxed);
+    while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+    }
+  }
+  return pointer;
+}
+
+void deallocate(void* pointer, size_t size) {
+  if (pointer == nullptr) return;
+  if (size == 0) size = 1;
+  in_use.fetch_sub(size, std::memory_order_relaxed);
+  if (jemalloc_sdallocx != nullptr) {
+    jemalloc_sdallocx(pointer, size, kAlign16);
+  } else {
+    std::free(pointer);
+  }
+}
+
+uint64_t bytes_in_use() { return in_use.load(std::memory_order_relaxed); }
+uint64_t peak_bytes_in_use() { return peak.load(std::memory_order_relaxed); }
+
+}  // namespace fasthprof::memory

@@ -1,1 +1,70 @@
-print("not written yet")
+"""The ways to load the agent: -agentpath, -agentlib:hprof and -Xrunhprof through libhprof.so on
+LD_LIBRARY_PATH, a second load refused with the original's message, and attaching to a live VM
+with jcmd, where nothing ever exits the target."""
+import os
+import subprocess
+import time
+
+from harness import (AGENT, AGENT_DIR, agentpath, check, cleanup, finish, java_bin, jdks,
+                     run_java, start_java, wait_for)
+
+TWICE = ("HPROF ERROR: Cannot load this JVM TI agent twice, check your java command line for "
+         "duplicate hprof options.")
+
+for label, home in jdks():
+    run = run_java(home, agentpath("file=out.txt"))
+    check(run.code == 0 and "Hello, threads!" in run.stdout, f"{label}: -agentpath loads", run)
+    check(run.file("out.txt").exists(), f"{label}: -agentpath writes file=", run)
+
+    library_path = {"LD_LIBRARY_PATH": AGENT_DIR}
+    run = run_java(home, "-agentlib:hprof=file=lib.txt", env_extra=library_path)
+    check(run.code == 0 and run.file("lib.txt").exists(), f"{label}: -agentlib:hprof finds libhprof.so", run)
+    check(run.text("lib.txt").startswith("JAVA PROFILE 1.0.1, created "),
+          f"{label}: -agentlib:hprof is fasthprof", run)
+    run = run_java(home, "-Xrunhprof:format=b", env_extra=library_path)
+    check(run.code == 0 and run.file("java.hprof").exists(), f"{label}: -Xrunhprof works", run)
+
+    run = run_java(home, agentpath("file=a.txt"), jvm_args=[agentpath("file=b.txt")])
+    check(run.code == 9, f"{label}: a second load exits 9 as the original", run)
+    check(TWICE in run.stderr.splitlines(), f"{label}: a second load prints the original's message", run)
+    run = run_java(home, "-agentlib:hprof=file=a.txt", env_extra=library_path,
+                   jvm_args=[agentpath("file=b.txt")])
+    check(run.code == 9 and TWICE in run.stderr, f"{label}: -agentlib:hprof plus -agentpath is a second load", run)
+
+    # Attach: a live VM gets the agent through jcmd; errors fail the attach, never the VM.
+    proc, folder = start_java(home, None, "HelloThreads", ["2", "60000"])
+    try:
+        jcmd = java_bin(home, "jcmd")
+        wait_for(lambda: (folder / "stdout.txt").read_text().find("Hello, threads!") >= 0, 30)
+
+        def attach(options):
+            return subprocess.run([jcmd, str(proc.pid), "JVMTI.agent_load", AGENT, options],
+                                  capture_output=True, text=True, timeout=60)
+
+        bad = attach("bogus=1")
+        stderr_text = (folder / "stderr.txt").read_text()
+        check("hprof option error: Unknown option: bogus (bogus=1)" in stderr_text,
+              f"{label}: attach with a bad option prints the option error in the target\n{bad.stdout}")
+        check(proc.poll() is None, f"{label}: attach with a bad option leaves the target running")
+        good = attach(f"file={folder}/attached.txt")
+        check(proc.poll() is None, f"{label}: a good attach leaves the target running")
+        check(wait_for(lambda: (folder / "attached.txt").exists(), 10),
+              f"{label}: attach creates the output file\n{good.stdout}{good.stderr}")
+        again = attach(f"file={folder}/again.txt")
+        stderr_text = (folder / "stderr.txt").read_text()
+        check(TWICE in stderr_text, f"{label}: a second attach prints the original's message\n{again.stdout}")
+        check(proc.poll() is None, f"{label}: a second attach leaves the target running")
+        help_attach = attach("help")
+        check(proc.poll() is None, f"{label}: help under attach leaves the target running")
+        # The attached agent writes its header and the threads that were already running.
+        proc.terminate()
+        proc.wait(timeout=30)
+        text = (folder / "attached.txt").read_text()
+        check(text.startswith("JAVA PROFILE 1.0.1, created "), f"{label}: attached agent wrote the header")
+        check('name="main"' in text, f"{label}: attached agent recorded threads that already existed")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+finish("agent_load")

@@ -1,1 +1,18 @@
-print("not written yet")
+"""The library's face to the JVM: three exported symbols, libstdc++ linked in, libhprof.so
+beside it."""
+import os
+import subprocess
+
+from harness import AGENT, AGENT_DIR, check, finish
+
+dynamic = subprocess.run(["nm", "-D", "--defined-only", AGENT], capture_output=True, text=True).stdout
+exported = sorted(line.split()[-1] for line in dynamic.splitlines() if line.strip())
+check(exported == ["Agent_OnAttach", "Agent_OnLoad", "Agent_OnUnload"],
+      f"only the three Agent_ entry points are exported, got {exported}")
+needed = subprocess.run(["readelf", "-d", AGENT], capture_output=True, text=True).stdout
+check("libstdc++" not in needed, "libstdc++ is linked statically")
+check("libjemalloc" not in needed, "jemalloc is not linked at load time (static TLS)")
+link = os.path.join(AGENT_DIR, "libhprof.so")
+check(os.path.islink(link) and os.readlink(link) == "libfasthprof.so", "libhprof.so links to libfasthprof.so")
+
+finish("symbols")

@@ -18,7 +18,8 @@ public class HelloThreads {
             t.start();
         }
         for (Thread t : threads) t.join();
-        if (args.length > 1) Thread.sleep(Long.parseLong(args[1]));
         System.out.println("Hello, threads!");
+        System.out.flush();
+        if (args.length > 1) Thread.sleep(Long.parseLong(args[1]));
     }
 }

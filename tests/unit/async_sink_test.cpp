@@ -1,1 +1,595 @@
+// The sink: round trips, ordering, back pressure, and the error policy of DECISIONS.md ("Binary
+// format", last paragraphs) on files, devices, size limits and sockets.
+#include "async_sink.h"
+#include "file_backend.h"
+#include "socket_backend.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fasthprof {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+// Collects the sink's messages; the io thread calls it.
+struct Messages {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+
+  SinkErrorReporter reporter() {
+    return [this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(mutex);
+      lines.push_back(line);
+    };
+  }
+  std::vector<std::string> get() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return lines;
+  }
+};
+
+// An in-memory backend with a quota (a "disk" that fills up), optional slowness, and optional
+// truncation. The state outlives the backend so that tests can inspect it after close().
+struct MemoryState {
+  Bytes data;
+  size_t quota = SIZE_MAX;
+  bool can_truncate = true;
+  int write_calls = 0;
+  std::chrono::microseconds delay{0};
+  bool closed = false;
+};
+
+class MemoryBackend final : public SinkBackend {
+ public:
+  explicit MemoryBackend(MemoryState* state) : state_(state) {}
+  WriteResult write_all(const void* data, size_t size) override {
+    ++state_->write_calls;
+    if (state_->delay.count() > 0) std::this_thread::sleep_for(state_->delay);
+    const uint8_t* bytes = static_cast<const uint8_t*>(data);
+    const size_t used = state_->data.size();
+    const size_t room = state_->quota > used ? state_->quota - used : 0;
+    state_->data.insert(state_->data.end(), bytes, bytes + std::min(room, size));
+    return size <= room ? WriteResult{} : WriteResult{ENOSPC};
+  }
+  uint64_t offset() const override { return state_->data.size(); }
+  bool can_truncate() const override { return state_->can_truncate; }
+  WriteResult truncate_to(uint64_t offset) override {
+    if (!state_->can_truncate) return {EINVAL};
+    state_->data.resize(offset);
+    return {};
+  }
+  bool error_ends_output() const override { return false; }
+  const std::string& name() const override { return name_; }
+  WriteResult close() override {
+    state_->closed = true;
+    return {};
+  }
+
+ private:
+  MemoryState* state_;
+  std::string name_ = "memory";
+};
+
+Bytes pattern(size_t size, uint32_t seed) {
+  Bytes bytes(size);
+  uint32_t x = seed * 2654435761u + 1;
+  for (uint8_t& b : bytes) {
+    x = x * 1664525u + 1013904223u;
+    b = static_cast<uint8_t>(x >> 24);
+  }
+  return bytes;
+}
+
+Bytes read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string temp_path(const std::string& name) {
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir != nullptr ? dir : "/tmp") + "/fasthprof_sink_" +
+         std::to_string(getpid()) + "_" + name;
+}
+
+std::unique_ptr<AsyncSink> make_sink(std::unique_ptr<SinkBackend> backend, size_t buffer_size,
+                                     Messages* messages, size_t buffer_count = 2) {
+  AsyncSinkOptions options;
+  options.buffer_size = buffer_size;
+  options.buffer_count = buffer_count;
+  if (messages != nullptr) options.reporter = messages->reporter();
+  std::string error;
+  auto sink = AsyncSink::create(std::move(backend), options, &error);
+  EXPECT_NE(sink, nullptr) << error;
+  return sink;
+}
+
+void write_report(AsyncSink* sink, const Bytes& bytes, size_t chunk) {
+  for (size_t i = 0; i < bytes.size(); i += chunk) {
+    sink->write(bytes.data() + i, std::min(chunk, bytes.size() - i));
+  }
+}
+
+Bytes concat(std::initializer_list<const Bytes*> parts) {
+  Bytes all;
+  for (const Bytes* part : parts) all.insert(all.end(), part->begin(), part->end());
+  return all;
+}
+
+TEST(AsyncSink, RoundTripsThroughAFileInManyChunkSizes) {
+  const std::string path = temp_path("roundtrip");
+  for (size_t buffer_count : {2, 3, 16}) {
+    for (size_t buffer_size : {size_t{4096}, size_t{1} << 16, size_t{1} << 20}) {
+      for (size_t chunk : {size_t{1}, size_t{7}, size_t{4096}, size_t{65539}, size_t{3} << 20}) {
+        const Bytes data = pattern(chunk == 1 ? 300000 : (size_t{5} << 20) + 123, chunk);
+        std::string error;
+        auto backend = FileBackend::open(path, &error);
+        ASSERT_NE(backend, nullptr) << error;
+        auto sink = make_sink(std::move(backend), buffer_size, nullptr, buffer_count);
+        write_report(sink.get(), data, chunk);
+        sink->close();
+        EXPECT_FALSE(sink->failed());
+        EXPECT_EQ(read_file(path), data)
+            << buffer_count << " buffers of " << buffer_size << ", chunk " << chunk;
+      }
+    }
+  }
+  unlink(path.c_str());
+}
+
+TEST(AsyncSink, PreservesOrderAcrossManyBufferSwaps) {
+  MemoryState state;
+  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 64, nullptr, 5);
+  Bytes expected;
+  for (uint32_t i = 0; i < 100000; ++i) {
+    // Chunks of 1 to 13 bytes, so that chunks straddle buffer boundaries at every offset.
+    const size_t size = 1 + i % 13;
+    uint8_t chunk[13];
+    for (size_t k = 0; k < size; ++k) chunk[k] = static_cast<uint8_t>(i * 31 + k);
+    sink->write(chunk, size);
+    expected.insert(expected.end(), chunk, chunk + size);
+  }
+  sink->flush();
+  EXPECT_EQ(state.data, expected);
+  EXPECT_GT(state.write_calls, 10000);
+  sink->close();
+  EXPECT_TRUE(state.closed);
+}
+
+TEST(AsyncSink, SlowBackendMakesTheProducerWaitAndLosesNothing) {
+  for (size_t buffer_count : {2, 8}) {
+    MemoryState state;
+    state.delay = std::chrono::milliseconds(2);
+    constexpr size_t kBuffer = 4096;
+    auto sink = make_sink(std::make_unique<MemoryBackend>(&state), kBuffer, nullptr, buffer_count);
+    const Bytes data = pattern(100 * kBuffer, 3);
+    const auto start = std::chrono::steady_clock::now();
+    write_report(sink.get(), data, 1000);
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    // 100 buffers at 2 ms each, at most buffer_count in flight: write() itself must have waited.
+    EXPECT_GE(elapsed, std::chrono::milliseconds(2 * (100 - buffer_count - 1)));
+    EXPECT_TRUE(sink->end_report());
+    EXPECT_EQ(state.data, data);
+  }
+}
+
+TEST(AsyncSink, RefusesFewerThanTwoBuffersOrEmptyOnes) {
+  for (auto [size, count] : {std::pair<size_t, size_t>{0, 2}, {64, 1}, {64, 0}}) {
+    MemoryState state;
+    AsyncSinkOptions options;
+    options.buffer_size = size;
+    options.buffer_count = count;
+    std::string error;
+    EXPECT_EQ(AsyncSink::create(std::make_unique<MemoryBackend>(&state), options, &error), nullptr);
+    EXPECT_EQ(error, "the output sink needs at least two buffers of at least one byte");
+    EXPECT_TRUE(state.closed);
+  }
+}
+
+TEST(AsyncSink, FailedReportIsCutBackAndTheNextReportTriesAgain) {
+  MemoryState state;
+  state.quota = 50000;
+  Messages messages;
+  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 1024, &messages);
+  const Bytes r1 = pattern(20000, 1), r2 = pattern(20000, 2), r3 = pattern(30000, 3),
+              r4 = pattern(20000, 4);
+  for (const Bytes* report : {&r1, &r2}) {
+    sink->begin_report();
+    write_report(sink.get(), *report, 100);
+    EXPECT_TRUE(sink->end_report());
+  }
+  sink->begin_report();
+  write_report(sink.get(), r3, 100);
+  EXPECT_FALSE(sink->end_report());
+  EXPECT_TRUE(sink->failed());
+  EXPECT_EQ(state.data, concat({&r1, &r2}));
+  ASSERT_EQ(messages.get().size(), 1u);
+  EXPECT_EQ(messages.get()[0],
+            "fasthprof: error writing memory: No space left on device; the file was truncated "
+            "to the last complete report (40000 bytes)");
+
+  state.quota = SIZE_MAX;
+  sink->begin_report();
+  EXPECT_FALSE(sink->failed());
+  write_report(sink.get(), r4, 100);
+  EXPECT_TRUE(sink->end_report());
+  EXPECT_EQ(state.data, concat({&r1, &r2, &r4}));
+  EXPECT_EQ(messages.get().size(), 1u);
+}
+
+TEST(AsyncSink, RepeatedFailuresAreReportedOnceUntilAReportSucceeds) {
+  MemoryState state;
+  state.quota = 100;
+  Messages messages;
+  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 256, &messages);
+  const Bytes big = pattern(1000, 5), small = pattern(10, 6);
+  for (int i = 0; i < 5; ++i) {
+    sink->begin_report();
+    write_report(sink.get(), big, 64);
+    EXPECT_FALSE(sink->end_report());
+  }
+  EXPECT_EQ(messages.get().size(), 1u);
+  EXPECT_TRUE(state.data.empty());
+  sink->begin_report();
+  write_report(sink.get(), small, 64);
+  EXPECT_TRUE(sink->end_report());
+  sink->begin_report();
+  write_report(sink.get(), big, 64);
+  EXPECT_FALSE(sink->end_report());
+  EXPECT_EQ(messages.get().size(), 2u);
+  EXPECT_EQ(state.data, small);
+}
+
+TEST(AsyncSink, BytesOutsideReportsAreCutBackToTheLastCompleteReport) {
+  MemoryState state;
+  state.quota = 300;
+  Messages messages;
+  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 64, &messages);
+  const Bytes header = pattern(100, 7), tail = pattern(500, 8);
+  write_report(sink.get(), header, 10);
+  EXPECT_TRUE(sink->end_report());
+  write_report(sink.get(), tail, 10);
+  sink->flush();
+  EXPECT_TRUE(sink->failed());
+  EXPECT_EQ(state.data, header);
+  // Dropped until the next report begins.
+  write_report(sink.get(), header, 10);
+  sink->flush();
+  EXPECT_EQ(state.data, header);
+}
+
+TEST(AsyncSink, UntruncatableBackendOnlyGetsTheMessage) {
+  MemoryState state;
+  state.quota = 150;
+  state.can_truncate = false;
+  Messages messages;
+  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 64, &messages);
+  sink->begin_report();
+  write_report(sink.get(), pattern(400, 9), 50);
+  EXPECT_FALSE(sink->end_report());
+  EXPECT_EQ(state.data.size(), 150u);
+  ASSERT_EQ(messages.get().size(), 1u);
+  EXPECT_EQ(messages.get()[0], "fasthprof: error writing memory: No space left on device");
+}
+
+TEST(AsyncSink, DevFullGetsOneMessageAndNoSpam) {
+  Messages messages;
+  std::string error;
+  auto backend = FileBackend::open("/dev/full", &error);
+  ASSERT_NE(backend, nullptr) << error;
+  EXPECT_FALSE(backend->can_truncate());
+  auto sink = make_sink(std::move(backend), 4096, &messages);
+  for (int i = 0; i < 4; ++i) {
+    sink->begin_report();
+    write_report(sink.get(), pattern(10000, i), 1000);
+    EXPECT_FALSE(sink->end_report());
+  }
+  write_report(sink.get(), pattern(10000, 9), 1000);
+  sink->close();
+  ASSERT_EQ(messages.get().size(), 1u);
+  EXPECT_EQ(messages.get()[0], "fasthprof: error writing /dev/full: No space left on device");
+}
+
+// RLIMIT_FSIZE stands in for a full disk: writes past it fail with EFBIG. It is per process, so
+// the scenario runs in a child; the child reports its messages through a pipe.
+TEST(AsyncSink, FileSizeLimitKeepsTheCompleteReportsAndLaterReportsAppend) {
+  const std::string path = temp_path("fsize");
+  const Bytes r1(20000, 'a'), r2(20000, 'b'), r3(30000, 'c'), r4(20000, 'd');
+  int message_pipe[2];
+  ASSERT_EQ(pipe(message_pipe), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(message_pipe[0]);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit;
+    getrlimit(RLIMIT_FSIZE, &limit);
+    const rlim_t original = limit.rlim_cur;
+    limit.rlim_cur = 64 * 1024;
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(20);
+    std::string error;
+    auto backend = FileBackend::open(path, &error);
+    if (backend == nullptr) _exit(21);
+    AsyncSinkOptions options;
+    options.buffer_size = 4096;
+    const int out = message_pipe[1];
+    options.reporter = [out](const std::string& line) {
+      const std::string text = line + "\n";
+      if (::write(out, text.data(), text.size()) < 0) _exit(22);
+    };
+    auto sink = AsyncSink::create(std::move(backend), options, &error);
+    if (sink == nullptr) _exit(23);
+    for (const Bytes* report : {&r1, &r2}) {
+      sink->begin_report();
+      write_report(sink.get(), *report, 1000);
+      if (!sink->end_report()) _exit(24);
+    }
+    sink->begin_report();
+    write_report(sink.get(), r3, 1000);
+    if (sink->end_report()) _exit(25);
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || st.st_size != 40000) _exit(26);
+    limit.rlim_cur = original;
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(27);
+    sink->begin_report();
+    write_report(sink.get(), r4, 1000);
+    if (!sink->end_report()) _exit(28);
+    sink->close();
+    _exit(0);
+  }
+  close(message_pipe[1]);
+  std::string messages;
+  char buffer[512];
+  ssize_t n;
+  while ((n = read(message_pipe[0], buffer, sizeof buffer)) > 0) messages.append(buffer, n);
+  close(message_pipe[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "child died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "step that failed: see the _exit codes in the child";
+  EXPECT_EQ(messages, "fasthprof: error writing " + path +
+                          ": File too large; the file was truncated to the last complete report "
+                          "(40000 bytes)\n");
+  EXPECT_EQ(read_file(path), concat({&r1, &r2, &r4}));
+  unlink(path.c_str());
+}
+
+TEST(FileBackend, CreatesTheFileWithMode0600) {
+  const std::string path = temp_path("mode");
+  unlink(path.c_str());
+  const mode_t old_mask = umask(0);
+  std::string error;
+  auto backend = FileBackend::open(path, &error);
+  umask(old_mask);
+  ASSERT_NE(backend, nullptr) << error;
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_TRUE(backend->can_truncate());
+  backend->close();
+  unlink(path.c_str());
+}
+
+TEST(FileBackend, OpenFailureNamesThePath) {
+  std::string error;
+  EXPECT_EQ(FileBackend::open("/nonexistent-dir/x.hprof", &error), nullptr);
+  EXPECT_EQ(error, "/nonexistent-dir/x.hprof: No such file or directory");
+}
+
+TEST(AsyncSink, CloseIsIdempotentAndLaterWritesAreDropped) {
+  MemoryState state;
+  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 64, nullptr);
+  const Bytes data = pattern(100, 10);
+  write_report(sink.get(), data, 30);
+  sink->close();
+  sink->close();
+  sink->write(data.data(), data.size());
+  sink->flush();
+  sink->begin_report();
+  EXPECT_FALSE(sink->end_report());
+  EXPECT_EQ(state.data, data);
+}
+
+TEST(AsyncSink, NamesItsThreadFasthprofIo) {
+  auto count_io_threads = [] {
+    int count = 0;
+    DIR* tasks = opendir("/proc/self/task");
+    if (tasks == nullptr) return -1;
+    while (struct dirent* entry = readdir(tasks)) {
+      if (entry->d_name[0] == '.') continue;
+      std::ifstream comm(std::string("/proc/self/task/") + entry->d_name + "/comm");
+      std::string name;
+      std::getline(comm, name);
+      if (name == "fasthprof-io") ++count;
+    }
+    closedir(tasks);
+    return count;
+  };
+  const int before = count_io_threads();
+  MemoryState state;
+  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 64, nullptr);
+  EXPECT_EQ(count_io_threads(), before + 1);
+  sink->close();
+  EXPECT_EQ(count_io_threads(), before);
+}
+
+// A TCP listener on the loopback address of the given family; port() is the ephemeral port.
+class Listener {
+ public:
+  explicit Listener(int family) {
+    fd_ = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) return;
+    sockaddr_storage address{};
+    socklen_t length;
+    if (family == AF_INET) {
+      auto* in = reinterpret_cast<sockaddr_in*>(&address);
+      in->sin_family = AF_INET;
+      in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      length = sizeof *in;
+    } else {
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(&address);
+      in6->sin6_family = AF_INET6;
+      in6->sin6_addr = in6addr_loopback;
+      length = sizeof *in6;
+    }
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 || listen(fd_, 4) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+      return;
+    }
+    port_ = ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&address)->sin_port
+                                    : reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
+  }
+  ~Listener() { close(); }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  bool ok() const { return fd_ >= 0; }
+  int port() const { return port_; }
+  int accept() { return ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+Bytes receive(int fd, size_t size) {
+  Bytes bytes(size);
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = recv(fd, bytes.data() + done, size - done, 0);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  bytes.resize(done);
+  return bytes;
+}
+
+TEST(SocketBackend, ConnectsToIpv4AndHostNames) {
+  Listener listener(AF_INET);
+  ASSERT_TRUE(listener.ok());
+  for (const char* host : {"127.0.0.1", "localhost"}) {
+    std::string error;
+    auto backend = SocketBackend::connect(host, listener.port(), &error);
+    ASSERT_NE(backend, nullptr) << host << ": " << error;
+    EXPECT_EQ(backend->name(), std::string(host) + ":" + std::to_string(listener.port()));
+    const int peer = listener.accept();
+    ASSERT_GE(peer, 0);
+    const Bytes data = pattern(5000, 11);
+    EXPECT_TRUE(backend->write_all(data.data(), data.size()).ok());
+    EXPECT_EQ(receive(peer, data.size()), data);
+    ::close(peer);
+  }
+}
+
+TEST(SocketBackend, ConnectsToIpv6) {
+  Listener listener(AF_INET6);
+  if (!listener.ok()) GTEST_SKIP() << "no IPv6 loopback here";
+  std::string error;
+  auto backend = SocketBackend::connect("::1", listener.port(), &error);
+  ASSERT_NE(backend, nullptr) << error;
+  EXPECT_EQ(backend->name(), "[::1]:" + std::to_string(listener.port()));
+  const int peer = listener.accept();
+  ASSERT_GE(peer, 0);
+  const Bytes data = pattern(3000, 12);
+  EXPECT_TRUE(backend->write_all(data.data(), data.size()).ok());
+  EXPECT_EQ(receive(peer, data.size()), data);
+  ::close(peer);
+}
+
+TEST(SocketBackend, ClosedPortGivesAClearError) {
+  Listener listener(AF_INET);
+  ASSERT_TRUE(listener.ok());
+  const int port = listener.port();
+  listener.close();
+  std::string error;
+  EXPECT_EQ(connect_socket("127.0.0.1", port, &error), -1);
+  EXPECT_EQ(error, "127.0.0.1 port " + std::to_string(port) + ": Connection refused");
+}
+
+TEST(SocketBackend, BadHostNameGivesAClearError) {
+  std::string error;
+  EXPECT_EQ(connect_socket("no-such-host.invalid", 4711, &error), -1);
+  EXPECT_EQ(error.rfind("cannot resolve host 'no-such-host.invalid': ", 0), 0u) << error;
+  EXPECT_EQ(connect_socket("localhost", 0, &error), -1);
+  EXPECT_EQ(error, "invalid port number 0");
+  EXPECT_EQ(connect_socket("localhost", 70000, &error), -1);
+}
+
+TEST(SocketBackend, ClosedPeerGivesAnErrorNotSigpipe) {
+  // This thread does not block SIGPIPE: MSG_NOSIGNAL alone must keep the process alive.
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  ::close(pair[1]);
+  SocketBackend backend(pair[0], "pair");
+  const Bytes data = pattern(100, 13);
+  const WriteResult result = backend.write_all(data.data(), data.size());
+  EXPECT_TRUE(result.error == EPIPE || result.error == ECONNRESET) << result.error;
+}
+
+TEST(AsyncSink, SocketPeerThatClosesEndsOutputWithOneMessage) {
+  Listener listener(AF_INET);
+  ASSERT_TRUE(listener.ok());
+  std::string error;
+  auto backend = SocketBackend::connect("127.0.0.1", listener.port(), &error);
+  ASSERT_NE(backend, nullptr) << error;
+  const std::string name = backend->name();
+  const int peer = listener.accept();
+  ASSERT_GE(peer, 0);
+  Messages messages;
+  auto sink = make_sink(std::move(backend), 4096, &messages);
+  const Bytes first = pattern(10000, 14);
+  sink->begin_report();
+  write_report(sink.get(), first, 1000);
+  EXPECT_TRUE(sink->end_report());
+  EXPECT_EQ(receive(peer, first.size()), first);
+  ::close(peer);
+  // TCP may accept a send or two after the peer closed, until its reset arrives.
+  bool ended = false;
+  for (int i = 0; i < 200 && !ended; ++i) {
+    sink->begin_report();
+    write_report(sink.get(), pattern(20000, i), 1000);
+    ended = !sink->end_report();
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(ended);
+  EXPECT_TRUE(sink->output_ended());
+  for (int i = 0; i < 3; ++i) {
+    sink->begin_report();
+    EXPECT_TRUE(sink->failed());
+    write_report(sink.get(), pattern(20000, i), 1000);
+    EXPECT_FALSE(sink->end_report());
+  }
+  sink->close();
+  const auto lines = messages.get();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("fasthprof: error writing to " + name + ": ", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find("; the connection was closed and no more output will be sent"),
+            std::string::npos)
+      << lines[0];
+}
+
+}  // namespace
+}  // namespace fasthprof

@@ -1,1 +1,480 @@
+#include "options.h"
+
 #include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "option_table.h"
+
+namespace fasthprof {
+namespace {
+
+ParseResult parse(const char* options, const char* env = nullptr) {
+  return parse_options(options, env);
+}
+
+Options parse_ok(const std::string& options) {
+  ParseResult result = parse_options(options.c_str(), nullptr);
+  EXPECT_EQ(ParseResult::Kind::kOk, result.kind) << options << " -> " << result.error;
+  return result.options;
+}
+
+std::string parse_error(const std::string& options, const char* env = nullptr) {
+  ParseResult result = parse_options(options.c_str(), env);
+  EXPECT_EQ(ParseResult::Kind::kError, result.kind) << options;
+  return result.error;
+}
+
+// What the test expects of each table row. Every row must have an entry here (checked below),
+// so a new option cannot be added without tests.
+struct RowExpectation {
+  std::function<bool(const Options&)> is_default;  // on the result of parsing ""
+  std::string valid;                               // a whole accepted option string ("" if none)
+  std::function<bool(const Options&)> applied;     // holds after parsing `valid`
+  const char* bad_value;                           // rejected with value_error (null: none)
+};
+
+const std::map<std::string, RowExpectation>& expectations() {
+  static const std::map<std::string, RowExpectation> table = {
+      {"heap", {[](const Options& o) { return o.heap_dump && o.alloc_sites; }, "heap=dump",
+                [](const Options& o) { return o.heap_dump && !o.alloc_sites; }, "DUMP"}},
+      {"cpu", {[](const Options& o) { return !o.cpu_sampling && !o.cpu_timing; }, "cpu=y",
+               [](const Options& o) { return o.cpu_sampling && !o.cpu_timing; }, "sample"}},
+      {"monitor", {[](const Options& o) { return !o.monitor_tracing; }, "monitor=y",
+                   [](const Options& o) { return o.monitor_tracing; }, "Y"}},
+      {"format", {[](const Options& o) { return o.format == OutputFormat::kText; }, "format=b",
+                  [](const Options& o) { return o.format == OutputFormat::kBinary; }, "c"}},
+      {"file", {[](const Options& o) { return o.file.empty() && o.output_path() == "java.hprof.txt"; },
+                "file=out.bin", [](const Options& o) { return o.output_path() == "out.bin"; },
+                nullptr}},
+      {"net", {[](const Options& o) { return o.net_host.empty() && o.net_port == 0; },
+               "net=localhost:8000",
+               [](const Options& o) {
+                 return o.net_host == "localhost" && o.net_port == 8000 && o.output_path().empty();
+               },
+               "localhost:0"}},
+      {"depth", {[](const Options& o) { return o.depth == 4 && o.prof_trace_depth == 4; }, "depth=12",
+                 [](const Options& o) { return o.depth == 12 && o.prof_trace_depth == 12; }, "-1"}},
+      {"interval", {[](const Options& o) { return o.interval_ms == 10; }, "interval=1",
+                    [](const Options& o) { return o.interval_ms == 1; }, "0"}},
+      {"cutoff", {[](const Options& o) { return o.cutoff == 0.0001; }, "cutoff=0.5",
+                  [](const Options& o) { return o.cutoff == 0.5; }, "-0.1"}},
+      {"lineno", {[](const Options& o) { return o.lineno; }, "lineno=n",
+                  [](const Options& o) { return !o.lineno; }, "yes"}},
+      {"thread", {[](const Options& o) { return !o.thread_in_traces; }, "thread=y",
+                  [](const Options& o) { return o.thread_in_traces; }, "1"}},
+      {"doe", {[](const Options& o) { return o.doe; }, "doe=n", [](const Options& o) { return !o.doe; },
+               "N"}},
+      {"msa", {[](const Options& o) { return !o.msa; }, "msa=y", [](const Options& o) { return o.msa; },
+               "on"}},
+      {"force", {[](const Options& o) { return o.force; }, "force=n",
+                 [](const Options& o) { return !o.force; }, "no"}},
+      {"verbose", {[](const Options& o) { return o.verbose; }, "verbose=n",
+                   [](const Options& o) { return !o.verbose; }, "x"}},
+      {"gc_okay", {[](const Options& o) { return !o.gc_okay_given; }, "gc_okay=y",
+                   [](const Options& o) { return o.gc_okay_given; }, "maybe"}},
+      {"primfields", {[](const Options& o) { return o.primfields; }, "primfields=n",
+                      [](const Options& o) { return !o.primfields; }, "0"}},
+      {"primarrays", {[](const Options& o) { return o.primarrays; }, "primarrays=n",
+                      [](const Options& o) { return !o.primarrays; }, "false"}},
+      {"debugflags", {[](const Options& o) { return o.debugflags == 0; }, "debugflags=0x1",
+                      [](const Options& o) { return o.debugflags == 1; }, "one"}},
+      {"logflags", {[](const Options& o) { return o.logflags == 0; }, "logflags=0xC",
+                    [](const Options& o) { return o.logflags == 12; }, "0xZ"}},
+      {"coredump", {[](const Options& o) { return !o.coredump; }, "coredump=y",
+                    [](const Options& o) { return o.coredump; }, "t"}},
+      {"errorexit", {[](const Options& o) { return !o.errorexit; }, "errorexit=y",
+                     [](const Options& o) { return o.errorexit; }, "yy"}},
+      {"pause", {[](const Options& o) { return !o.pause; }, "pause=y",
+                 [](const Options& o) { return o.pause; }, "600"}},
+      {"debug", {[](const Options& o) { return !o.debug; }, "debug=y",
+                 [](const Options& o) { return o.debug; }, "on"}},
+      {"X", {[](const Options& o) { return o.experiment == 0; }, "X=010",
+             [](const Options& o) { return o.experiment == 8; }, "x1"}},
+      {"exitpause", {[](const Options&) { return true; }, "", nullptr, nullptr}},
+      {"precrash", {[](const Options&) { return true; }, "", nullptr, nullptr}},
+      {"sample", {[](const Options& o) { return o.sample_bytes == 0; }, "sample=512k",
+                  [](const Options& o) { return o.sample_bytes == 512 * 1024; }, "512kb"}},
+      {"gz", {[](const Options& o) { return !o.gzip; }, "format=b,gz=y",
+              [](const Options& o) { return o.gzip; }, "Y"}},
+  };
+  return table;
+}
+
+}  // namespace
+
+void PrintTo(const OptionRow& row, std::ostream* out) { *out << row.name; }
+
+namespace {
+
+class OptionRowTest : public testing::TestWithParam<OptionRow> {
+ protected:
+  const OptionRow& row() const { return GetParam(); }
+  std::string with_value(const std::string& value) const { return std::string(row().name) + "=" + value; }
+  const RowExpectation& expected() const { return expectations().at(row().name); }
+};
+
+TEST_P(OptionRowTest, HasExpectations) {
+  EXPECT_EQ(1u, expectations().count(row().name)) << row().name;
+}
+
+TEST_P(OptionRowTest, DefaultValue) {
+  ASSERT_EQ(1u, expectations().count(row().name));
+  EXPECT_TRUE(expected().is_default(parse_ok(""))) << row().name;
+}
+
+TEST_P(OptionRowTest, ValidValueIsApplied) {
+  ASSERT_EQ(1u, expectations().count(row().name));
+  if (row().syntax == ValueSyntax::kRemoved) {
+    EXPECT_EQ(row().syntax_error, parse_error(with_value("y")));
+    EXPECT_EQ(row().syntax_error, parse_error(std::string("heap=dump,") + row().name));
+    return;
+  }
+  Options options = parse_ok(expected().valid);
+  EXPECT_TRUE(expected().applied(options)) << expected().valid;
+}
+
+TEST_P(OptionRowTest, EmptyValueGivesSyntaxError) {
+  EXPECT_EQ(row().syntax_error, parse_error(with_value("")));
+  EXPECT_EQ(row().syntax_error, parse_error(row().name));  // no '=' at all
+  // net's host runs to ':' even across commas, so there the port is what is missing.
+  const char* followed = row().syntax == ValueSyntax::kHostPort ? "net option missing port" : row().syntax_error;
+  EXPECT_EQ(followed, parse_error(with_value(",heap=dump")));
+}
+
+TEST_P(OptionRowTest, BadValueGivesValueError) {
+  ASSERT_EQ(1u, expectations().count(row().name));
+  if (expected().bad_value == nullptr) return;
+  EXPECT_EQ(row().value_error, parse_error(with_value(expected().bad_value)));
+  EXPECT_EQ(row().value_error, parse_error("heap=sites," + with_value(expected().bad_value) + ",depth=3"));
+}
+
+TEST_P(OptionRowTest, ValueTooLongForTheOriginalBufferIsASyntaxError) {
+  switch (row().syntax) {
+    case ValueSyntax::kText:
+      EXPECT_EQ(row().syntax_error, parse_error(with_value(std::string(4097, '1'))));
+      if (std::string(row().name) != "file") {
+        EXPECT_EQ(row().value_error, parse_error(with_value(std::string(4096, '@'))));
+      } else {
+        EXPECT_EQ(std::string(4096, '@'), parse_ok(with_value(std::string(4096, '@'))).file);
+      }
+      break;
+    case ValueSyntax::kSwitch:
+      EXPECT_EQ(row().syntax_error, parse_error(with_value(std::string(80, 'y'))));
+      EXPECT_EQ(row().value_error, parse_error(with_value(std::string(79, 'y'))));
+      break;
+    case ValueSyntax::kHostPort:
+      EXPECT_EQ(row().syntax_error, parse_error(with_value(std::string(4097, 'h') + ":80")));
+      EXPECT_EQ("net option missing port", parse_error(with_value("h:" + std::string(16, '1'))));
+      EXPECT_EQ(row().value_error, parse_error(with_value("h:" + std::string(15, '1'))));
+      break;
+    case ValueSyntax::kRemoved:
+      EXPECT_EQ(row().syntax_error, parse_error(with_value(std::string(5000, 'y'))));
+      break;
+  }
+}
+
+TEST_P(OptionRowTest, HelpListsEveryUserFacingRow) {
+  std::string help = usage_text();
+  std::string line_start = "\n" + std::string(row().name) + "=" + row().help_syntax;
+  if (row().block == HelpBlock::kDebug) {
+    EXPECT_EQ(std::string::npos, help.find("\n" + std::string(row().name) + "=")) << row().name;
+    return;
+  }
+  size_t at = help.find(line_start);
+  ASSERT_NE(std::string::npos, at) << row().name;
+  std::string line = help.substr(at + 1, help.find('\n', at + 1) - at - 1);
+  if (row().block == HelpBlock::kObsolete) {
+    EXPECT_EQ(line_start.substr(1), line);
+    return;
+  }
+  EXPECT_EQ(std::string(row().description), line.substr(23, std::string(row().description).size()));
+  EXPECT_EQ(std::string(row().default_text), line.substr(54));
+}
+
+TEST_P(OptionRowTest, NamesAreCaseSensitive) {
+  std::string upper = row().name;
+  for (char& c : upper) {
+    if (c >= 'a' && c <= 'z') {
+      c = static_cast<char>(c - 'a' + 'A');
+    } else if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  if (find_option(upper) != nullptr) return;
+  EXPECT_EQ("Unknown option: " + upper, parse_error(upper + "=y"));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryRow, OptionRowTest, testing::ValuesIn(option_table().begin(), option_table().end()),
+                         [](const testing::TestParamInfo<OptionRow>& row_info) { return std::string(row_info.param.name); });
+
+TEST(OptionTable, EveryExpectationNamesARow) {
+  for (const auto& [name, expectation] : expectations()) {
+    EXPECT_NE(nullptr, find_option(name)) << name;
+  }
+  EXPECT_EQ(expectations().size(), option_table().size());
+}
+
+TEST(OptionTable, ErrorTextsOfTheOriginal) {
+  EXPECT_STREQ("syntax error parsing heap=dump|sites|all", find_option("heap")->syntax_error);
+  EXPECT_STREQ("cpu option value must be y|samples|times|old", find_option("cpu")->value_error);
+  EXPECT_STREQ("cutoff option value must be floating point and >= 0", find_option("cutoff")->value_error);
+  EXPECT_STREQ("The exitpause option was removed, use -XX:OnError='cmd %%p'",
+               find_option("exitpause")->syntax_error);
+  EXPECT_STREQ("The precrash option was removed, use -XX:OnError='precrash -p %%p'",
+               find_option("precrash")->syntax_error);
+}
+
+TEST(CrossChecks, BinaryFormatRefusesCpuTimesAndMonitor) {
+  EXPECT_EQ("cpu=times|old is not supported with format=b", parse_error("format=b,cpu=times"));
+  EXPECT_EQ("cpu=times|old is not supported with format=b", parse_error("cpu=old,format=b"));
+  EXPECT_EQ("monitor=y is not supported with format=b", parse_error("monitor=y,format=b"));
+  EXPECT_EQ("cpu=times|old is not supported with format=b", parse_error("format=b,monitor=y,cpu=times"));
+  EXPECT_EQ(OutputFormat::kBinary, parse_ok("format=b,cpu=samples,heap=all").format);
+  EXPECT_TRUE(parse_ok("format=b,cpu=times,format=a").cpu_timing);
+}
+
+TEST(CrossChecks, CpuOldSetsProfDepthTwo) {
+  Options options = parse_ok("cpu=old,depth=7");
+  EXPECT_EQ(7, options.depth);
+  EXPECT_EQ(2, options.prof_trace_depth);
+  EXPECT_EQ(4, parse_ok("cpu=times").prof_trace_depth);
+}
+
+TEST(CrossChecks, HeapAllOnlyWhenNothingElseIsAsked) {
+  Options none = parse_ok("depth=3,file=x");
+  EXPECT_TRUE(none.heap_dump && none.alloc_sites);
+  for (const char* given : {"cpu=samples", "cpu=times", "cpu=old", "monitor=y"}) {
+    Options options = parse_ok(given);
+    EXPECT_FALSE(options.heap_dump || options.alloc_sites) << given;
+  }
+  Options dump = parse_ok("heap=dump");
+  EXPECT_TRUE(dump.heap_dump && !dump.alloc_sites);
+  Options sites = parse_ok("heap=sites,cpu=samples");
+  EXPECT_TRUE(!sites.heap_dump && sites.alloc_sites && sites.cpu_sampling);
+}
+
+TEST(CrossChecks, FasthprofOptionsNeedTheirFeature) {
+  EXPECT_EQ("gz=y is not supported with format=a", parse_error("gz=y"));
+  EXPECT_FALSE(parse_ok("gz=n").gzip);
+  EXPECT_EQ("sample=<bytes> needs heap=sites or heap=all", parse_error("cpu=samples,sample=1k"));
+  EXPECT_EQ("sample=<bytes> needs heap=sites or heap=all", parse_error("heap=dump,sample=1k"));
+  EXPECT_EQ(1024u, parse_ok("heap=sites,sample=1k").sample_bytes);
+  EXPECT_EQ(1024u, parse_ok("sample=1K").sample_bytes);  // default heap=all tracks
+}
+
+TEST(Accumulation, HeapAndCpuAccumulateOthersLastWins) {
+  Options heap = parse_ok("heap=dump,heap=sites");
+  EXPECT_TRUE(heap.heap_dump && heap.alloc_sites);
+  Options cpu = parse_ok("cpu=samples,cpu=times");
+  EXPECT_TRUE(cpu.cpu_sampling && cpu.cpu_timing && !cpu.old_timing);
+  EXPECT_FALSE(parse_ok("cpu=old,cpu=times").old_timing);
+  EXPECT_TRUE(parse_ok("cpu=times,cpu=old").old_timing);
+  EXPECT_TRUE(parse_ok("cpu=y").cpu_sampling);
+  EXPECT_EQ(5, parse_ok("depth=3,depth=5").depth);
+  EXPECT_EQ(OutputFormat::kText, parse_ok("format=b,format=a").format);
+  EXPECT_TRUE(parse_ok("doe=n,doe=y").doe);
+}
+
+TEST(Environment, AppendedWithACommaOnlyWhenBothAreNonEmpty) {
+  ParseResult both = parse("heap=sites", "depth=3");
+  ASSERT_EQ(ParseResult::Kind::kOk, both.kind);
+  EXPECT_EQ("heap=sites,depth=3", both.options.all_options);
+  EXPECT_EQ(3, both.options.depth);
+  EXPECT_EQ("depth=3", parse(nullptr, "depth=3").options.all_options);
+  EXPECT_EQ("depth=3", parse("", "depth=3").options.all_options);
+  EXPECT_EQ("heap=sites", parse("heap=sites", "").options.all_options);
+  EXPECT_EQ("", parse(nullptr, nullptr).options.all_options);
+  EXPECT_EQ(ParseResult::Kind::kOk, parse(nullptr, nullptr).kind);
+  EXPECT_EQ(4, parse("depth=9", "depth=4").options.depth);
+  EXPECT_EQ("file or net options should only appear once", parse_error("file=a", "file=b"));
+}
+
+TEST(Help, OnlyTheExactCommandLineStringHelp) {
+  EXPECT_EQ(ParseResult::Kind::kHelp, parse("help").kind);
+  EXPECT_EQ(ParseResult::Kind::kHelp, parse("help", "depth=x").kind);
+  EXPECT_EQ("Unknown option: help,heap", parse_error("help,heap=sites"));
+  EXPECT_EQ("Unknown option: help", parse_error("", "help"));
+  EXPECT_EQ("Unknown option: help", parse_error("help=y"));
+  EXPECT_EQ("Unknown option: help,", parse_error("help,"));
+  EXPECT_EQ("Unknown option: HELP", parse_error("HELP"));
+}
+
+TEST(Tokenizer, NameBufferOfSixteen) {
+  EXPECT_EQ("general syntax error parsing options", parse_error("abcdefghijklmnop=1"));
+  EXPECT_EQ("Unknown option: abcdefghijklmno", parse_error("abcdefghijklmno=1"));
+  EXPECT_EQ("general syntax error parsing options", parse_error("=x"));
+  EXPECT_EQ("general syntax error parsing options", parse_error("heap=sites,=x"));
+  EXPECT_EQ("general syntax error parsing options", parse_error("heap=dump,cpu=samples,optionnamelongerthan15"));
+}
+
+TEST(Tokenizer, CommasAndCase) {
+  EXPECT_EQ("Unknown option: ,heap", parse_error(",heap=sites"));
+  EXPECT_EQ("Unknown option: ,cpu", parse_error("heap=sites,,cpu=y"));
+  EXPECT_TRUE(parse_ok("heap=sites,").alloc_sites);
+  EXPECT_EQ("Unknown option: lineno,heap", parse_error("lineno,heap=dump"));
+  EXPECT_EQ("doe option value must be y|n", parse_error("heap=sites,doe"));
+  EXPECT_EQ("syntax error parsing heap=dump|sites|all", parse_error("heap=,cpu=y"));
+  EXPECT_EQ("heap option value must be dump|sites|all", parse_error("heap=Sites"));
+  EXPECT_EQ("format option value must be a|b", parse_error("format=B"));
+  EXPECT_EQ("Unknown option: Heap", parse_error("Heap=sites"));
+  EXPECT_EQ("a=b", parse_ok("file=a=b").file);
+}
+
+TEST(Tokenizer, FileAndNetOnlyOnce) {
+  EXPECT_EQ("file or net options should only appear once", parse_error("file=a,file=b"));
+  EXPECT_EQ("file or net options should only appear once", parse_error("file=a,net=h:1"));
+  EXPECT_EQ("file or net options should only appear once", parse_error("net=h:1,file=a"));
+  EXPECT_EQ("file or net options should only appear once", parse_error("file=a,file="));
+}
+
+TEST(Net, HostToColonPortToComma) {
+  Options options = parse_ok("net=localhost:8000,heap=dump");
+  EXPECT_EQ("localhost", options.net_host);
+  EXPECT_EQ(8000, options.net_port);
+  EXPECT_TRUE(options.heap_dump && !options.alloc_sites);
+  EXPECT_EQ(65535, parse_ok("net=h:65535").net_port);
+  EXPECT_EQ("net option missing ':'", parse_error("net=:80"));
+  EXPECT_EQ("net option missing ':'", parse_error("net="));
+  EXPECT_EQ("net option missing port", parse_error("net=host"));
+  EXPECT_EQ("net option missing port", parse_error("net=host:"));
+  EXPECT_EQ("net option missing port", parse_error("net=host,heap=dump"));  // host runs to ':'
+  for (const char* port : {"0", "abc", "65536", "80x", "-1", "+80", " 80", "4294967377"}) {
+    EXPECT_EQ("invalid port number", parse_error(std::string("net=h:") + port)) << port;
+  }
+}
+
+TEST(Net, BracketedIpv6Host) {
+  Options options = parse_ok("net=[::1]:9000");
+  EXPECT_EQ("::1", options.net_host);
+  EXPECT_EQ(9000, options.net_port);
+  EXPECT_EQ("net option missing ':'", parse_error("net=[::1]"));
+  EXPECT_EQ("net option missing ':'", parse_error("net=[]:80"));
+  EXPECT_EQ("net option missing ':'", parse_error("net=[::1"));
+}
+
+TEST(Numbers, DecimalAndFloatingPointRules) {
+  EXPECT_EQ(0, parse_ok("depth=0").depth);
+  EXPECT_EQ("depth option value must be decimal and >= 0", parse_error("depth=5x"));
+  EXPECT_EQ("depth option value must be decimal and >= 0", parse_error("depth=0x10"));
+  EXPECT_EQ("depth option value must be decimal and >= 0", parse_error("depth=99999999999"));
+  EXPECT_EQ("interval option value must be decimal and > 0", parse_error("interval=-5"));
+  EXPECT_EQ(0.001, parse_ok("cutoff=1e-3").cutoff);
+  EXPECT_EQ(0.0, parse_ok("cutoff=0").cutoff);
+  EXPECT_EQ("cutoff option value must be floating point and >= 0", parse_error("cutoff=nan"));
+  EXPECT_EQ("cutoff option value must be floating point and >= 0", parse_error("cutoff=0.1x"));
+  EXPECT_EQ(16, parse_ok("logflags=0x10").logflags);
+  EXPECT_EQ(8, parse_ok("debugflags=010").debugflags);
+  EXPECT_EQ("X option value must be numeric", parse_error("X="));
+}
+
+TEST(Numbers, SampleBytesWithSuffixes) {
+  EXPECT_EQ(0u, parse_ok("sample=0").sample_bytes);
+  EXPECT_EQ(100u, parse_ok("sample=100").sample_bytes);
+  EXPECT_EQ(3u << 20, parse_ok("sample=3m").sample_bytes);
+  EXPECT_EQ(1u << 30, parse_ok("sample=1G").sample_bytes);
+  EXPECT_EQ(2147483647u, parse_ok("sample=2147483647").sample_bytes);
+  const char* kBad = find_option("sample")->value_error;
+  for (const char* value : {"2g", "2147483648", "k", "-1", "1.5k", "1kk", " 1", "99999999999k"}) {
+    EXPECT_EQ(kBad, parse_error(std::string("sample=") + value)) << value;
+  }
+}
+
+TEST(Options, OutputPath) {
+  EXPECT_EQ("java.hprof.txt", parse_ok("").output_path());
+  EXPECT_EQ("java.hprof", parse_ok("format=b").output_path());
+  EXPECT_EQ("foo", parse_ok("file=foo").output_path());  // .txt is not appended
+  EXPECT_EQ("", parse_ok("net=h:1").output_path());
+}
+
+TEST(Errors, Format) {
+  ParseResult result = parse("foo=1");
+  EXPECT_EQ("HPROF ERROR: hprof option error: Unknown option: foo (foo=1)\n", format_option_error(result));
+  EXPECT_EQ("HPROF ERROR: hprof option error: syntax error parsing depth=DECIMAL (heap=sites,depth=)\n",
+            format_option_error(parse("heap=sites", "depth=")));
+  EXPECT_EQ("", format_option_error(parse("heap=sites")));
+}
+
+TEST(Errors, ControlCharactersNeverSplitTheLine) {
+  ParseResult result = parse("a\nb=1,\x7f");
+  ASSERT_EQ(ParseResult::Kind::kError, result.kind);
+  EXPECT_EQ("Unknown option: a\\x0ab", result.error);
+  EXPECT_EQ("HPROF ERROR: hprof option error: Unknown option: a\\x0ab (a\\x0ab=1,\\x7f)\n",
+            format_option_error(result));
+  EXPECT_EQ("a\nb", parse_ok("file=a\nb").file);  // only messages are escaped
+}
+
+TEST(Usage, KeepsTheOriginalLayout) {
+  std::string help = usage_text();
+  EXPECT_EQ(0u, help.find("\n     fasthprof: Heap and CPU Profiling Agent (drop-in replacement for JDK HPROF)\n\n"
+                          "hprof usage: java -agentlib:hprof=[help]|[<option>=<value>, ...]\n\n"
+                          "Option Name and Value  Description                    Default\n"
+                          "---------------------  -----------                    -------\n"
+                          "heap=dump|sites|all    heap profiling                 all\n"
+                          "cpu=samples|times|old  CPU usage                      off\n"));
+  for (const char* line : {
+           "\nfile=<file>            write data to file             java.hprof[{.txt}]\n",
+           "\nmsa=y|n                Solaris micro state accounting n\n",
+           "\nverbose=y|n            print messages about dumps     y\n\n"
+           "Obsolete Options\n----------------\ngc_okay=y|n\n\n",
+           "\nsample=<bytes>         allocation sampling interval   0\n",
+           "weight = max(1, interval / object size)",
+           "\ngz=y|n                 gzip the binary output         n\n",
+           "\n  - The option format=b cannot be used with monitor=y.\n",
+           "\n  - The option format=b cannot be used with cpu=old|times.\n",
+           "\n      java -agentlib:hprof=cpu=samples,interval=20,depth=3 classname\n",
+           "\nExamples\n--------\n", "\nNotes\n-----\n", "\nWarnings\n--------\n"}) {
+    EXPECT_NE(std::string::npos, help.find(line)) << line;
+  }
+  EXPECT_EQ(std::string::npos, help.find("DEBUG"));
+  EXPECT_EQ(std::string::npos, help.find("logflags"));
+  std::istringstream lines(help);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
+}
+
+TEST(MissingFeatures, OneLinePerRequestedFeature) {
+  std::vector<std::string> defaults = missing_feature_warnings(parse_ok(""));
+  ASSERT_EQ(2u, defaults.size());
+  EXPECT_EQ("fasthprof: heap=dump is not implemented yet: no HEAP DUMP will be written", defaults[0]);
+  EXPECT_EQ("fasthprof: heap=sites is not implemented yet: no SITES records will be written", defaults[1]);
+
+  std::vector<std::string> cpu = missing_feature_warnings(parse_ok("cpu=samples"));
+  ASSERT_EQ(1u, cpu.size());
+  EXPECT_EQ("fasthprof: cpu=samples is not implemented yet: no CPU SAMPLES records will be written", cpu[0]);
+
+  EXPECT_EQ(std::vector<std::string>{"fasthprof: cpu=times is not implemented yet: no CPU TIME records will be written"},
+            missing_feature_warnings(parse_ok("cpu=times")));
+  EXPECT_EQ(std::vector<std::string>{"fasthprof: cpu=old is not implemented yet: no CPU TIME records will be written"},
+            missing_feature_warnings(parse_ok("cpu=times,cpu=old")));
+  EXPECT_EQ(1u, missing_feature_warnings(parse_ok("monitor=y,pause=y")).size());
+
+  std::vector<std::string> many =
+      missing_feature_warnings(parse_ok("heap=dump,format=b,gz=y,logflags=5,primfields=n,primarrays=n"));
+  ASSERT_EQ(5u, many.size());
+  EXPECT_EQ("fasthprof: gz=y is not implemented yet: output is not compressed", many[1]);
+  EXPECT_EQ("fasthprof: logflags=0x4 is not implemented yet: binary file is not verified at exit", many[2]);
+  EXPECT_NE(std::string::npos, missing_feature_warnings(parse_ok("heap=sites,sample=64k"))[1].find("sample="));
+  for (const std::string& line : many) {
+    EXPECT_EQ(0u, line.find("fasthprof: "));
+    EXPECT_NE(std::string::npos, line.find(" is not implemented yet: "));
+  }
+}
+
+TEST(InertOptions, NamedInOneLine) {
+  EXPECT_EQ("", inert_debug_options_note(parse_ok("")));
+  EXPECT_EQ("", inert_debug_options_note(parse_ok("logflags=4,pause=y,primfields=n,coredump=n")));
+  EXPECT_EQ("fasthprof: accepted but without effect: msa=y (Solaris only)",
+            inert_debug_options_note(parse_ok("msa=y")));
+  std::string note = inert_debug_options_note(
+      parse_ok("gc_okay=n,logflags=6,debugflags=1,coredump=y,errorexit=y,debug=y,X=2"));
+  EXPECT_EQ(
+      "fasthprof: accepted but without effect: gc_okay (obsolete), logflags=0x2 (only 0x4 is used), "
+      "debugflags=0x1, coredump=y, errorexit=y, debug=y, X=0x2",
+      note);
+}
+
+}  // namespace
+}  // namespace fasthprof

@@ -1,0 +1,72 @@
+// The agent's one global object: options, output, the JVMTI wiring (capabilities, the callback
+// table, enabled events) and the report path. Each JVMTI callback is a short trampoline into the
+// part that owns the work.
+#pragma once
+
+#include <jvmti.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "async_sink.h"
+#include "options.h"
+#include "profile_output.h"
+#include "thread_tracker.h"
+
+namespace fasthprof {
+
+class Profiler {
+ public:
+  // Agent_OnLoad (attach=false) and Agent_OnAttach (attach=true). Returns JNI_OK, or JNI_ERR
+  // after printing why; at OnLoad the original's exits (help, option errors, files) are kept,
+  // under attach nothing exits the VM.
+  static jint load(JavaVM* vm, const char* options, bool attach);
+
+  // Agent_OnUnload.
+  static void unload();
+
+ private:
+  Profiler(jvmtiEnv* jvmti, Options options, bool attach);
+
+  jint start(JNIEnv* live_jni);
+  bool open_output(std::string* error);
+  bool set_up_jvmti(std::string* error);
+  void go_live(JNIEnv* jni);
+  void run_report(const char* reason);
+  void shut_down(JNIEnv* jni);
+
+  // Reports requested by DataDumpRequest run here, on an agent thread, so that the Signal
+  // Dispatcher (and with it jcmd and further signals) is never held up by a long report.
+  static void JNICALL reporter_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
+
+  static void JNICALL on_vm_init(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
+  static void JNICALL on_vm_death(jvmtiEnv* jvmti, JNIEnv* jni);
+  static void JNICALL on_thread_start(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
+  static void JNICALL on_thread_end(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
+  static void JNICALL on_data_dump_request(jvmtiEnv* jvmti);
+
+  // Callbacks run only between go_live() and shut_down(); shut_down() waits for those in flight.
+  bool enter_callback();
+  void leave_callback() { active_callbacks_.fetch_sub(1); }
+
+  jvmtiEnv* jvmti_;
+  Options options_;
+  bool attach_;
+
+  std::unique_ptr<AsyncSink> sink_;
+  std::unique_ptr<ProfileOutput> output_;
+  std::mutex output_mutex_;  // serializes every call on output_ and the sink
+  std::unique_ptr<ThreadTracker> threads_;
+
+  std::atomic<bool> live_{false};
+  std::atomic<int> active_callbacks_{0};
+
+  std::mutex report_mutex_;  // one report at a time (VM death, DataDumpRequest)
+  jrawMonitorID reporter_lock_ = nullptr;
+  int pending_reports_ = 0;  // guarded by reporter_lock_
+  bool reporter_stop_ = false;
+  bool reporter_running_ = false;
+};
+
+}  // namespace fasthprof

@@ -1,0 +1,72 @@
+// The 64-bit ID spaces of fasthprof. Every ID a record names is a number the agent assigns (never an
+// address, never a bare table index), and the top byte says who assigned it, so IDs of different
+// kinds can never collide:
+//
+//   63      56 55     48 47                                        0
+//   +---------+---------+-------------------------------------------+
+//   |  space  |            index within the space (from 1)          |
+//   +---------+---------+-------------------------------------------+
+//
+//   0x00        ID 0: "none" (no source file, no parent group, a null reference). Never assigned.
+//   0x01        UTF8 names (NameTable).
+//   0x02        stack frames (FrameRegistry).
+//   0x03        registry objects; bits 55..48 name the registry:
+//                 0x01 java.lang.Class objects (ClassRegistry), 0x02 java.lang.Thread objects
+//                 (ThreadRegistry). The agent tags those objects with these IDs, so a heap dump that
+//                 meets the tag writes the same ID that LOAD CLASS / START THREAD used.
+//   0x04..0x0F  free for registries added later.
+//   0x10..0x7F  reserved for object tags of later features (allocation tracking, heap dumps).
+//   0x80..0xFF  never used: an ID doubles as a JVMTI tag (a jlong), and tags stay positive.
+#pragma once
+
+#include <cstdint>
+
+namespace fasthprof {
+
+enum class IdSpace : uint8_t {
+  kNone = 0x00,
+  kName = 0x01,
+  kFrame = 0x02,
+  kRegistryObject = 0x03,
+  kFirstObjectTag = 0x10,
+  kLastObjectTag = 0x7F,
+};
+
+// Sub-spaces of IdSpace::kRegistryObject (bits 55..48).
+enum class RegistryObjectKind : uint8_t {
+  kClass = 0x01,
+  kThread = 0x02,
+};
+
+inline constexpr int kIdSpaceShift = 56;
+inline constexpr uint64_t kIdIndexMask = (uint64_t{1} << kIdSpaceShift) - 1;
+inline constexpr int kRegistryKindShift = 48;
+inline constexpr uint64_t kRegistryIndexMask = (uint64_t{1} << kRegistryKindShift) - 1;
+
+// The ID with the given space and index (index must fit in 56 bits and not be 0).
+constexpr uint64_t make_id(IdSpace space, uint64_t index) {
+  return (uint64_t{static_cast<uint8_t>(space)} << kIdSpaceShift) | (index & kIdIndexMask);
+}
+
+constexpr IdSpace id_space(uint64_t id) { return static_cast<IdSpace>(id >> kIdSpaceShift); }
+constexpr uint64_t id_index(uint64_t id) { return id & kIdIndexMask; }
+
+// The ID of registry object number index (from 1) of the given registry.
+constexpr uint64_t make_registry_object_id(RegistryObjectKind kind, uint64_t index) {
+  return make_id(IdSpace::kRegistryObject,
+                 (uint64_t{static_cast<uint8_t>(kind)} << kRegistryKindShift) | (index & kRegistryIndexMask));
+}
+
+// The registry object index (from 1) of id, or 0 if id is not an object ID of that registry.
+constexpr uint64_t registry_object_index(RegistryObjectKind kind, uint64_t id) {
+  if (id_space(id) != IdSpace::kRegistryObject) return 0;
+  if (((id & kIdIndexMask) >> kRegistryKindShift) != static_cast<uint8_t>(kind)) return 0;
+  return id & kRegistryIndexMask;
+}
+
+static_assert(make_id(IdSpace::kName, 1) == 0x0100000000000001);
+static_assert(make_registry_object_id(RegistryObjectKind::kThread, 5) == 0x0302000000000005);
+static_assert(registry_object_index(RegistryObjectKind::kClass, 0x0301000000000007) == 7);
+static_assert(registry_object_index(RegistryObjectKind::kThread, 0x0301000000000007) == 0);
+
+}  // namespace fasthprof

@@ -1,0 +1,74 @@
+// Agent options: the HPROF option string (original-hprof.md §1), fasthprof's additions, the help
+// text and the start-up notes about features that are accepted but not served yet.
+// The parser itself is driven by option_table.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fasthprof {
+
+enum class OutputFormat { kText, kBinary };
+
+inline constexpr const char* kDefaultBinaryFile = "java.hprof";
+inline constexpr const char* kDefaultTextFile = "java.hprof.txt";
+
+struct Options {
+  bool heap_dump = false, alloc_sites = false;  // heap=dump|sites|all (accumulate)
+  bool cpu_sampling = false, cpu_timing = false, old_timing = false;  // cpu=samples|y|times|old
+  bool monitor_tracing = false;
+  OutputFormat format = OutputFormat::kText;
+  std::string file;  // as given by file= (empty if not given)
+  std::string net_host;  // net= given when !net_host.empty()
+  uint16_t net_port = 0;
+  int depth = 4;             // max_trace_depth
+  int prof_trace_depth = 4;  // 2 for cpu=old
+  int interval_ms = 10;
+  double cutoff = 0.0001;
+  bool lineno = true, thread_in_traces = false, doe = true, msa = false, force = true, verbose = true;
+  bool primfields = true, primarrays = true;
+  long logflags = 0, debugflags = 0, experiment = 0;  // experiment is X=
+  bool coredump = false, errorexit = false, pause = false, debug = false;
+  bool gc_okay_given = false;
+  // fasthprof's own options
+  uint64_t sample_bytes = 0;  // sample=<bytes> (k/m/g suffixes); 0 = exact tracking
+  bool gzip = false;          // gz=y|n
+  // The combined string (command line + "," + _JAVA_HPROF_OPTIONS), echoed in errors.
+  std::string all_options;
+
+  // The file to write: file= as given, else java.hprof (format=b) / java.hprof.txt (format=a);
+  // empty with net=. Allocates the returned string.
+  std::string output_path() const;
+};
+
+struct ParseResult {
+  enum class Kind { kOk, kHelp, kError } kind = Kind::kOk;
+  Options options;    // valid when kOk; all_options is set for kError too
+  std::string error;  // the <what> part, e.g. "Unknown option: foo", when kError; one line
+};
+
+// Parses the agent's option string as the original did (tokenizer quirks, error texts, the
+// cross-checks after the loop, the default heap=all). `options` may be null (treated as "");
+// `env_value` is _JAVA_HPROF_OPTIONS or null. `help` is recognised only when `options` is exactly
+// "help". Stops at the first error. Allocates; never fails otherwise. Any thread.
+ParseResult parse_options(const char* options, const char* env_value);
+
+// "HPROF ERROR: hprof option error: <what> (<all options>)\n", one line (control characters in
+// the echoed options are written as \xNN). Allocates. Any thread.
+std::string format_option_error(const ParseResult& result);
+
+// The full `help` text (original-hprof.md §1.7 layout), generated from the option table.
+// Allocates. Any thread.
+std::string usage_text();
+
+// One line per requested feature that is not implemented yet, each
+// "fasthprof: <option> is not implemented yet: <what is missing>"; empty when everything requested
+// is served. Allocates. Any thread.
+std::vector<std::string> missing_feature_warnings(const Options& options);
+
+// One line naming the accepted options that have no effect today (printed only under verbose=y),
+// or "" when none was given. Allocates. Any thread.
+std::string inert_debug_options_note(const Options& options);
+
+}  // namespace fasthprof

@@ -1,0 +1,53 @@
+// Where the async sink's bytes finally go: a file, a device, a pipe or a socket. The sink owns
+// the error policy (what to cut back, what to report, when to stop); a backend only says what it
+// can do.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace fasthprof {
+
+// Outcome of a backend call: 0 or the errno value that stopped it.
+struct WriteResult {
+  int error = 0;
+
+  bool ok() const { return error == 0; }
+};
+
+// A destination for whole byte ranges. All calls come from one thread at a time (the sink's io
+// thread while it runs, the owner before and after).
+class SinkBackend {
+ public:
+  virtual ~SinkBackend() = default;
+
+  // Writes all size bytes, retrying interrupted and short writes. Does not allocate. On failure
+  // returns the errno; some of the bytes may have reached the destination.
+  virtual WriteResult write_all(const void* data, size_t size) = 0;
+
+  // Bytes successfully written so far, counted from where this backend started; after a
+  // truncate_to(n) it is n. The sink remembers report starts in this unit.
+  virtual uint64_t offset() const = 0;
+
+  // Whether truncate_to() can cut the output back (a regular file can; devices, pipes and sockets
+  // cannot).
+  virtual bool can_truncate() const = 0;
+
+  // Cuts the output back to offset (<= offset()) so that the next write lands there. Does not
+  // allocate. On failure returns the errno and leaves offset() unchanged.
+  virtual WriteResult truncate_to(uint64_t offset) = 0;
+
+  // Whether a write error makes every later write pointless (a broken connection), so that the
+  // sink closes the backend and ends output for the rest of the run.
+  virtual bool error_ends_output() const = 0;
+
+  // How messages name the destination: a path, or host:port.
+  virtual const std::string& name() const = 0;
+
+  // Releases the destination. Idempotent. Returns the errno of a failed close (a file system may
+  // report a deferred write error only here).
+  virtual WriteResult close() = 0;
+};
+
+}  // namespace fasthprof

@@ -1,0 +1,53 @@
+// SinkBackend over a connected stream socket (net=host:port), and the connect that makes one.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "sink_backend.h"
+
+namespace fasthprof {
+
+// Resolves host (a name, an IPv4 or an IPv6 literal; getaddrinfo) and connects a TCP socket to
+// the first address that accepts, trying each in turn. Allocates (resolver). Returns the connected
+// descriptor (close-on-exec), or -1 with *error set to a one-line reason without prefix, e.g.
+// "cannot resolve host 'x.invalid': Name or service not known" or "::1 port 9: Connection refused".
+// Any thread; blocks while resolving and connecting.
+int connect_socket(const std::string& host, int port, std::string* error);
+
+class SocketBackend final : public SinkBackend {
+ public:
+  // Takes ownership of the connected socket fd. name ("host:port") names it in messages.
+  // A command listener that reads from the same connection should read from its own dup() of fd:
+  // after a write error this backend shuts the connection down (the listener's recv then returns
+  // 0) and closes only its own descriptor.
+  SocketBackend(int fd, std::string name);
+  ~SocketBackend() override;
+
+  SocketBackend(const SocketBackend&) = delete;
+  SocketBackend& operator=(const SocketBackend&) = delete;
+
+  // connect_socket() plus the backend. Allocates. Returns null with *error set on failure.
+  static std::unique_ptr<SocketBackend> connect(const std::string& host, int port,
+                                                std::string* error);
+
+  // Sends with MSG_NOSIGNAL: a closed peer gives EPIPE, never SIGPIPE.
+  WriteResult write_all(const void* data, size_t size) override;
+  uint64_t offset() const override { return offset_; }
+  bool can_truncate() const override { return false; }
+  // A stream cannot be cut back: always fails with ESPIPE.
+  WriteResult truncate_to(uint64_t offset) override;
+  bool error_ends_output() const override { return true; }
+  const std::string& name() const override { return name_; }
+  // Shuts the connection down (both directions) and closes the descriptor. Idempotent.
+  WriteResult close() override;
+
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+  std::string name_;
+  uint64_t offset_ = 0;
+};
+
+}  // namespace fasthprof

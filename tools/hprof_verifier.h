@@ -1,0 +1,68 @@
+// An independent checker of HPROF binary files: it reads the bytes the way jhat and the OpenJDK
+// test-library parser do, and enforces what those readers (and DECISIONS.md "Binary format")
+// require, stopping at the first violation with the byte offset where it sits.
+//
+// It shares only the tag and type constants of runtime/hprof_format.h with the writers, never
+// their code, so that a bug in a writer cannot hide itself here.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fasthprof {
+
+struct VerifyOptions {
+  // Count instances and arrays per class name in every dump (DumpSummary::class_counts).
+  bool count_classes = false;
+};
+
+// What one heap dump (HEAP DUMP, or HEAP DUMP SEGMENTs up to their HEAP DUMP END) holds.
+struct DumpSummary {
+  uint64_t offset = 0;  // of its first HEAP DUMP / HEAP DUMP SEGMENT record
+  uint64_t segments = 0;
+  uint64_t classes = 0;
+  uint64_t instances = 0;
+  uint64_t object_arrays = 0;
+  uint64_t primitive_arrays = 0;
+  uint64_t roots = 0;
+  std::array<uint64_t, 256> sub_record_counts{};  // indexed by HeapTag value
+  // Only with VerifyOptions::count_classes: (class name, instances + arrays of that class), largest
+  // count first, then by name. Primitive arrays count under "int[]", "char[]", ...
+  std::vector<std::pair<std::string, uint64_t>> class_counts;
+};
+
+struct VerifyResult {
+  bool ok = false;
+  std::string error;          // what is wrong; empty when ok
+  uint64_t error_offset = 0;  // byte offset of the offending record, sub-record or field
+  std::string version;        // header string without its NUL, e.g. "JAVA PROFILE 1.0.2"
+  uint32_t id_size = 0;
+  uint64_t timestamp_millis = 0;
+  std::array<uint64_t, 256> record_counts{};      // indexed by RecordTag value
+  std::array<uint64_t, 256> sub_record_counts{};  // over all dumps, indexed by HeapTag value
+  std::vector<DumpSummary> dumps;                 // complete dumps, in file order
+};
+
+// Checks the HPROF binary file held in data[0, size). Every offset and length is 64-bit and
+// bounds-checked, so any input (truncated, hostile, several GiB) is safe to pass. Allocates
+// (hash tables of IDs, serials and names, proportional to what the file declares); never throws.
+// On the first violation returns ok == false with error and error_offset set; the counts then
+// cover what was read before it. Any thread may call it; it keeps no state between calls.
+VerifyResult verify_hprof(const uint8_t* data, size_t size, const VerifyOptions& options);
+
+// Human-readable name of a top-level record tag ("HEAP DUMP SEGMENT"), or nullptr if unknown.
+const char* record_tag_name(uint8_t tag);
+
+// Human-readable name of a heap-dump sub-record tag ("ROOT JAVA FRAME"), or nullptr if unknown.
+const char* heap_tag_name(uint8_t tag);
+
+// The success summary hprof-verify prints: header, record counts per tag, and per dump the segment,
+// class, instance, array and root counts and sub-record counts per tag; with classes, also each
+// dump's class_counts (needs a result from count_classes). Allocates the returned string.
+std::string format_verify_summary(const VerifyResult& result, bool classes);
+
+}  // namespace fasthprof

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs what fasthprof needs to build, run and test, from Debian 12's archive only.
+# Idempotent; uses sudo when not run as root.
+set -eu
+PACKAGES="g++ meson ninja-build pkg-config python3 binutils procps
+  libconcurrentqueue-dev libxxhash-dev libjemalloc-dev libjemalloc2
+  libgtest-dev libbenchmark-dev openjdk-17-jdk-headless"
+
+missing=""
+for package in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing="$missing $package"
+done
+if [ -z "$missing" ]; then
+  echo "install-deps: everything is installed"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing$missing"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,91 @@
+// Names of HPROF tags and the text hprof-verify prints for a file that passes.
+#include <cinttypes>
+#include <cstdio>
+
+#include "hprof_format.h"
+#include "hprof_verifier.h"
+
+namespace fasthprof {
+
+const char* record_tag_name(uint8_t tag) {
+  switch (static_cast<RecordTag>(tag)) {
+    case RecordTag::kUtf8: return "UTF8";
+    case RecordTag::kLoadClass: return "LOAD CLASS";
+    case RecordTag::kUnloadClass: return "UNLOAD CLASS";
+    case RecordTag::kStackFrame: return "STACK FRAME";
+    case RecordTag::kStackTrace: return "STACK TRACE";
+    case RecordTag::kAllocSites: return "ALLOC SITES";
+    case RecordTag::kHeapSummary: return "HEAP SUMMARY";
+    case RecordTag::kStartThread: return "START THREAD";
+    case RecordTag::kEndThread: return "END THREAD";
+    case RecordTag::kHeapDump: return "HEAP DUMP";
+    case RecordTag::kCpuSamples: return "CPU SAMPLES";
+    case RecordTag::kControlSettings: return "CONTROL SETTINGS";
+    case RecordTag::kHeapDumpSegment: return "HEAP DUMP SEGMENT";
+    case RecordTag::kHeapDumpEnd: return "HEAP DUMP END";
+  }
+  return nullptr;
+}
+
+const char* heap_tag_name(uint8_t tag) {
+  switch (static_cast<HeapTag>(tag)) {
+    case HeapTag::kRootUnknown: return "ROOT UNKNOWN";
+    case HeapTag::kRootJniGlobal: return "ROOT JNI GLOBAL";
+    case HeapTag::kRootJniLocal: return "ROOT JNI LOCAL";
+    case HeapTag::kRootJavaFrame: return "ROOT JAVA FRAME";
+    case HeapTag::kRootNativeStack: return "ROOT NATIVE STACK";
+    case HeapTag::kRootStickyClass: return "ROOT STICKY CLASS";
+    case HeapTag::kRootThreadBlock: return "ROOT THREAD BLOCK";
+    case HeapTag::kRootMonitorUsed: return "ROOT MONITOR USED";
+    case HeapTag::kRootThreadObject: return "ROOT THREAD OBJECT";
+    case HeapTag::kClassDump: return "CLASS DUMP";
+    case HeapTag::kInstanceDump: return "INSTANCE DUMP";
+    case HeapTag::kObjectArrayDump: return "OBJECT ARRAY DUMP";
+    case HeapTag::kPrimitiveArrayDump: return "PRIMITIVE ARRAY DUMP";
+  }
+  return nullptr;
+}
+
+std::string format_verify_summary(const VerifyResult& result, bool classes) {
+  std::string out;
+  char line[256];
+  auto add = [&](const char* format, auto... args) {
+    std::snprintf(line, sizeof(line), format, args...);
+    out += line;
+  };
+  add("%s, identifier size %" PRIu32 ", time stamp %" PRIu64 " ms\n", result.version.c_str(), result.id_size,
+      result.timestamp_millis);
+  uint64_t total = 0;
+  for (uint64_t count : result.record_counts) total += count;
+  add("records: %" PRIu64 "\n", total);
+  for (size_t tag = 0; tag < result.record_counts.size(); ++tag) {
+    if (result.record_counts[tag]) {
+      add("  %-20s %12" PRIu64 "\n", record_tag_name(static_cast<uint8_t>(tag)), result.record_counts[tag]);
+    }
+  }
+  add("heap dumps: %zu\n", result.dumps.size());
+  for (size_t i = 0; i < result.dumps.size(); ++i) {
+    const DumpSummary& dump = result.dumps[i];
+    add("  dump %zu at byte %" PRIu64 ": %" PRIu64 " segments, %" PRIu64 " classes, %" PRIu64 " instances, %" PRIu64
+        " object arrays, %" PRIu64 " primitive arrays, %" PRIu64 " roots\n",
+        i + 1, dump.offset, dump.segments, dump.classes, dump.instances, dump.object_arrays, dump.primitive_arrays,
+        dump.roots);
+    for (size_t tag = 0; tag < dump.sub_record_counts.size(); ++tag) {
+      if (dump.sub_record_counts[tag]) {
+        add("    %-20s %12" PRIu64 "\n", heap_tag_name(static_cast<uint8_t>(tag)), dump.sub_record_counts[tag]);
+      }
+    }
+    if (classes) {
+      add("  dump %zu objects per class:\n", i + 1);
+      for (const auto& [name, count] : dump.class_counts) {
+        out += "    ";
+        add("%12" PRIu64 "  ", count);
+        out += name;
+        out += '\n';
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace fasthprof
