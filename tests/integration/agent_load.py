@@ -38,7 +38,8 @@ for label, home in jdks():
         wait_for(lambda: (folder / "stdout.txt").read_text().find("Hello, threads!") >= 0, 30)
 
         def attach(options):
-            return subprocess.run([jcmd, str(proc.pid), "JVMTI.agent_load", AGENT, options],
+            # jcmd splits unquoted key=value arguments itself; quotes keep the option string whole.
+            return subprocess.run([jcmd, str(proc.pid), "JVMTI.agent_load", AGENT, f'"{options}"'],
                                   capture_output=True, text=True, timeout=60)
 
         bad = attach("bogus=1")

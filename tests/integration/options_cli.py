@@ -15,7 +15,9 @@ BAD_OPTIONS = {
     "cutoff=abc": "cutoff option value must be floating point and >= 0",
     "lineno=maybe": "lineno option value must be y|n",
     "file=a.txt,file=b.txt": "file or net options should only appear once",
-    "net=localhost": "net option missing ':'",
+    "net=localhost": "net option missing port",
+    "net=:8000": "net option missing ':'",
+    "net=localhost:0": "invalid port number",
     "format=b,cpu=times": "cpu=times|old is not supported with format=b",
     "format=b,monitor=y": "monitor=y is not supported with format=b",
     "help,heap=sites": "Unknown option: help,heap",
@@ -31,7 +33,7 @@ for label, home in jdks():
           f"{label}: help prints the usage line on stdout", run)
     check("heap=dump|sites|all    heap profiling                 all" in run.stdout,
           f"{label}: help keeps the original's option table", run)
-    check("fasthprof options" in run.stdout and "sample=<bytes>" in run.stdout,
+    check("fasthprof options" in run.stdout.lower() and "sample=<bytes>" in run.stdout,
           f"{label}: help lists fasthprof's own options in their own block", run)
     check("Hello, threads!" not in run.stdout, f"{label}: help stops before main runs", run)
     check(run.stderr.strip() == "" or "WARNING" in run.stderr,
