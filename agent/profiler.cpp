@@ -97,7 +97,7 @@ jint Profiler::load(JavaVM* vm, const char* options, bool attach) {
     jvmti->DisposeEnvironment();
     return refuse(1);
   }
-  auto* created = new Profiler(jvmti, chosen, attach);
+  auto* created = new Profiler(vm, jvmti, chosen, attach);
   profiler = created;
   jint result = created->start(live_jni);
   if (result != JNI_OK) {
@@ -114,8 +114,8 @@ void Profiler::unload() {
   // Nothing is freed: a daemon thread may still be inside the agent while the process ends.
 }
 
-Profiler::Profiler(jvmtiEnv* jvmti, Options options, bool attach)
-    : jvmti_(jvmti), options_(std::move(options)), attach_(attach) {}
+Profiler::Profiler(JavaVM* vm, jvmtiEnv* jvmti, Options options, bool attach)
+    : vm_(vm), jvmti_(jvmti), options_(std::move(options)), attach_(attach), classes_(vm, jvmti) {}
 
 jint Profiler::start(JNIEnv* live_jni) {
   std::string error;
@@ -155,24 +155,42 @@ bool Profiler::open_output(std::string* error) {
   }
   sink_ = AsyncSink::create(std::move(backend), AsyncSinkOptions{}, error);
   if (!sink_) return false;
-  output_ = ProfileOutput::create(options_, *sink_);
-  threads_ = std::make_unique<ThreadTracker>(jvmti_, *output_, output_mutex_);
+  writer_ = std::make_unique<ProfileWriter>(options_, *sink_, &classes_);
+  classes_.attach_writer(writer_.get());
+  threads_ = std::make_unique<ThreadTracker>(jvmti_, *writer_, output_mutex_);
+  context_ = {vm_, jvmti_, &options_, writer_.get(), sink_.get(), &output_mutex_, &classes_, threads_.get()};
+  create_features();
   return true;
 }
+
+// The features asked for, in the order their sections appear in a report (§2.5): monitors,
+// heap dump, allocation sites, CPU samples, CPU times. Each feature issue adds its line here.
+void Profiler::create_features() {}
 
 bool Profiler::set_up_jvmti(std::string* error) {
   jvmtiCapabilities wanted{};
   wanted.can_tag_objects = 1;
+  for (auto& feature : features_) feature->add_capabilities(&wanted);
   if (jvmti_->AddCapabilities(&wanted) != JVMTI_ERROR_NONE) {
     *error = "Unable to get necessary JVMTI capabilities.";
     return false;
+  }
+  // Names in traces: asked for when the VM offers them, never required.
+  jvmtiCapabilities potential{};
+  if (jvmti_->GetPotentialCapabilities(&potential) == JVMTI_ERROR_NONE) {
+    jvmtiCapabilities names{};
+    names.can_get_source_file_name = potential.can_get_source_file_name;
+    names.can_get_line_numbers = potential.can_get_line_numbers;
+    jvmti_->AddCapabilities(&names);
   }
   jvmtiEventCallbacks callbacks{};
   callbacks.VMInit = &on_vm_init;
   callbacks.VMDeath = &on_vm_death;
   callbacks.ThreadStart = &on_thread_start;
   callbacks.ThreadEnd = &on_thread_end;
+  callbacks.ClassPrepare = &on_class_prepare;
   callbacks.DataDumpRequest = &on_data_dump_request;
+  for (auto& feature : features_) feature->add_callbacks(&callbacks);
   if (jvmti_->SetEventCallbacks(&callbacks, sizeof(callbacks)) != JVMTI_ERROR_NONE ||
       jvmti_->CreateRawMonitor("fasthprof reporter", &reporter_lock_) != JVMTI_ERROR_NONE) {
     *error = "Unable to set up the JVMTI callbacks.";
@@ -194,8 +212,8 @@ void Profiler::go_live(JNIEnv* jni) {
   {
     std::lock_guard<std::mutex> lock(output_mutex_);
     sink_->begin_report();
-    output_->write_header(std::time(nullptr), wall_millis());
-    output_->flush();
+    writer_->write_header(std::time(nullptr), wall_millis());
+    writer_->flush();
     sink_->end_report();
     // Records streamed between reports form a "report" of their own, so that a write error
     // among them cuts back only to here, never into a complete report.
@@ -205,6 +223,12 @@ void Profiler::go_live(JNIEnv* jni) {
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, nullptr);
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_THREAD_END, nullptr);
   threads_->record_existing_threads(jni);
+  jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr);
+  {
+    std::lock_guard<std::mutex> lock(output_mutex_);
+    classes_.record_loaded_classes(jni);
+  }
+  for (auto& feature : features_) feature->start(jni);
 
   std::string error;
   reporter_running_ = true;
@@ -216,18 +240,26 @@ void Profiler::go_live(JNIEnv* jni) {
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_DATA_DUMP_REQUEST, nullptr);
 }
 
-void Profiler::run_report(const char* /*reason*/) {
+void Profiler::run_report(JNIEnv* jni, bool at_exit) {
   std::lock_guard<std::mutex> one_report(report_mutex_);
-  std::lock_guard<std::mutex> lock(output_mutex_);
-  output_->flush();
-  sink_->end_report();  // the streamed records since the last report
+  std::unique_lock<std::mutex> lock(output_mutex_);
+  writer_->flush();
+  sink_->end_report();  // the records streamed since the last report
   sink_->begin_report();
-  output_->flush();
+  classes_.record_unloaded_classes(jni);
+  if (options_.verbose && !features_.empty()) write_stderr("Dumping");
+  ReportContext report{jni, &lock, at_exit};
+  for (auto& feature : features_) {
+    if (options_.verbose) write_stderr(feature->dump_message());
+    feature->write_report(report);
+  }
+  writer_->flush();
   sink_->end_report();
   sink_->begin_report();
+  if (options_.verbose && !features_.empty()) write_stderr(" done.\n");
 }
 
-void JNICALL Profiler::reporter_main(jvmtiEnv* jvmti, JNIEnv*, void* arg) {
+void JNICALL Profiler::reporter_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg) {
   auto* self = static_cast<Profiler*>(arg);
   jvmti->RawMonitorEnter(self->reporter_lock_);
   while (!self->reporter_stop_) {
@@ -237,7 +269,7 @@ void JNICALL Profiler::reporter_main(jvmtiEnv* jvmti, JNIEnv*, void* arg) {
     }
     --self->pending_reports_;
     jvmti->RawMonitorExit(self->reporter_lock_);
-    self->run_report("request");
+    self->run_report(jni, /*at_exit=*/false);
     jvmti->RawMonitorEnter(self->reporter_lock_);
   }
   self->reporter_running_ = false;
@@ -245,7 +277,7 @@ void JNICALL Profiler::reporter_main(jvmtiEnv* jvmti, JNIEnv*, void* arg) {
   jvmti->RawMonitorExit(self->reporter_lock_);
 }
 
-void Profiler::shut_down(JNIEnv*) {
+void Profiler::shut_down(JNIEnv* jni) {
   jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_DATA_DUMP_REQUEST, nullptr);
   // Let a report in progress finish; requests still queued are covered by the final report.
   jvmti_->RawMonitorEnter(reporter_lock_);
@@ -254,15 +286,17 @@ void Profiler::shut_down(JNIEnv*) {
   while (reporter_running_) jvmti_->RawMonitorWait(reporter_lock_, 100);
   jvmti_->RawMonitorExit(reporter_lock_);
 
-  if (options_.doe) run_report("exit");
+  if (options_.doe) run_report(jni, /*at_exit=*/true);
+  for (auto& feature : features_) feature->stop(jni);
 
   live_.store(false);
   jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_THREAD_START, nullptr);
   jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_THREAD_END, nullptr);
+  jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr);
   while (active_callbacks_.load() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   std::lock_guard<std::mutex> lock(output_mutex_);
-  output_->flush();
+  writer_->flush();
   sink_->close();
 }
 
@@ -288,6 +322,15 @@ void JNICALL Profiler::on_thread_start(jvmtiEnv*, JNIEnv* jni, jthread thread) {
 void JNICALL Profiler::on_thread_end(jvmtiEnv*, JNIEnv*, jthread thread) {
   if (!profiler->enter_callback()) return;
   profiler->threads_->thread_ended(thread);
+  profiler->leave_callback();
+}
+
+void JNICALL Profiler::on_class_prepare(jvmtiEnv*, JNIEnv*, jthread, jclass klass) {
+  if (!profiler->enter_callback()) return;
+  {
+    std::lock_guard<std::mutex> lock(profiler->output_mutex_);
+    profiler->classes_.serial_of(klass);
+  }
   profiler->leave_callback();
 }
 

@@ -1,6 +1,6 @@
 // The agent's one global object: options, output, the JVMTI wiring (capabilities, the callback
-// table, enabled events) and the report path. Each JVMTI callback is a short trampoline into the
-// part that owns the work.
+// table, enabled events), the features, and the report path. Each JVMTI callback is a short
+// trampoline into the part that owns the work.
 #pragma once
 
 #include <jvmti.h>
@@ -8,10 +8,13 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "async_sink.h"
+#include "class_tracker.h"
+#include "feature.h"
 #include "options.h"
-#include "profile_output.h"
+#include "profile_writer.h"
 #include "thread_tracker.h"
 
 namespace fasthprof {
@@ -27,13 +30,14 @@ class Profiler {
   static void unload();
 
  private:
-  Profiler(jvmtiEnv* jvmti, Options options, bool attach);
+  Profiler(JavaVM* vm, jvmtiEnv* jvmti, Options options, bool attach);
 
   jint start(JNIEnv* live_jni);
   bool open_output(std::string* error);
+  void create_features();
   bool set_up_jvmti(std::string* error);
   void go_live(JNIEnv* jni);
-  void run_report(const char* reason);
+  void run_report(JNIEnv* jni, bool at_exit);
   void shut_down(JNIEnv* jni);
 
   // Reports requested by DataDumpRequest run here, on an agent thread, so that the Signal
@@ -44,20 +48,25 @@ class Profiler {
   static void JNICALL on_vm_death(jvmtiEnv* jvmti, JNIEnv* jni);
   static void JNICALL on_thread_start(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
   static void JNICALL on_thread_end(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
+  static void JNICALL on_class_prepare(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jclass klass);
   static void JNICALL on_data_dump_request(jvmtiEnv* jvmti);
 
   // Callbacks run only between go_live() and shut_down(); shut_down() waits for those in flight.
   bool enter_callback();
   void leave_callback() { active_callbacks_.fetch_sub(1); }
 
+  JavaVM* vm_;
   jvmtiEnv* jvmti_;
   Options options_;
   bool attach_;
 
   std::unique_ptr<AsyncSink> sink_;
-  std::unique_ptr<ProfileOutput> output_;
-  std::mutex output_mutex_;  // serializes every call on output_ and the sink
+  std::mutex output_mutex_;  // serializes every call on writer_, classes_, threads_ and the sink
+  ClassTracker classes_;
+  std::unique_ptr<ProfileWriter> writer_;
   std::unique_ptr<ThreadTracker> threads_;
+  AgentContext context_;
+  std::vector<std::unique_ptr<Feature>> features_;  // in report order (original-hprof.md §2.5)
 
   std::atomic<bool> live_{false};
   std::atomic<int> active_callbacks_{0};

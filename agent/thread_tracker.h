@@ -8,14 +8,14 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "profile_output.h"
+#include "profile_writer.h"
 
 namespace fasthprof {
 
 class ThreadTracker {
  public:
   // output_mutex serializes every call on output.
-  ThreadTracker(jvmtiEnv* jvmti, ProfileOutput& output, std::mutex& output_mutex)
+  ThreadTracker(jvmtiEnv* jvmti, ProfileWriter& output, std::mutex& output_mutex)
       : jvmti_(jvmti), output_(output), output_mutex_(output_mutex) {}
 
   // Records a thread the first time it is seen; later calls for it do nothing. Any Java thread.
@@ -33,7 +33,7 @@ class ThreadTracker {
 
  private:
   jvmtiEnv* jvmti_;
-  ProfileOutput& output_;
+  ProfileWriter& output_;
   std::mutex& output_mutex_;
   std::unordered_map<jlong, uint32_t> serial_by_tag_;  // guarded by output_mutex_
 };

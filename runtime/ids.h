@@ -12,7 +12,7 @@
 //   0x02        stack frames (FrameRegistry).
 //   0x03        registry objects; bits 55..48 name the registry:
 //                 0x01 java.lang.Class objects (ClassRegistry), 0x02 java.lang.Thread objects
-//                 (ThreadRegistry). The agent tags those objects with these IDs, so a heap dump that
+//                 (ThreadRegistry), 0x03 class loader objects (the agent's ClassTracker). The agent tags those objects with these IDs, so a heap dump that
 //                 meets the tag writes the same ID that LOAD CLASS / START THREAD used.
 //   0x04..0x0F  free for registries added later.
 //   0x10..0x7F  reserved for object tags of later features (allocation tracking, heap dumps).
@@ -36,6 +36,7 @@ enum class IdSpace : uint8_t {
 enum class RegistryObjectKind : uint8_t {
   kClass = 0x01,
   kThread = 0x02,
+  kLoader = 0x03,
 };
 
 inline constexpr int kIdSpaceShift = 56;

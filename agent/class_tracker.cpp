@@ -1,0 +1,107 @@
+#include "class_tracker.h"
+
+#include <vector>
+
+#include "ids.h"
+#include "jvmti_support.h"
+
+namespace fasthprof {
+
+void ClassTracker::drop_local(jobject reference) {
+  JNIEnv* jni = nullptr;
+  if (reference != nullptr && vm_->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) == JNI_OK) {
+    jni->DeleteLocalRef(reference);
+  }
+}
+
+uint64_t ClassTracker::loader_key(jclass klass) {
+  jobject loader = nullptr;
+  if (jvmti_->GetClassLoader(klass, &loader) != JVMTI_ERROR_NONE || loader == nullptr) return 0;
+  jlong tag = 0;
+  jvmti_->GetTag(loader, &tag);
+  if (tag == 0) {
+    tag = static_cast<jlong>(make_registry_object_id(RegistryObjectKind::kLoader, ++next_loader_index_));
+    jvmti_->SetTag(loader, tag);
+  }
+  drop_local(loader);
+  return static_cast<uint64_t>(tag);
+}
+
+uint32_t ClassTracker::serial_of(jclass klass) {
+  jlong tag = 0;
+  if (jvmti_->GetTag(klass, &tag) == JVMTI_ERROR_NONE && tag != 0) {
+    if (const ClassInfo* known = writer_->classes().find_by_object_id(static_cast<uint64_t>(tag))) {
+      if (known->loaded) return known->serial;
+    }
+  }
+  char* signature_chars = nullptr;
+  if (jvmti_->GetClassSignature(klass, &signature_chars, nullptr) != JVMTI_ERROR_NONE) return 0;
+  std::string signature = jvmti::take_string(jvmti_, signature_chars);
+  ClassRef ref = writer_->class_loaded(signature, loader_key(klass));
+  jvmti_->SetTag(klass, static_cast<jlong>(ref.object_id));
+  return ref.serial;
+}
+
+void ClassTracker::record_loaded_classes(JNIEnv* jni) {
+  jint count = 0;
+  jclass* classes = nullptr;
+  if (jvmti_->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return;
+  for (jint i = 0; i < count; ++i) {
+    serial_of(classes[i]);
+    jni->DeleteLocalRef(classes[i]);
+  }
+  jvmti_->Deallocate(reinterpret_cast<unsigned char*>(classes));
+}
+
+void ClassTracker::record_unloaded_classes(JNIEnv* jni) {
+  jint count = 0;
+  jclass* classes = nullptr;
+  if (jvmti_->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return;
+  std::unordered_set<uint64_t> alive;
+  alive.reserve(static_cast<size_t>(count));
+  for (jint i = 0; i < count; ++i) {
+    jlong tag = 0;
+    if (jvmti_->GetTag(classes[i], &tag) == JVMTI_ERROR_NONE && tag != 0) alive.insert(static_cast<uint64_t>(tag));
+    jni->DeleteLocalRef(classes[i]);
+  }
+  jvmti_->Deallocate(reinterpret_cast<unsigned char*>(classes));
+  std::vector<uint32_t> gone;
+  writer_->classes().for_each_loaded([&](const ClassInfo& info) {
+    if (alive.count(info.object_id) == 0) gone.push_back(info.serial);
+  });
+  for (uint32_t serial : gone) writer_->class_unloaded(serial);
+}
+
+bool ClassTracker::resolve_method(uint64_t method_number, MethodInfo* out) {
+  auto method = reinterpret_cast<jmethodID>(method_number);
+  char* name = nullptr;
+  char* signature = nullptr;
+  if (jvmti_->GetMethodName(method, &name, &signature, nullptr) != JVMTI_ERROR_NONE) return false;
+  out->name = jvmti::take_string(jvmti_, name);
+  out->signature = jvmti::take_string(jvmti_, signature);
+  jclass klass = nullptr;
+  if (jvmti_->GetMethodDeclaringClass(method, &klass) == JVMTI_ERROR_NONE && klass != nullptr) {
+    char* class_signature = nullptr;
+    if (jvmti_->GetClassSignature(klass, &class_signature, nullptr) == JVMTI_ERROR_NONE) {
+      out->class_signature = jvmti::take_string(jvmti_, class_signature);
+    }
+    char* source = nullptr;
+    if (jvmti_->GetSourceFileName(klass, &source) == JVMTI_ERROR_NONE) {
+      out->source_file = jvmti::take_string(jvmti_, source);
+    }
+    out->class_serial = serial_of(klass);
+    drop_local(klass);
+  }
+  jint entries = 0;
+  jvmtiLineNumberEntry* table = nullptr;
+  if (jvmti_->GetLineNumberTable(method, &entries, &table) == JVMTI_ERROR_NONE) {
+    out->line_table.reserve(static_cast<size_t>(entries));
+    for (jint i = 0; i < entries; ++i) {
+      out->line_table.push_back({static_cast<int64_t>(table[i].start_location), table[i].line_number});
+    }
+    jvmti_->Deallocate(reinterpret_cast<unsigned char*>(table));
+  }
+  return true;
+}
+
+}  // namespace fasthprof

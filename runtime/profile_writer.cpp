@@ -1,0 +1,151 @@
+#include "profile_writer.h"
+
+#include <vector>
+
+#include "hprof_format.h"
+
+namespace fasthprof {
+namespace {
+
+uint32_t control_flags(const Options& options) {
+  uint32_t flags = 0;
+  if (options.heap_dump || options.alloc_sites) flags |= kControlAllocTraces;
+  if (options.cpu_sampling) flags |= kControlCpuSampling;
+  return flags;
+}
+
+}  // namespace
+
+ProfileWriter::ProfileWriter(const Options& options, OutputStream& out, MethodResolver* resolver)
+    : options_(options),
+      binary_(options.format == OutputFormat::kBinary),
+      out_(out),
+      frames_(resolver, options.lineno) {
+  if (!binary_) text_ = std::make_unique<TextWriter>(out_);
+}
+
+ProfileWriter::~ProfileWriter() = default;
+
+void ProfileWriter::write_header(std::time_t now, uint64_t wall_millis) {
+  if (!binary_) {
+    text_->file_header(now);
+    return;
+  }
+  records_ = std::make_unique<RecordWriter>(out_, wall_millis);
+  records_->write_file_header();
+  records_->write_control_settings(control_flags(options_), static_cast<uint32_t>(options_.depth));
+  // Trace 300000 is the empty trace: records without a stack of their own name it.
+  write_trace(traces_.empty_trace_serial());
+}
+
+uint64_t ProfileWriter::name_id(std::string_view text) {
+  if (text.empty()) return 0;
+  NameRef ref = names_.intern(text);
+  if (ref.is_new) records_->write_utf8(ref.id, text);
+  return ref.id;
+}
+
+ThreadIdentity ProfileWriter::thread_started(const ThreadDescription& thread) {
+  ThreadRef ref = threads_.start_thread(++next_thread_key_);
+  if (!binary_) {
+    text_->thread_start(ref.object_id, ref.serial, thread.name, thread.group);
+  } else {
+    StartThreadRecord record;
+    record.thread_serial = ref.serial;
+    record.thread_object_id = ref.object_id;
+    record.trace_serial = traces_.empty_trace_serial();
+    record.name_id = name_id(thread.name);
+    record.group_name_id = name_id(thread.group);
+    record.parent_group_name_id = name_id(thread.parent_group);
+    records_->write_start_thread(record);
+  }
+  return {ref.serial, ref.object_id};
+}
+
+void ProfileWriter::thread_ended(uint32_t serial) {
+  if (!threads_.end_thread(serial)) return;
+  if (binary_) {
+    records_->write_end_thread(serial);
+  } else {
+    text_->thread_end(serial);
+  }
+}
+
+ClassRef ProfileWriter::class_loaded(std::string_view signature, uint64_t loader_key,
+                                     uint32_t trace_serial) {
+  ClassRef ref = classes_.register_class(signature, loader_key);
+  if (ref.is_new && binary_) {
+    const ClassInfo* info = classes_.find_by_serial(ref.serial);
+    write_trace(trace_serial);
+    records_->write_load_class(ref.serial, ref.object_id, trace_serial, name_id(info->name));
+  }
+  return ref;
+}
+
+void ProfileWriter::class_unloaded(uint32_t serial) {
+  if (classes_.unload(serial) && binary_) records_->write_unload_class(serial);
+}
+
+uint32_t ProfileWriter::intern_trace(uint32_t thread_serial, std::span<const StackFrame> frames) {
+  size_t depth = std::min(frames.size(), static_cast<size_t>(options_.depth));
+  uint64_t ids_on_stack[64];
+  std::vector<uint64_t> ids_on_heap;
+  uint64_t* ids = ids_on_stack;
+  if (depth > std::size(ids_on_stack)) {
+    ids_on_heap.resize(depth);
+    ids = ids_on_heap.data();
+  }
+  for (size_t i = 0; i < depth; ++i) ids[i] = frames_.intern(frames[i].method, frames[i].location).frame_id;
+  uint32_t key_thread = options_.thread_in_traces ? thread_serial : 0;
+  return traces_.intern(key_thread, std::span<const uint64_t>(ids, depth)).serial;
+}
+
+void ProfileWriter::write_trace(uint32_t serial) {
+  std::optional<TraceView> view = traces_.find(serial);
+  if (view && traces_.claim(serial)) write_claimed_trace(*view);
+}
+
+void ProfileWriter::write_claimed_trace(const TraceView& trace) {
+  const TraceView* view = &trace;
+  if (!binary_) {
+    text_->trace_header(view->serial, view->thread_serial);
+    if (view->frames.empty()) text_->trace_empty();
+    for (uint64_t frame_id : view->frames) {
+      std::optional<FrameView> frame = frames_.find(frame_id);
+      if (!frame) continue;
+      text_->trace_frame({frame->class_name, frame->method_info->name,
+                          frame->method_info->source_file, frame->line});
+    }
+    return;
+  }
+  for (uint64_t frame_id : view->frames) {
+    FrameRecord record = frames_.claim_record(frame_id, &names_);
+    if (!record.needed) continue;
+    for (const NameRef* name : {&record.method_name, &record.method_signature, &record.source_file}) {
+      if (name->is_new && name->id != 0) records_->write_utf8(name->id, names_.text(name->id));
+    }
+    StackFrameRecord frame;
+    frame.frame_id = record.frame_id;
+    frame.method_name_id = record.method_name.id;
+    frame.method_signature_id = record.method_signature.id;
+    frame.source_file_id = record.source_file.id;
+    frame.class_serial = record.class_serial;
+    frame.line = record.line;
+    records_->write_stack_frame(frame);
+  }
+  records_->write_stack_trace(view->serial, view->thread_serial, view->frames);
+}
+
+void ProfileWriter::write_unwritten_traces() {
+  traces_.claim_unwritten([this](const TraceView& view) { write_claimed_trace(view); });
+}
+
+void ProfileWriter::flush() {
+  if (binary_) {
+    if (records_) records_->flush();
+  } else {
+    text_->flush();
+  }
+}
+
+}  // namespace fasthprof

@@ -1,0 +1,167 @@
+#include "profile_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "hprof_verifier.h"
+
+namespace fasthprof {
+namespace {
+
+class MemoryStream final : public OutputStream {
+ public:
+  void write(const void* data, size_t size) override {
+    bytes.insert(bytes.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
+  }
+  std::string text() const { return std::string(bytes.begin(), bytes.end()); }
+  std::vector<uint8_t> bytes;
+};
+
+Options options_for(OutputFormat format) {
+  ParseResult parsed = parse_options(format == OutputFormat::kBinary ? "format=b,heap=sites,depth=6"
+                                                                     : "heap=sites",
+                                     nullptr);
+  EXPECT_EQ(parsed.kind, ParseResult::Kind::kOk);
+  return parsed.options;
+}
+
+uint32_t u4_at(const std::vector<uint8_t>& bytes, size_t at) {
+  return (uint32_t{bytes[at]} << 24) | (uint32_t{bytes[at + 1]} << 16) | (uint32_t{bytes[at + 2]} << 8) |
+         bytes[at + 3];
+}
+
+TEST(ProfileWriter, TextHeaderThenThreadLines) {
+  MemoryStream stream;
+  auto output = std::make_unique<ProfileWriter>(options_for(OutputFormat::kText), stream, nullptr);
+  output->write_header(0, 0);
+  ThreadIdentity main = output->thread_started({"main", "main", "system"});
+  ThreadIdentity worker = output->thread_started({"worker \"1\"", "workers", "main"});
+  output->thread_ended(worker.serial);
+  output->thread_ended(worker.serial);  // a second end is ignored
+  output->thread_ended(123);            // unknown serials are ignored
+  output->flush();
+
+  EXPECT_EQ(main.serial, 200001u);
+  EXPECT_EQ(worker.serial, 200002u);
+  EXPECT_NE(main.object_id, worker.object_id);
+  std::string text = stream.text();
+  ASSERT_EQ(text.rfind("JAVA PROFILE 1.0.1, created ", 0), 0u);
+  size_t body = text.find("\n--------\n\n");
+  ASSERT_NE(body, std::string::npos);
+  char expected[512];
+  std::snprintf(expected, sizeof(expected),
+                "THREAD START (obj=%llx, id = 200001, name=\"main\", group=\"main\")\n"
+                "THREAD START (obj=%llx, id = 200002, name=\"worker \"1\"\", group=\"workers\")\n"
+                "THREAD END (id = 200002)\n",
+                static_cast<unsigned long long>(main.object_id),
+                static_cast<unsigned long long>(worker.object_id));
+  EXPECT_EQ(text.substr(body + 11), expected);
+}
+
+// Two methods of one class, with line tables.
+class FakeResolver final : public MethodResolver {
+ public:
+  bool resolve_method(uint64_t method, MethodInfo* out) override {
+    ++calls;
+    out->class_signature = "Lcom/example/Shop$Cart;";
+    out->name = method == 1 ? "add" : "total";
+    out->signature = "()V";
+    out->source_file = method == 1 ? "Shop.java" : "";
+    out->class_serial = 100000;
+    out->line_table = {{0, 10}, {5, 70000}};
+    return true;
+  }
+  int calls = 0;
+};
+
+TEST(ProfileWriter, BinaryHeaderControlSettingsEmptyTraceAndThreads) {
+  FakeResolver resolver;
+  MemoryStream stream;
+  auto output = std::make_unique<ProfileWriter>(options_for(OutputFormat::kBinary), stream, &resolver);
+  output->write_header(0, 0x0102030405060708ull);
+  ThreadIdentity main = output->thread_started({"main", "main", "system"});
+  ThreadIdentity other = output->thread_started({"other", "main", "system"});
+  output->thread_ended(main.serial);
+  output->flush();
+  const std::vector<uint8_t>& b = stream.bytes;
+
+  const char kMagic[] = "JAVA PROFILE 1.0.2";
+  ASSERT_GE(b.size(), sizeof(kMagic) + 12);
+  EXPECT_EQ(std::memcmp(b.data(), kMagic, sizeof(kMagic)), 0);
+  size_t at = sizeof(kMagic);
+  EXPECT_EQ(u4_at(b, at), 8u);
+  EXPECT_EQ(u4_at(b, at + 4), 0x01020304u);
+  EXPECT_EQ(u4_at(b, at + 8), 0x05060708u);
+  at += 12;
+  // CONTROL SETTINGS: alloc traces on (heap=sites), depth 6.
+  EXPECT_EQ(b[at], 0x0E);
+  EXPECT_EQ(u4_at(b, at + 5), 6u);
+  EXPECT_EQ(u4_at(b, at + 9), 1u);
+  EXPECT_EQ(b[at + 13], 0);
+  EXPECT_EQ(b[at + 14], 6);
+  at += 15;
+  // The empty trace 300000.
+  EXPECT_EQ(b[at], 0x05);
+  EXPECT_EQ(u4_at(b, at + 5), 12u);
+  EXPECT_EQ(u4_at(b, at + 9), 300000u);
+  EXPECT_EQ(u4_at(b, at + 17), 0u);
+
+  VerifyOptions verify_options;
+  VerifyResult result = verify_hprof(b.data(), b.size(), verify_options);
+  ASSERT_TRUE(result.ok) << result.error << " at " << result.error_offset;
+  EXPECT_EQ(result.record_counts[0x0A], 2u);  // START THREAD
+  EXPECT_EQ(result.record_counts[0x0B], 1u);  // END THREAD
+  // "main" and "system" are shared: main, system, other.
+  EXPECT_EQ(result.record_counts[0x01], 3u);
+  EXPECT_NE(other.serial, main.serial);
+}
+
+TEST(ProfileWriter, TextTracesAreWrittenOnceWithJavaNamesAndLines) {
+  FakeResolver resolver;
+  MemoryStream stream;
+  ProfileWriter writer(options_for(OutputFormat::kText), stream, &resolver);
+  StackFrame frames[] = {{1, 7}, {2, 0}, {1, 0}, {2, 3}, {1, 1}};  // deeper than depth=4
+  uint32_t serial = writer.intern_trace(200001, frames);
+  EXPECT_EQ(serial, 300001u);
+  EXPECT_EQ(writer.intern_trace(200002, frames), serial) << "thread=n keeps threads out of the key";
+  writer.write_trace(serial);
+  writer.write_trace(serial);
+  writer.write_unwritten_traces();
+  writer.flush();
+  EXPECT_EQ(stream.text(),
+            "TRACE 300001:\n"
+            "\tcom.example.Shop$Cart.add(Shop.java:70000)\n"
+            "\tcom.example.Shop$Cart.total(<Unknown Source>:10)\n"
+            "\tcom.example.Shop$Cart.add(Shop.java:10)\n"
+            "\tcom.example.Shop$Cart.total(<Unknown Source>:10)\n"
+            "TRACE 300000:\n"
+            "\t<empty>\n");
+  EXPECT_EQ(resolver.calls, 2);
+}
+
+TEST(ProfileWriter, BinaryTraceWritesFramesAndNamesFirstAndVerifies) {
+  FakeResolver resolver;
+  MemoryStream stream;
+  ParseResult parsed = parse_options("format=b,heap=sites,thread=y", nullptr);
+  ProfileWriter writer(parsed.options, stream, &resolver);
+  writer.write_header(0, 0);
+  ThreadIdentity thread = writer.thread_started({"main", "main", ""});
+  writer.class_loaded("Lcom/example/Shop$Cart;", 0);
+  StackFrame frames[] = {{1, 7}, {2, 0}};
+  uint32_t first = writer.intern_trace(thread.serial, frames);
+  uint32_t second = writer.intern_trace(thread.serial + 1, frames);
+  EXPECT_NE(first, second) << "thread=y puts the thread in the key";
+  writer.write_unwritten_traces();
+  writer.flush();
+  VerifyResult result = verify_hprof(stream.bytes.data(), stream.bytes.size(), VerifyOptions{});
+  ASSERT_TRUE(result.ok) << result.error << " at " << result.error_offset;
+  EXPECT_EQ(result.record_counts[0x04], 2u);  // two FRAMEs, shared by both traces
+  EXPECT_EQ(result.record_counts[0x05], 3u);  // the empty trace and two
+  EXPECT_EQ(result.record_counts[0x02], 1u);  // LOAD CLASS
+}
+
+}  // namespace
+}  // namespace fasthprof
