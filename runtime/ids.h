@@ -15,7 +15,9 @@
 //                 (ThreadRegistry), 0x03 class loader objects (the agent's ClassTracker). The agent tags those objects with these IDs, so a heap dump that
 //                 meets the tag writes the same ID that LOAD CLASS / START THREAD used.
 //   0x04..0x0F  free for registries added later.
-//   0x10..0x7F  reserved for object tags of later features (allocation tracking, heap dumps).
+//   0x10..0x1F  object tags set by allocation tracking (heap=sites|all, sample=).
+//   0x20..0x2F  object tags set by heap dumps for objects nobody tagged before.
+//   0x30..0x7F  free for later features.
 //   0x80..0xFF  never used: an ID doubles as a JVMTI tag (a jlong), and tags stay positive.
 #pragma once
 
@@ -29,6 +31,10 @@ enum class IdSpace : uint8_t {
   kFrame = 0x02,
   kRegistryObject = 0x03,
   kFirstObjectTag = 0x10,
+  kFirstAllocationTag = 0x10,
+  kLastAllocationTag = 0x1F,
+  kFirstHeapDumpTag = 0x20,
+  kLastHeapDumpTag = 0x2F,
   kLastObjectTag = 0x7F,
 };
 
