@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "exit_check.h"
 #include "file_backend.h"
 #include "jvmti_support.h"
 #include "memory.h"
@@ -151,6 +152,7 @@ bool Profiler::open_output(std::string* error) {
     }
     int fd = create_output_file(path, error);
     if (fd < 0) return false;
+    output_path_ = path;
     backend = std::make_unique<FileBackend>(fd, path);
   }
   sink_ = AsyncSink::create(std::move(backend), AsyncSinkOptions{}, error);
@@ -298,6 +300,11 @@ void Profiler::shut_down(JNIEnv* jni) {
   std::lock_guard<std::mutex> lock(output_mutex_);
   writer_->flush();
   sink_->close();
+  constexpr long kLogCheckBinary = 0x4;
+  if ((options_.logflags & kLogCheckBinary) != 0 && options_.format == OutputFormat::kBinary &&
+      !output_path_.empty()) {
+    check_binary_file(output_path_, options_.verbose);
+  }
 }
 
 bool Profiler::enter_callback() {

@@ -60,6 +60,7 @@ class Profiler {
   Options options_;
   bool attach_;
 
+  std::string output_path_;  // empty for net=
   std::unique_ptr<AsyncSink> sink_;
   std::mutex output_mutex_;  // serializes every call on writer_, classes_, threads_ and the sink
   ClassTracker classes_;

@@ -273,7 +273,7 @@ constexpr bool kCpuTimesImplemented = false;  // cpu=times and cpu=old
 constexpr bool kMonitorImplemented = false;
 constexpr bool kSamplingImplemented = false;
 constexpr bool kGzipImplemented = false;
-constexpr bool kVerifyImplemented = false;  // logflags=0x4
+constexpr bool kVerifyImplemented = true;  // logflags=0x4
 constexpr bool kPrimitiveFilterImplemented = false;  // primfields=n, primarrays=n
 
 constexpr long kLogCheckBinary = 0x4;
