@@ -221,8 +221,9 @@ bool AsyncSink::end_report() {
   if (closed_) return false;
   drain();
   if (report_failed_.load(std::memory_order_acquire)) return false;
-  // A report that made it re-arms the message for the next failure.
-  error_reported_ = false;
+  // A report whose bytes reached the backend re-arms the message for the next failure; an empty
+  // one proves nothing (a full device stays full).
+  if (backend_->offset() > report_start_) error_reported_ = false;
   report_start_ = backend_->offset();
   return true;
 }

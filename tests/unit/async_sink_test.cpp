@@ -310,6 +310,25 @@ TEST(AsyncSink, DevFullGetsOneMessageAndNoSpam) {
   EXPECT_EQ(messages.get()[0], "fasthprof: error writing /dev/full: No space left on device");
 }
 
+// The agent brackets every report, even one with nothing in it; an empty report that "succeeds"
+// on a full device must not re-arm the message.
+TEST(AsyncSink, EmptyReportsBetweenFailuresDoNotRepeatTheMessage) {
+  Messages messages;
+  std::string error;
+  auto backend = FileBackend::open("/dev/full", &error);
+  ASSERT_NE(backend, nullptr) << error;
+  auto sink = make_sink(std::move(backend), 4096, &messages);
+  for (int i = 0; i < 3; ++i) {
+    sink->begin_report();
+    write_report(sink.get(), pattern(10000, i), 1000);
+    EXPECT_FALSE(sink->end_report());
+    sink->begin_report();
+    EXPECT_TRUE(sink->end_report());
+  }
+  sink->close();
+  EXPECT_EQ(messages.get().size(), 1u);
+}
+
 // RLIMIT_FSIZE stands in for a full disk: writes past it fail with EFBIG. It is per process, so
 // the scenario runs in a child; the child reports its messages through a pipe.
 TEST(AsyncSink, FileSizeLimitKeepsTheCompleteReportsAndLaterReportsAppend) {

@@ -1,0 +1,105 @@
+"""Write errors while the JVM runs: a file size limit reached mid-report (set and lifted again on
+the live JVM with prlimit; HotSpot ignores SIGXFSZ, so writes fail with EFBIG), /dev/full, and a
+net= peer that goes away. Each gives one clear message, the JVM keeps running, and what was
+already written stays; after a cut the next report starts where the last complete one ended."""
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+from harness import agentpath, check, cleanup, finish, jdks, run_java, start_java, wait_for
+
+
+def prlimit_fsize(pid, soft_limit):
+    # Only the soft limit moves: raising a hard limit again needs CAP_SYS_RESOURCE.
+    subprocess.run(["prlimit", f"--pid={pid}", f"--fsize={soft_limit}:"], check=True)
+
+
+for label, home in jdks():
+    # File size limit on the running JVM.
+    proc, folder = start_java(home, agentpath("heap=sites,doe=n,file=out.txt"), "ThreadChurn", ["6", "10"])
+    try:
+        out = folder / "out.txt"
+        stderr = folder / "stderr.txt"
+        check(wait_for(lambda: "churning" in (folder / "stdout.txt").read_text(), 30), f"{label}: started")
+        time.sleep(0.5)
+        os.kill(proc.pid, signal.SIGQUIT)
+        check(wait_for(lambda: out.exists() and "churn-thread" in out.read_text(), 10),
+              f"{label}: first report flushed the streamed lines")
+        time.sleep(0.3)
+        os.kill(proc.pid, signal.SIGQUIT)
+        time.sleep(0.5)
+        complete = out.stat().st_size
+        prlimit_fsize(proc.pid, complete + 300)
+        time.sleep(1.0)  # about 50 more threads: far more than 300 bytes of lines
+        os.kill(proc.pid, signal.SIGQUIT)
+        check(wait_for(lambda: "error writing" in stderr.read_text(), 10),
+              f"{label}: the size limit gives an error message:\n{stderr.read_text()}")
+        time.sleep(0.5)
+        errors = [l for l in stderr.read_text().splitlines() if "error writing" in l]
+        check(len(errors) == 1 and "File too large" in errors[0],
+              f"{label}: exactly one message naming the error: {errors}")
+        check(out.stat().st_size == complete,
+              f"{label}: the file is cut back to the last complete report ({out.stat().st_size} vs {complete})")
+        check(proc.poll() is None, f"{label}: the JVM keeps running after the write error")
+        prlimit_fsize(proc.pid, "unlimited")
+        time.sleep(0.5)
+        os.kill(proc.pid, signal.SIGQUIT)
+        check(wait_for(lambda: out.stat().st_size > complete, 10), f"{label}: the next report works again")
+        code = proc.wait(timeout=60)
+        check(code == 0, f"{label}: the program finishes normally (exit {code})")
+        text = out.read_text()
+        body = text.split("\n--------\n\n", 1)[-1]
+        check(all(line.startswith(("THREAD START (", "THREAD END (")) for line in body.splitlines()),
+              f"{label}: every line in the file is complete")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+    # /dev/full cannot be truncated: one message and a running program.
+    run = run_java(home, agentpath("heap=sites,file=/dev/full"), main="ThreadChurn", args=["1", "5"])
+    errors = [l for l in run.stderr.splitlines() if "error writing /dev/full" in l]
+    check(run.code == 0 and "churned" in run.stdout, f"{label}: /dev/full: the program finishes", run)
+    check(len(errors) == 1 and "No space left on device" in errors[0],
+          f"{label}: /dev/full: exactly one message: {errors}", run)
+
+    # net= peer that closes the connection after the header: one message, the program goes on.
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(30)
+    port = server.getsockname()[1]
+
+    def close_after_header():
+        try:
+            connection, _ = server.accept()
+        except OSError:
+            return
+        connection.recv(100)
+        connection.close()
+
+    closer = threading.Thread(target=close_after_header, daemon=True)
+    closer.start()
+    proc, folder = start_java(home, agentpath(f"heap=sites,net=127.0.0.1:{port}"), "ThreadChurn", ["3", "5"])
+    try:
+        stderr = folder / "stderr.txt"
+        check(wait_for(lambda: "churning" in (folder / "stdout.txt").read_text(), 30), f"{label}: net started")
+        closer.join(timeout=30)
+        for _ in range(3):
+            time.sleep(0.4)
+            os.kill(proc.pid, signal.SIGQUIT)
+        code = proc.wait(timeout=60)
+        errors = [l for l in stderr.read_text().splitlines() if "error writing" in l]
+        check(code == 0, f"{label}: net peer gone: the program finishes (exit {code})")
+        check(len(errors) == 1 and f"127.0.0.1:{port}" in errors[0],
+              f"{label}: net peer gone: exactly one message naming the peer: {errors}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        server.close()
+        cleanup(folder)
+
+finish("sink_errors")
