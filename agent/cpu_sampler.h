@@ -25,7 +25,7 @@ namespace fasthprof {
 class CpuSampler final : public Feature {
  public:
   enum class Mode {
-    kEachThread,    // CPU times first, then GetStackTrace per thread that ran
+    kEachThread,    // CPU times first, then a stack request per thread that ran
     kListOfActive,  // CPU times first, then one GetThreadListStackTraces over the threads that ran
     kAllThreads,    // one GetThreadListStackTraces over every thread (the original's way)
   };
@@ -94,7 +94,6 @@ class CpuSampler final : public Feature {
   uint64_t round_ = 0;
   std::vector<Candidate> candidates_;
   std::vector<Candidate> active_;
-  std::vector<jvmtiFrameInfo> frame_buffer_;
   std::vector<StackFrame> frames_;
   std::vector<Counted> counted_;
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "cpu_sampler.h"
 #include "exit_check.h"
 #include "file_backend.h"
 #include "jvmti_support.h"
@@ -167,7 +168,9 @@ bool Profiler::open_output(std::string* error) {
 
 // The features asked for, in the order their sections appear in a report (§2.5): monitors,
 // heap dump, allocation sites, CPU samples, CPU times. Each feature issue adds its line here.
-void Profiler::create_features() {}
+void Profiler::create_features() {
+  if (options_.cpu_sampling) features_.push_back(std::make_unique<CpuSampler>(context_));
+}
 
 bool Profiler::set_up_jvmti(std::string* error) {
   jvmtiCapabilities wanted{};
@@ -246,8 +249,11 @@ void Profiler::run_report(JNIEnv* jni, bool at_exit) {
   std::lock_guard<std::mutex> one_report(report_mutex_);
   std::unique_lock<std::mutex> lock(output_mutex_);
   writer_->flush();
-  sink_->end_report();  // the records streamed since the last report
+  // The records streamed since the last report are a "report" of their own, so that a write
+  // error among them cuts back only to the end of the last complete report.
+  if (!sink_->end_report()) writer_->output_lost();
   sink_->begin_report();
+  writer_->reannounce();
   classes_.record_unloaded_classes(jni);
   if (options_.verbose && !features_.empty()) write_stderr("Dumping");
   ReportContext report{jni, &lock, at_exit};
@@ -256,8 +262,9 @@ void Profiler::run_report(JNIEnv* jni, bool at_exit) {
     feature->write_report(report);
   }
   writer_->flush();
-  sink_->end_report();
+  if (!sink_->end_report()) writer_->output_lost();
   sink_->begin_report();
+  writer_->reannounce();
   if (options_.verbose && !features_.empty()) write_stderr(" done.\n");
 }
 

@@ -268,7 +268,7 @@ namespace {
 // the agent prints no such line.
 constexpr bool kHeapDumpImplemented = false;
 constexpr bool kAllocSitesImplemented = false;
-constexpr bool kCpuSamplesImplemented = false;
+constexpr bool kCpuSamplesImplemented = true;
 constexpr bool kCpuTimesImplemented = false;  // cpu=times and cpu=old
 constexpr bool kMonitorImplemented = false;
 constexpr bool kSamplingImplemented = false;

@@ -50,20 +50,51 @@ ThreadIdentity ProfileWriter::thread_started(const ThreadDescription& thread) {
   if (!binary_) {
     text_->thread_start(ref.object_id, ref.serial, thread.name, thread.group);
   } else {
-    StartThreadRecord record;
-    record.thread_serial = ref.serial;
-    record.thread_object_id = ref.object_id;
-    record.trace_serial = traces_.empty_trace_serial();
-    record.name_id = name_id(thread.name);
-    record.group_name_id = name_id(thread.group);
-    record.parent_group_name_id = name_id(thread.parent_group);
-    records_->write_start_thread(record);
+    thread_names_[ref.serial] = {std::string(thread.name), std::string(thread.group),
+                                 std::string(thread.parent_group)};
+    write_start_thread(ref.serial, ref.object_id, thread);
   }
   return {ref.serial, ref.object_id};
 }
 
+void ProfileWriter::write_start_thread(uint32_t serial, uint64_t object_id,
+                                       const ThreadDescription& thread) {
+  StartThreadRecord record;
+  record.thread_serial = serial;
+  record.thread_object_id = object_id;
+  record.trace_serial = traces_.empty_trace_serial();
+  record.name_id = name_id(thread.name);
+  record.group_name_id = name_id(thread.group);
+  record.parent_group_name_id = name_id(thread.parent_group);
+  records_->write_start_thread(record);
+}
+
+void ProfileWriter::output_lost() {
+  names_.reset();
+  frames_.reset_written();
+  traces_.reset_written();
+  reannounce_pending_ = binary_;
+}
+
+void ProfileWriter::reannounce() {
+  if (!reannounce_pending_ || !records_) return;
+  reannounce_pending_ = false;
+  write_trace(traces_.empty_trace_serial());
+  classes_.for_each_loaded([this](const ClassInfo& info) {
+    records_->write_load_class(info.serial, info.object_id, traces_.empty_trace_serial(),
+                               name_id(info.name));
+  });
+  threads_.for_each_alive([this](const ThreadInfo& info) {
+    auto names = thread_names_.find(info.serial);
+    if (names == thread_names_.end()) return;
+    write_start_thread(info.serial, info.object_id,
+                       {names->second[0], names->second[1], names->second[2]});
+  });
+}
+
 void ProfileWriter::thread_ended(uint32_t serial) {
   if (!threads_.end_thread(serial)) return;
+  thread_names_.erase(serial);
   if (binary_) {
     records_->write_end_thread(serial);
   } else {

@@ -6,11 +6,14 @@
 // Threads: not thread-safe. The agent serializes every call (one lock, or its writer thread).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <ctime>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "class_registry.h"
 #include "frame_registry.h"
@@ -105,8 +108,21 @@ class ProfileWriter {
   // Pushes what is buffered towards the stream.
   void flush();
 
+  // The sink cut the file back after a write error, so records written since the last complete
+  // report may be gone. Forgets which names, frames and traces the file holds, and makes the next
+  // reannounce() write LOAD CLASS and START THREAD again for the live classes and threads, so that
+  // every later record still names records that are in the file. Readers take the repeats as
+  // redefinitions of the same serials.
+  void output_lost();
+
+  // After output_lost(): the empty trace, UTF8 + LOAD CLASS of every loaded class and START THREAD
+  // of every live thread (binary only; text has nothing to repeat). Call right after the sink
+  // began the next report. Does nothing otherwise.
+  void reannounce();
+
  private:
   void write_claimed_trace(const TraceView& trace);
+  void write_start_thread(uint32_t serial, uint64_t object_id, const ThreadDescription& thread);
 
   Options options_;
   bool binary_;
@@ -119,6 +135,9 @@ class ProfileWriter {
   FrameRegistry frames_;
   TraceTable traces_;
   uint64_t next_thread_key_ = 0;
+  // Names of live threads, kept for reannounce(): serial -> name, group, parent group.
+  std::unordered_map<uint32_t, std::array<std::string, 3>> thread_names_;
+  bool reannounce_pending_ = false;
 };
 
 }  // namespace fasthprof

@@ -9,7 +9,8 @@ import subprocess
 import threading
 import time
 
-from harness import agentpath, check, cleanup, finish, jdks, run_java, start_java, wait_for
+from harness import (agentpath, check, cleanup, finish, jdks, run_java, start_java, verify_binary,
+                     wait_for)
 
 
 def prlimit_fsize(pid, soft_limit):
@@ -17,16 +18,18 @@ def prlimit_fsize(pid, soft_limit):
     subprocess.run(["prlimit", f"--pid={pid}", f"--fsize={soft_limit}:"], check=True)
 
 
-for label, home in jdks():
+def file_size_limit(jdk, home, fmt):
+    label = f"{jdk} format={fmt}"
     # File size limit on the running JVM.
-    proc, folder = start_java(home, agentpath("heap=sites,doe=n,file=out.txt"), "ThreadChurn", ["6", "10"])
+    proc, folder = start_java(home, agentpath(f"heap=sites,doe=n,format={fmt},file=out.txt"), "ThreadChurn",
+                              ["6", "10"])
     try:
         out = folder / "out.txt"
         stderr = folder / "stderr.txt"
         check(wait_for(lambda: "churning" in (folder / "stdout.txt").read_text(), 30), f"{label}: started")
         time.sleep(0.5)
         os.kill(proc.pid, signal.SIGQUIT)
-        check(wait_for(lambda: out.exists() and "churn-thread" in out.read_text(), 10),
+        check(wait_for(lambda: out.exists() and b"churn-thread" in out.read_bytes(), 10),
               f"{label}: first report flushed the streamed lines")
         time.sleep(0.3)
         os.kill(proc.pid, signal.SIGQUIT)
@@ -50,15 +53,20 @@ for label, home in jdks():
         check(wait_for(lambda: out.stat().st_size > complete, 10), f"{label}: the next report works again")
         code = proc.wait(timeout=60)
         check(code == 0, f"{label}: the program finishes normally (exit {code})")
-        text = out.read_text()
-        body = text.split("\n--------\n\n", 1)[-1]
-        check(all(line.startswith(("THREAD START (", "THREAD END (")) for line in body.splitlines()),
-              f"{label}: every line in the file is complete")
+        if fmt == "a":
+            body = out.read_text().split("\n--------\n\n", 1)[-1]
+            check(all(line.startswith(("THREAD START (", "THREAD END (")) for line in body.splitlines()),
+                  f"{label}: every line in the file is complete")
+        else:
+            ok, output = verify_binary(out)
+            check(ok, f"{label}: after the cut every record still names records in the file:\n{output}")
     finally:
         if proc.poll() is None:
             proc.kill()
         cleanup(folder)
 
+
+def full_device_and_lost_peer(label, home):
     # /dev/full cannot be truncated: one message and a running program.
     run = run_java(home, agentpath("heap=sites,file=/dev/full"), main="ThreadChurn", args=["1", "5"])
     errors = [l for l in run.stderr.splitlines() if "error writing /dev/full" in l]
@@ -101,5 +109,11 @@ for label, home in jdks():
             proc.kill()
         server.close()
         cleanup(folder)
+
+
+for jdk, home in jdks():
+    for fmt in ("a", "b"):
+        file_size_limit(jdk, home, fmt)
+    full_device_and_lost_peer(jdk, home)
 
 finish("sink_errors")

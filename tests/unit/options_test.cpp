@@ -447,7 +447,7 @@ struct FeatureWarningCase {
 const FeatureWarningCase kFeatureWarnings[] = {
     {"heap=dump", "fasthprof: heap=dump is not implemented yet: no HEAP DUMP will be written", false},
     {"heap=sites", "fasthprof: heap=sites is not implemented yet: no SITES records will be written", false},
-    {"cpu=samples", "fasthprof: cpu=samples is not implemented yet: no CPU SAMPLES records will be written", false},
+    {"cpu=samples", "fasthprof: cpu=samples is not implemented yet: no CPU SAMPLES records will be written", true},
     {"cpu=times", "fasthprof: cpu=times is not implemented yet: no CPU TIME records will be written", false},
     {"cpu=old", "fasthprof: cpu=old is not implemented yet: no CPU TIME records will be written", false},
     {"monitor=y", "fasthprof: monitor=y is not implemented yet: no MONITOR DUMP or MONITOR TIME records will be written", false},

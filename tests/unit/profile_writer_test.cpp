@@ -163,5 +163,33 @@ TEST(ProfileWriter, BinaryTraceWritesFramesAndNamesFirstAndVerifies) {
   EXPECT_EQ(result.record_counts[0x02], 1u);  // LOAD CLASS
 }
 
+// After the sink cuts the file back, later records must still name records that are in the file.
+TEST(ProfileWriter, AfterOutputIsLostLiveClassesAndThreadsAreAnnouncedAgain) {
+  FakeResolver resolver;
+  MemoryStream stream;
+  ProfileWriter writer(options_for(OutputFormat::kBinary), stream, &resolver);
+  writer.write_header(0, 0);
+  writer.thread_started({"main", "main", "system"});
+  writer.flush();
+  size_t complete = stream.bytes.size();
+  ThreadIdentity late = writer.thread_started({"late", "workers", "main"});
+  writer.class_loaded("Lcom/example/Shop$Cart;", 0);
+  StackFrame frames[] = {{1, 7}};
+  writer.write_trace(writer.intern_trace(late.serial, frames));
+  writer.flush();
+  stream.bytes.resize(complete);  // what a cut back to the last complete report leaves
+
+  writer.output_lost();
+  writer.reannounce();
+  writer.write_trace(writer.intern_trace(late.serial, frames));
+  writer.thread_ended(late.serial);
+  writer.flush();
+  VerifyResult result = verify_hprof(stream.bytes.data(), stream.bytes.size(), VerifyOptions{});
+  ASSERT_TRUE(result.ok) << result.error << " at " << result.error_offset;
+  EXPECT_EQ(result.record_counts[0x02], 1u);  // LOAD CLASS again
+  EXPECT_EQ(result.record_counts[0x0A], 3u);  // main, then main and late again
+  EXPECT_EQ(result.record_counts[0x04], 1u);  // the FRAME again
+}
+
 }  // namespace
 }  // namespace fasthprof

@@ -1,0 +1,43 @@
+// Before a heap walk: every loaded class described for its CLASS DUMP (names, superclass, loader,
+// fields, static values read through JNI) and the objects that only a java.lang.Class object's own
+// instance fields hold (HotSpot's FollowReferences does not follow them), gathered into one array
+// that the walk then starts from like any JNI global.
+//
+// Threads: the dump's thread, with the output lock held and the application's threads suspended;
+// never from a heap-walk callback.
+#pragma once
+
+#include <jvmti.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "heap_dump_layout.h"
+#include "profile_writer.h"
+
+namespace fasthprof {
+
+class ClassTracker;
+
+struct ClassCollection {
+  uint64_t object_class_id = 0;  // java.lang.Object
+  uint64_t class_class_id = 0;   // java.lang.Class
+  jobject class_field_holder = nullptr;  // global reference to an Object[] (may be null)
+  uint64_t class_field_holder_id = 0;
+  uint64_t class_field_objects = 0;
+};
+
+// Returns a new object ID for an untagged object (ids.h heap-dump space).
+using IdSource = std::function<uint64_t()>;
+
+// Describes every loaded class into *table (then resolve()s it). Field names get UTF8 IDs when
+// the output is binary. Objects named by static fields (and class loaders) are tagged with new
+// IDs when untagged. primfields=false leaves primitive statics 0.
+bool collect_classes(jvmtiEnv* jvmti, JNIEnv* jni, ProfileWriter& writer, ClassTracker& tracker,
+                     bool primfields, const IdSource& new_id, ClassLayoutTable* table,
+                     ClassCollection* collection);
+
+// Releases the holder's global reference.
+void release_class_collection(JNIEnv* jni, ClassCollection* collection);
+
+}  // namespace fasthprof

@@ -1,0 +1,119 @@
+#include "allocation_pipeline.h"
+
+#include <sched.h>
+#include <time.h>
+
+#include "concurrentqueue/concurrentqueue.h"
+
+namespace fasthprof {
+namespace {
+
+// Large blocks make a bulk dequeue long runs of one producer's events; a large initial block index
+// lets a producer hold many blocks before its index would have to be reallocated.
+struct PipelineTraits : moodycamel::ConcurrentQueueDefaultTraits {
+  static const size_t BLOCK_SIZE = 256;
+  static const size_t EXPLICIT_INITIAL_INDEX_SIZE = 64;
+};
+
+using EventQueue = moodycamel::ConcurrentQueue<AllocationEvent, PipelineTraits>;
+
+uint64_t monotonic_millis() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000u + static_cast<uint64_t>(now.tv_nsec) / 1000000u;
+}
+
+void pause_briefly(int round) {
+  if (round < 16) {
+    sched_yield();
+    return;
+  }
+  timespec delay{0, 50 * 1000};
+  nanosleep(&delay, nullptr);
+}
+
+}  // namespace
+
+struct AllocationPipeline::Queue {
+  explicit Queue(size_t capacity) : events(capacity), consumer(events) {}
+  EventQueue events;
+  moodycamel::ConsumerToken consumer;  // used by one drain() at a time
+};
+
+class AllocationPipeline::Producer {
+ public:
+  explicit Producer(EventQueue& queue) : token(queue) {}
+  moodycamel::ProducerToken token;
+};
+
+AllocationPipeline::AllocationPipeline(const AllocationPipelineOptions& options)
+    : options_(options),
+      queue_(std::make_unique<Queue>(options.capacity)),
+      batch_(std::make_unique<AllocationEvent[]>(options.drain_batch == 0 ? 1 : options.drain_batch)) {
+  if (options_.drain_batch == 0) options_.drain_batch = 1;
+}
+
+AllocationPipeline::~AllocationPipeline() = default;
+
+void AllocationPipeline::ProducerDeleter::operator()(Producer* producer) const { delete producer; }
+
+AllocationPipeline::ProducerPtr AllocationPipeline::make_producer() {
+  return ProducerPtr(new Producer(queue_->events));
+}
+
+void AllocationPipeline::push(Producer& producer, const AllocationEvent& event) {
+  if (queue_->events.try_enqueue(producer.token, event)) return;
+  wait_for_room(producer, event);
+}
+
+void AllocationPipeline::wait_for_room(Producer& producer, const AllocationEvent& event) {
+  EventQueue& events = queue_->events;
+  if (events.size_approx() < options_.capacity && events.enqueue(producer.token, event)) return;
+  waits_.fetch_add(1, std::memory_order_relaxed);
+  uint64_t seen_drains = drains_completed_.load(std::memory_order_acquire);
+  uint64_t since = monotonic_millis();
+  for (int round = 0;; ++round) {
+    pause_briefly(round);
+    if (events.try_enqueue(producer.token, event)) return;
+    if (events.size_approx() < options_.capacity && events.enqueue(producer.token, event)) return;
+    uint64_t drains = drains_completed_.load(std::memory_order_acquire);
+    uint64_t now = monotonic_millis();
+    if (drains != seen_drains) {
+      seen_drains = drains;
+      since = now;
+    } else if (now - since >= options_.stall_limit_ms) {
+      forced_growth_.fetch_add(1, std::memory_order_relaxed);
+      while (!events.enqueue(producer.token, event)) pause_briefly(round);
+      return;
+    }
+  }
+}
+
+size_t AllocationPipeline::dequeue_batch() {
+  return queue_->events.try_dequeue_bulk(queue_->consumer, batch_.get(), options_.drain_batch);
+}
+
+void AllocationPipeline::note_depth() {
+  uint64_t depth = queue_->events.size_approx();
+  uint64_t deepest = deepest_.load(std::memory_order_relaxed);
+  while (depth > deepest && !deepest_.compare_exchange_weak(deepest, depth, std::memory_order_relaxed)) {
+  }
+}
+
+void AllocationPipeline::finish_drain(size_t drained) {
+  drained_.fetch_add(drained, std::memory_order_relaxed);
+  drains_completed_.fetch_add(1, std::memory_order_release);
+}
+
+size_t AllocationPipeline::size_approx() const { return queue_->events.size_approx(); }
+
+PipelineStats AllocationPipeline::stats() const {
+  PipelineStats stats;
+  stats.deepest_queue = deepest_.load(std::memory_order_relaxed);
+  stats.producer_waits = waits_.load(std::memory_order_relaxed);
+  stats.forced_growth = forced_growth_.load(std::memory_order_relaxed);
+  stats.drained = drained_.load(std::memory_order_relaxed);
+  return stats;
+}
+
+}  // namespace fasthprof

@@ -1,0 +1,89 @@
+#include "site_table.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fasthprof {
+
+double sample_weight(uint64_t size, uint64_t interval) {
+  if (interval == 0) return 1.0;
+  if (size == 0) size = 1;
+  double probability = -std::expm1(-static_cast<double>(size) / static_cast<double>(interval));
+  return probability > 0 ? 1.0 / probability : 1.0;
+}
+
+void SiteTable::bind_slot(uint32_t slot, const SiteIdentity& site) {
+  uint64_t key = (uint64_t{site.class_serial} << 32) | site.trace_serial;
+  auto [found, inserted] = row_by_key_.try_emplace(key, static_cast<uint32_t>(rows_.size()));
+  if (inserted) rows_.push_back(Row{site, {}, 0, 0});
+  if (slot >= row_of_slot_.size()) row_of_slot_.resize(std::max<size_t>(slot + 1, row_of_slot_.size() * 2), 0);
+  row_of_slot_[slot] = found->second + 1;
+}
+
+void SiteTable::count_allocation(Row& row, uint64_t size) {
+  if (sample_interval_ == 0) {
+    row.counts.alloc_objects += 1;
+    row.counts.alloc_bytes += size;
+    return;
+  }
+  double weight = sample_weight(size, sample_interval_);
+  row.weighted_objects += weight;
+  row.weighted_bytes += weight * static_cast<double>(size);
+}
+
+void SiteTable::clear_live() {
+  for (Row& row : rows_) {
+    row.counts.live_bytes = 0;
+    row.counts.live_objects = 0;
+  }
+}
+
+bool SiteTable::add_live(uint32_t slot, uint64_t objects, uint64_t bytes) {
+  if (!knows_slot(slot)) return false;
+  Row& row = rows_[row_of_slot_[slot] - 1];
+  row.counts.live_objects += objects;
+  row.counts.live_bytes += bytes;
+  return true;
+}
+
+SiteCounts SiteTable::counts_of(const Row& row) const {
+  SiteCounts counts = row.counts;
+  if (sample_interval_ != 0) {
+    counts.alloc_objects = static_cast<uint64_t>(std::llround(row.weighted_objects));
+    counts.alloc_bytes = static_cast<uint64_t>(std::llround(row.weighted_bytes));
+  }
+  return counts;
+}
+
+std::vector<SiteRow> SiteTable::report_rows(double cutoff, SiteTotals* totals) const {
+  std::vector<SiteRow> rows;
+  rows.reserve(rows_.size());
+  SiteTotals sum;
+  for (const Row& row : rows_) {
+    SiteRow out{row.site, counts_of(row)};
+    sum.live_bytes += out.counts.live_bytes;
+    sum.live_objects += out.counts.live_objects;
+    sum.alloc_bytes += out.counts.alloc_bytes;
+    sum.alloc_objects += out.counts.alloc_objects;
+    rows.push_back(out);
+  }
+  sum.sites = rows.size();
+  std::sort(rows.begin(), rows.end(), [](const SiteRow& a, const SiteRow& b) {
+    if (a.counts.live_bytes != b.counts.live_bytes) return a.counts.live_bytes > b.counts.live_bytes;
+    if (a.counts.alloc_bytes != b.counts.alloc_bytes) return a.counts.alloc_bytes > b.counts.alloc_bytes;
+    if (a.site.trace_serial != b.site.trace_serial) return a.site.trace_serial < b.site.trace_serial;
+    return a.site.class_serial < b.site.class_serial;
+  });
+  size_t keep = 0;
+  for (; keep < rows.size(); ++keep) {
+    double share = sum.live_bytes == 0 ? 0.0
+                                       : static_cast<double>(rows[keep].counts.live_bytes) /
+                                             static_cast<double>(sum.live_bytes);
+    if (share < cutoff) break;
+  }
+  rows.resize(keep);
+  if (totals != nullptr) *totals = sum;
+  return rows;
+}
+
+}  // namespace fasthprof

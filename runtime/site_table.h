@@ -1,0 +1,119 @@
+// The writer thread's allocation sites: (class serial, trace serial) -> 64-bit live and allocated
+// bytes and objects, fed by the events the pipeline drains, plus the sorted, cut-off rows of a SITES
+// report (original-hprof.md §2.9: by live bytes, descending; stop at the first site below cutoff).
+//
+//   row_of_slot_ [slot] -> row index + 1 (0: slot not bound yet)   slots come from SiteSlotTable
+//   rows_        [row]  -> { class, trace, array kind, counters }   several slots may share a row
+//   row_by_key_  (class serial, trace serial) -> row index
+//
+// Several slots share one row when the callback keyed one class two ways (before and after the
+// agent's class registry tagged it) or when traces differ only in frames cut by depth.
+//
+// sample=<bytes>: each sampled object stands for an estimated 1 / (1 - exp(-size / interval))
+// objects (the inverse of its probability of being sampled when the JVM samples at exponentially
+// distributed byte intervals with that mean); bytes = that weight x size. Counters are then
+// estimates, accumulated in floating point and rounded when read.
+//
+// Threads: not thread-safe; one thread at a time (the caller's drain lock).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "allocation_event.h"
+
+namespace fasthprof {
+
+// The estimated number of objects one sampled object of this size stands for; 1 when interval is
+// 0 (exact tracking).
+double sample_weight(uint64_t size, uint64_t interval);
+
+struct SiteIdentity {
+  uint32_t class_serial = 0;
+  uint32_t trace_serial = 0;
+  uint8_t array_kind = 0;  // ALLOC SITES: 0 not an array, 2 object array, 4..11 primitive type
+};
+
+struct SiteCounts {
+  uint64_t live_bytes = 0;
+  uint64_t live_objects = 0;
+  uint64_t alloc_bytes = 0;
+  uint64_t alloc_objects = 0;
+};
+
+struct SiteRow {
+  SiteIdentity site;
+  SiteCounts counts;
+};
+
+struct SiteTotals {
+  uint64_t live_bytes = 0;
+  uint64_t live_objects = 0;
+  uint64_t alloc_bytes = 0;
+  uint64_t alloc_objects = 0;
+  size_t sites = 0;
+};
+
+class SiteTable {
+ public:
+  // sample_interval: 0 for exact tracking, else the sample= interval in bytes.
+  explicit SiteTable(uint64_t sample_interval = 0) : sample_interval_(sample_interval) {}
+
+  bool knows_slot(uint32_t slot) const { return slot < row_of_slot_.size() && row_of_slot_[slot] != 0; }
+
+  // Binds a slot to its site (creating the row on first sight of the site). Allocates.
+  void bind_slot(uint32_t slot, const SiteIdentity& site);
+
+  // Counts the events. For a slot not bound yet, resolve(slot, SiteIdentity*) is called once; when
+  // it returns false the event is counted as unattributed. Allocates only for new sites.
+  template <typename Resolve>
+  void apply(std::span<const AllocationEvent> events, Resolve&& resolve) {
+    for (const AllocationEvent& event : events) {
+      if (!knows_slot(event.slot)) {
+        SiteIdentity site;
+        if (!resolve(event.slot, &site)) {
+          ++unattributed_;
+          continue;
+        }
+        bind_slot(event.slot, site);
+      }
+      count_allocation(rows_[row_of_slot_[event.slot] - 1], event.size);
+    }
+  }
+
+  // Live counts for one report: clear, add the walk's per-slot tallies (bound slots only; others
+  // are ignored and returned false), read rows.
+  void clear_live();
+  bool add_live(uint32_t slot, uint64_t objects, uint64_t bytes);
+
+  // The rows of a report: sorted by live bytes (descending; ties by allocated bytes, then trace and
+  // class serial so that output is stable), cut at the first row whose share of the total live
+  // bytes is below cutoff (with no live bytes at all, every share is 0). *totals gets the totals
+  // over every site, printed or not. Allocates the returned vector.
+  std::vector<SiteRow> report_rows(double cutoff, SiteTotals* totals) const;
+
+  size_t site_count() const { return rows_.size(); }
+  uint64_t unattributed() const { return unattributed_; }
+  uint64_t sample_interval() const { return sample_interval_; }
+
+ private:
+  struct Row {
+    SiteIdentity site;
+    SiteCounts counts;  // exact mode; live counts in both modes
+    double weighted_objects = 0;  // sample mode
+    double weighted_bytes = 0;
+  };
+  void count_allocation(Row& row, uint64_t size);
+  SiteCounts counts_of(const Row& row) const;
+
+  uint64_t sample_interval_;
+  std::vector<uint32_t> row_of_slot_;
+  std::vector<Row> rows_;
+  std::unordered_map<uint64_t, uint32_t> row_by_key_;
+  uint64_t unattributed_ = 0;
+};
+
+}  // namespace fasthprof
