@@ -37,20 +37,9 @@ std::unique_ptr<FileBackend> FileBackend::open(const std::string& path, std::str
 
 WriteResult FileBackend::write_all(const void* data, size_t size) {
   if (fd_ < 0) return {EBADF};
-  const char* bytes = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd_, bytes, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return {errno};
-    }
-    // write() returning 0 for a non-empty request makes no progress; retrying could spin forever.
-    if (n == 0) return {EIO};
-    bytes += n;
-    size -= static_cast<size_t>(n);
-    offset_ += static_cast<uint64_t>(n);
-  }
-  return {};
+  return write_fully(data, size, &offset_, [this](const char* bytes, size_t count) {
+    return ::write(fd_, bytes, count);
+  });
 }
 
 WriteResult FileBackend::truncate_to(uint64_t offset) {

@@ -3,6 +3,9 @@
 // can do.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -49,5 +52,25 @@ class SinkBackend {
   // report a deferred write error only here).
   virtual WriteResult close() = 0;
 };
+
+// Feeds size bytes to write_once(bytes, count) -> ssize_t (write(2) or send(2) on one
+// descriptor) until all are taken, retrying EINTR and short writes, and counts them in *offset.
+// A call that takes nothing for a non-empty request would make no progress: it is EIO.
+template <typename WriteOnce>
+WriteResult write_fully(const void* data, size_t size, uint64_t* offset, WriteOnce write_once) {
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = write_once(bytes, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return {errno};
+    }
+    if (n == 0) return {EIO};
+    bytes += n;
+    size -= static_cast<size_t>(n);
+    *offset += static_cast<uint64_t>(n);
+  }
+  return {};
+}
 
 }  // namespace fasthprof

@@ -88,19 +88,9 @@ std::unique_ptr<SocketBackend> SocketBackend::connect(const std::string& host, i
 
 WriteResult SocketBackend::write_all(const void* data, size_t size) {
   if (fd_ < 0) return {EBADF};
-  const char* bytes = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = send(fd_, bytes, size, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return {errno};
-    }
-    if (n == 0) return {EIO};
-    bytes += n;
-    size -= static_cast<size_t>(n);
-    offset_ += static_cast<uint64_t>(n);
-  }
-  return {};
+  return write_fully(data, size, &offset_, [this](const char* bytes, size_t count) {
+    return send(fd_, bytes, count, MSG_NOSIGNAL);
+  });
 }
 
 WriteResult SocketBackend::truncate_to(uint64_t) { return {ESPIPE}; }
