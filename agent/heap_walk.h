@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -36,6 +37,7 @@ struct HeapWalkSetup {
   bool primitive_fields = true;  // primfields=y
   bool primitive_arrays = true;  // primarrays=y
   bool progress = true;          // print progress on stderr for long dumps
+  std::function<uint64_t()> bytes_written;  // output so far, for the progress line (may be empty)
 };
 
 struct HeapWalkResult {

@@ -9,9 +9,11 @@
 #include <cstring>
 #include <thread>
 
+#include "allocation_tracker.h"
 #include "cpu_sampler.h"
 #include "exit_check.h"
 #include "file_backend.h"
+#include "heap_dumper.h"
 #include "jvmti_support.h"
 #include "memory.h"
 #include "output_file.h"
@@ -169,6 +171,8 @@ bool Profiler::open_output(std::string* error) {
 // The features asked for, in the order their sections appear in a report (§2.5): monitors,
 // heap dump, allocation sites, CPU samples, CPU times. Each feature issue adds its line here.
 void Profiler::create_features() {
+  if (options_.heap_dump) features_.push_back(std::make_unique<HeapDumper>(context_));
+  if (options_.alloc_sites) features_.push_back(std::make_unique<AllocationTracker>(context_));
   if (options_.cpu_sampling) features_.push_back(std::make_unique<CpuSampler>(context_));
 }
 

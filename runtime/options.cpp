@@ -266,7 +266,7 @@ namespace {
 
 // What fasthprof does not serve yet. Each feature's issue flips its flag; once every flag is true
 // the agent prints no such line.
-constexpr bool kHeapDumpImplemented = false;
+constexpr bool kHeapDumpImplemented = true;
 constexpr bool kAllocSitesImplemented = false;
 constexpr bool kCpuSamplesImplemented = true;
 constexpr bool kCpuTimesImplemented = false;  // cpu=times and cpu=old
@@ -274,7 +274,7 @@ constexpr bool kMonitorImplemented = false;
 constexpr bool kSamplingImplemented = false;
 constexpr bool kGzipImplemented = false;
 constexpr bool kVerifyImplemented = true;  // logflags=0x4
-constexpr bool kPrimitiveFilterImplemented = false;  // primfields=n, primarrays=n
+constexpr bool kPrimitiveFilterImplemented = true;  // primfields=n, primarrays=n
 
 constexpr long kLogCheckBinary = 0x4;
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hprof_format.h"
+
 namespace fasthprof {
 
 double sample_weight(uint64_t size, uint64_t interval) {
@@ -10,6 +12,23 @@ double sample_weight(uint64_t size, uint64_t interval) {
   if (size == 0) size = 1;
   double probability = -std::expm1(-static_cast<double>(size) / static_cast<double>(interval));
   return probability > 0 ? 1.0 / probability : 1.0;
+}
+
+uint8_t array_kind_of(std::string_view signature) {
+  if (signature.size() < 2 || signature[0] != '[') return 0;
+  BasicType type = BasicType::kObject;
+  switch (signature[1]) {
+    case 'Z': type = BasicType::kBoolean; break;
+    case 'C': type = BasicType::kChar; break;
+    case 'F': type = BasicType::kFloat; break;
+    case 'D': type = BasicType::kDouble; break;
+    case 'B': type = BasicType::kByte; break;
+    case 'S': type = BasicType::kShort; break;
+    case 'I': type = BasicType::kInt; break;
+    case 'J': type = BasicType::kLong; break;
+    default: break;
+  }
+  return static_cast<uint8_t>(type);
 }
 
 void SiteTable::bind_slot(uint32_t slot, const SiteIdentity& site) {

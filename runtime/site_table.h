@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -30,6 +31,10 @@ namespace fasthprof {
 // The estimated number of objects one sampled object of this size stands for; 1 when interval is
 // 0 (exact tracking).
 double sample_weight(uint64_t size, uint64_t interval);
+
+// The ALLOC SITES array kind of a class (JVM signature): 0 for a non-array, 2 for an array of
+// references (arrays of arrays included), the element's basic type (4..11) for a primitive array.
+uint8_t array_kind_of(std::string_view signature);
 
 struct SiteIdentity {
   uint32_t class_serial = 0;

@@ -445,7 +445,7 @@ struct FeatureWarningCase {
 };
 
 const FeatureWarningCase kFeatureWarnings[] = {
-    {"heap=dump", "fasthprof: heap=dump is not implemented yet: no HEAP DUMP will be written", false},
+    {"heap=dump", "fasthprof: heap=dump is not implemented yet: no HEAP DUMP will be written", true},
     {"heap=sites", "fasthprof: heap=sites is not implemented yet: no SITES records will be written", false},
     {"cpu=samples", "fasthprof: cpu=samples is not implemented yet: no CPU SAMPLES records will be written", true},
     {"cpu=times", "fasthprof: cpu=times is not implemented yet: no CPU TIME records will be written", false},
@@ -454,8 +454,8 @@ const FeatureWarningCase kFeatureWarnings[] = {
     {"heap=sites,sample=64k", "fasthprof: sample=<bytes> is not implemented yet: allocation sampling is not available", false},
     {"format=b,cpu=samples,gz=y", "fasthprof: gz=y is not implemented yet: output is not compressed", false},
     {"format=b,cpu=samples,logflags=4", "fasthprof: logflags=0x4 is not implemented yet: binary file is not verified at exit", true},
-    {"heap=dump,primfields=n", "fasthprof: primfields=n is not implemented yet: primitive field values are still written", false},
-    {"heap=dump,primarrays=n", "fasthprof: primarrays=n is not implemented yet: primitive array contents are still written", false},
+    {"heap=dump,primfields=n", "fasthprof: primfields=n is not implemented yet: primitive field values are still written", true},
+    {"heap=dump,primarrays=n", "fasthprof: primarrays=n is not implemented yet: primitive array contents are still written", true},
 };
 
 TEST(MissingFeatures, OneLinePerRequestedFeatureStillPending) {
