@@ -60,6 +60,11 @@ class Feature {
   // Writes the feature's section(s) of one report, TRACEs first.
   virtual void write_report(ReportContext& /*report*/) {}
 
+  // A report is about to run (a heap dump stops the world for long): background work such as
+  // sampling holds still until resume_background(). Called without the output lock.
+  virtual void pause_background() {}
+  virtual void resume_background() {}
+
   // VM death, after the final report: disable events, stop threads. Output lock not held.
   virtual void stop(JNIEnv* /*jni*/) {}
 };

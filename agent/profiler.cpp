@@ -251,6 +251,12 @@ void Profiler::go_live(JNIEnv* jni) {
 
 void Profiler::run_report(JNIEnv* jni, bool at_exit) {
   std::lock_guard<std::mutex> one_report(report_mutex_);
+  for (auto& feature : features_) feature->pause_background();
+  run_report_sections(jni, at_exit);
+  for (auto& feature : features_) feature->resume_background();
+}
+
+void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
   std::unique_lock<std::mutex> lock(output_mutex_);
   writer_->flush();
   // The records streamed since the last report are a "report" of their own, so that a write
@@ -300,12 +306,14 @@ void Profiler::shut_down(JNIEnv* jni) {
   jvmti_->RawMonitorExit(reporter_lock_);
 
   if (options_.doe) run_report(jni, /*at_exit=*/true);
-  for (auto& feature : features_) feature->stop(jni);
 
+  // The file ends with the last section, as the original's did: the agent's own threads that
+  // stop below write no THREAD END after it.
   live_.store(false);
   jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_THREAD_START, nullptr);
   jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_THREAD_END, nullptr);
   jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr);
+  for (auto& feature : features_) feature->stop(jni);
   while (active_callbacks_.load() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   std::lock_guard<std::mutex> lock(output_mutex_);

@@ -38,6 +38,7 @@ class Profiler {
   bool set_up_jvmti(std::string* error);
   void go_live(JNIEnv* jni);
   void run_report(JNIEnv* jni, bool at_exit);
+  void run_report_sections(JNIEnv* jni, bool at_exit);
   void shut_down(JNIEnv* jni);
 
   // Reports requested by DataDumpRequest run here, on an agent thread, so that the Signal

@@ -1,18 +1,28 @@
 #include "thread_tracker.h"
 
+#include "ids.h"
 #include "jvmti_support.h"
 
 namespace fasthprof {
+namespace {
+
+// A thread is recorded once its object carries a thread ID; any other tag (allocation tracking
+// tags every new Thread with heap=all, a heap dump tags what it meets) does not count.
+bool recorded(jlong tag) {
+  return registry_object_index(RegistryObjectKind::kThread, static_cast<uint64_t>(tag)) != 0;
+}
+
+}  // namespace
 
 void ThreadTracker::thread_seen(JNIEnv* jni, jthread thread) {
   jlong tag = 0;
-  if (jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || tag != 0) return;
+  if (jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || recorded(tag)) return;
   jvmti::ThreadNames names;
   if (!jvmti::describe_thread(jvmti_, jni, thread, &names)) return;
 
   std::lock_guard<std::mutex> lock(output_mutex_);
   // Another path (event or enumeration) may have recorded it while we asked for its names.
-  if (jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || tag != 0) return;
+  if (jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || recorded(tag)) return;
   ThreadIdentity identity = output_.thread_started({names.name, names.group, names.parent_group});
   jlong new_tag = static_cast<jlong>(identity.object_id);
   if (jvmti_->SetTag(thread, new_tag) == JVMTI_ERROR_NONE) {

@@ -14,9 +14,6 @@
 //   - sequence: unique per tracked object, handed out per thread in blocks from one global counter,
 //     so that heap=all dumps can use the tag as the object's ID. It wraps after 2^40 (about 10^12)
 //     tracked allocations; after that an ID may repeat in a heap dump (sites stay exact).
-//   - slot 0 with a non-zero sequence marks a java.lang.Class object that allocation tracking tagged
-//     before the agent's class registry did (array classes made after start-up); it is not an
-//     allocation and maps to no site.
 //
 // Memory per tracked object: none in the agent; the JVM's tag map keeps one entry per tagged object
 // (about 32 bytes on HotSpot 17/25).
@@ -50,13 +47,10 @@ constexpr uint64_t make_allocation_tag(uint32_t slot, uint64_t sequence) {
   return kAllocationTagBase | (uint64_t{slot & kMaxTagSlot} << kTagSequenceBits) | (sequence & kTagSequenceMask);
 }
 
-// The tag allocation tracking puts on a class object it meets untagged (see above).
-constexpr uint64_t make_class_marker_tag(uint64_t sequence) { return make_allocation_tag(0, sequence); }
-
-// True for every tag in the allocation tag space (objects and class markers).
+// True for every tag in the allocation tag space.
 constexpr bool is_allocation_space_tag(uint64_t tag) { return (tag >> 60) == 0x1; }
 
-// The site slot of a tracked object's tag, or 0 when tag is not one (other spaces, class markers).
+// The site slot of a tracked object's tag, or 0 when tag is not one (other spaces).
 constexpr uint32_t allocation_tag_slot(uint64_t tag) {
   if (!is_allocation_space_tag(tag)) return 0;
   return static_cast<uint32_t>((tag >> kTagSequenceBits) & kMaxTagSlot);
@@ -65,7 +59,6 @@ constexpr uint32_t allocation_tag_slot(uint64_t tag) {
 static_assert(make_allocation_tag(1, 1) == 0x1000010000000001);
 static_assert(allocation_tag_slot(make_allocation_tag(kMaxTagSlot, kTagSequenceMask)) == kMaxTagSlot);
 static_assert(allocation_tag_slot(0x2000000000000005) == 0);
-static_assert(allocation_tag_slot(make_class_marker_tag(7)) == 0);
 static_assert(static_cast<IdSpace>(make_allocation_tag(kMaxTagSlot, 1) >> kIdSpaceShift) <= IdSpace::kLastAllocationTag);
 
 // Hands out object sequence numbers to one thread in blocks, touching the shared counter once per

@@ -93,7 +93,7 @@ bool StagingFile::copy_to(OutputStream& out, std::string* error) {
     out.write(buffer_.data(), static_cast<size_t>(n));
     offset += static_cast<uint64_t>(n);
   }
-  if (ftruncate(fd_, 0) != 0 && ok) {
+  if ((ftruncate(fd_, 0) != 0 || lseek(fd_, 0, SEEK_SET) != 0) && ok) {
     *error = errno_text("cannot empty the heap dump's staging file");
     ok = false;
   }

@@ -265,7 +265,9 @@ constexpr OptionRow kRows[] = {
      "samples about one allocation per interval of <bytes>\n"
      "bytes allocated (k|m|g suffixes: sample=512k), and each\n"
      "sampled object counts as weight allocations of its\n"
-     "site: weight = max(1, interval / object size).",
+     "site: weight = 1 / (1 - exp(-object size / interval)),\n"
+     "the inverse of its chance to be sampled (about\n"
+     "interval / size for small objects, 1 for large ones).",
      false},
     {"gz", "y|n", "gzip the binary output", "n", B::kFasthprof, S::kSwitch,
      "gz option value must be y|n", "gz option value must be y|n", apply_switch<&Options::gzip>,

@@ -267,11 +267,11 @@ namespace {
 // What fasthprof does not serve yet. Each feature's issue flips its flag; once every flag is true
 // the agent prints no such line.
 constexpr bool kHeapDumpImplemented = true;
-constexpr bool kAllocSitesImplemented = false;
+constexpr bool kAllocSitesImplemented = true;
 constexpr bool kCpuSamplesImplemented = true;
 constexpr bool kCpuTimesImplemented = false;  // cpu=times and cpu=old
 constexpr bool kMonitorImplemented = false;
-constexpr bool kSamplingImplemented = false;
+constexpr bool kSamplingImplemented = true;
 constexpr bool kGzipImplemented = false;
 constexpr bool kVerifyImplemented = true;  // logflags=0x4
 constexpr bool kPrimitiveFilterImplemented = true;  // primfields=n, primarrays=n

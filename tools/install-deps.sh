@@ -4,7 +4,7 @@
 set -eu
 PACKAGES="g++ meson ninja-build pkg-config python3 binutils procps
   libconcurrentqueue-dev libxxhash-dev libjemalloc-dev libjemalloc2
-  libgtest-dev libbenchmark-dev openjdk-17-jdk-headless libh2-java"
+  libgtest-dev libbenchmark-dev openjdk-17-jdk-headless libh2-java visualvm"
 
 missing=""
 for package in $PACKAGES; do

@@ -3,6 +3,7 @@ the live JVM with prlimit; HotSpot ignores SIGXFSZ, so writes fail with EFBIG), 
 net= peer that goes away. Each gives one clear message, the JVM keeps running, and what was
 already written stays; after a cut the next report starts where the last complete one ended."""
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -55,7 +56,11 @@ def file_size_limit(jdk, home, fmt):
         check(code == 0, f"{label}: the program finishes normally (exit {code})")
         if fmt == "a":
             body = out.read_text().split("\n--------\n\n", 1)[-1]
-            check(all(line.startswith(("THREAD START (", "THREAD END (")) for line in body.splitlines()),
+            # Thread lines, and the TRACE / SITES lines of heap=sites reports.
+            whole_line = re.compile(r"^(THREAD START \(.*\)|THREAD END \(.*\)|TRACE \d+:.*|\t.+|SITES BEGIN .*|SITES END|"
+                                  r" +percent +live +alloc'ed +stack class| rank +self +accum .*|"
+                                  r" *\d+ +[\d.]+% +[\d.]+% +\d+ +\d+ +\d+ +\d+ +\d+ \S+)$")
+            check(all(whole_line.match(line) for line in body.splitlines()),
                   f"{label}: every line in the file is complete")
         else:
             ok, output = verify_binary(out)

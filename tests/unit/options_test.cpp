@@ -422,7 +422,7 @@ TEST(Usage, KeepsTheOriginalLayout) {
            "\nverbose=y|n            print messages about dumps     y\n\n"
            "Obsolete Options\n----------------\ngc_okay=y|n\n\n",
            "\nsample=<bytes>         allocation sampling interval   0\n",
-           "weight = max(1, interval / object size)",
+           "weight = 1 / (1 - exp(-object size / interval))",
            "\ngz=y|n                 gzip the binary output         n\n",
            "\n  - The option format=b cannot be used with monitor=y.\n",
            "\n  - The option format=b cannot be used with cpu=old|times.\n",
@@ -446,12 +446,12 @@ struct FeatureWarningCase {
 
 const FeatureWarningCase kFeatureWarnings[] = {
     {"heap=dump", "fasthprof: heap=dump is not implemented yet: no HEAP DUMP will be written", true},
-    {"heap=sites", "fasthprof: heap=sites is not implemented yet: no SITES records will be written", false},
+    {"heap=sites", "fasthprof: heap=sites is not implemented yet: no SITES records will be written", true},
     {"cpu=samples", "fasthprof: cpu=samples is not implemented yet: no CPU SAMPLES records will be written", true},
     {"cpu=times", "fasthprof: cpu=times is not implemented yet: no CPU TIME records will be written", false},
     {"cpu=old", "fasthprof: cpu=old is not implemented yet: no CPU TIME records will be written", false},
     {"monitor=y", "fasthprof: monitor=y is not implemented yet: no MONITOR DUMP or MONITOR TIME records will be written", false},
-    {"heap=sites,sample=64k", "fasthprof: sample=<bytes> is not implemented yet: allocation sampling is not available", false},
+    {"heap=sites,sample=64k", "fasthprof: sample=<bytes> is not implemented yet: allocation sampling is not available", true},
     {"format=b,cpu=samples,gz=y", "fasthprof: gz=y is not implemented yet: output is not compressed", false},
     {"format=b,cpu=samples,logflags=4", "fasthprof: logflags=0x4 is not implemented yet: binary file is not verified at exit", true},
     {"heap=dump,primfields=n", "fasthprof: primfields=n is not implemented yet: primitive field values are still written", true},

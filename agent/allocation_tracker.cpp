@@ -1,0 +1,384 @@
+#include "allocation_tracker.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "class_tracker.h"
+#include "ids.h"
+#include "jvmti_support.h"
+#include "xxhash.h"
+
+namespace fasthprof {
+namespace {
+
+std::atomic<AllocationTracker*> active_tracker{nullptr};
+
+static_assert(sizeof(jvmtiFrameInfo) == sizeof(SlotFrame));
+static_assert(offsetof(jvmtiFrameInfo, method) == offsetof(SlotFrame, method));
+static_assert(offsetof(jvmtiFrameInfo, location) == offsetof(SlotFrame, location));
+
+// Keys of classes that have no tag yet; the top bit keeps them apart from every tag (tags are
+// positive).
+constexpr uint64_t kSignatureKeyBit = uint64_t{1} << 63;
+
+constexpr size_t kShortDrain = 4096;
+
+void write_stderr(const std::string& text) {
+  ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
+  (void)ignored;
+}
+
+uint64_t frame_budget(uint32_t max_slots, uint32_t depth) {
+  uint64_t frames = uint64_t{max_slots} * (depth == 0 ? 1 : depth);
+  return std::min<uint64_t>(frames, uint64_t{1} << 26);  // at most 1 GiB of address space
+}
+
+}  // namespace
+
+struct AllocationTracker::ThreadState {
+  AllocationPipeline::ProducerPtr producer;
+  SequenceBlock sequence;
+  std::unique_ptr<jvmtiFrameInfo[]> frames;
+};
+
+AllocationTracker::AllocationTracker(const AgentContext& context)
+    : context_(context),
+      depth_(static_cast<uint32_t>(context.options->depth)),
+      sample_interval_(context.options->sample_bytes),
+      thread_in_traces_(context.options->thread_in_traces),
+      slots_(SiteSlotTableOptions{uint32_t{1} << 18,
+                                  frame_budget(uint32_t{1} << 18, static_cast<uint32_t>(context.options->depth))}),
+      sites_(context.options->sample_bytes) {}
+
+AllocationTracker::~AllocationTracker() {
+  AllocationTracker* self = this;
+  active_tracker.compare_exchange_strong(self, nullptr);
+}
+
+AllocationTracker* AllocationTracker::active() { return active_tracker.load(std::memory_order_acquire); }
+
+void AllocationTracker::add_capabilities(jvmtiCapabilities* wanted) {
+  wanted->can_generate_sampled_object_alloc_events = 1;
+  wanted->can_tag_objects = 1;
+}
+
+void AllocationTracker::add_callbacks(jvmtiEventCallbacks* callbacks) {
+  callbacks->SampledObjectAlloc = &on_sampled_object_alloc;
+  // Each thread draws its next sampling point when it is created or sampled, so the interval must be
+  // set before the VM's threads exist: set at VMInit, the main thread of JDK 23+ would keep a point
+  // drawn with the default 512 KiB interval and its first allocations would go unseen.
+  set_sampling_interval();
+}
+
+bool AllocationTracker::set_sampling_interval() {
+  jint interval = static_cast<jint>(std::min<uint64_t>(sample_interval_, 0x7fffffff));
+  return context_.jvmti->SetHeapSamplingInterval(interval) == JVMTI_ERROR_NONE;
+}
+
+void AllocationTracker::start(JNIEnv* jni) {
+  jvmtiEnv* jvmti = context_.jvmti;
+  if (jvmti->CreateRawMonitor("fasthprof writer", &writer_lock_) != JVMTI_ERROR_NONE) {
+    jvmti::print_error("Unable to create the allocation writer's monitor; heap=sites records nothing.");
+    return;
+  }
+  if (!slots_.valid()) {
+    jvmti::print_error("Unable to reserve the allocation site table; heap=sites records nothing.");
+    return;
+  }
+  std::string error;
+  writer_running_ = true;
+  if (!jvmti::start_agent_thread(jvmti, jni, "fasthprof writer", &writer_main, this, &error)) {
+    writer_running_ = false;
+    jvmti::print_error(error + "; heap=sites records nothing");
+    return;
+  }
+  if (!set_sampling_interval()) {
+    jvmti::print_error("Unable to set the heap sampling interval; heap=sites records nothing.");
+    return;
+  }
+  active_tracker.store(this, std::memory_order_release);
+  accepting_.store(true, std::memory_order_release);
+  jvmtiError enabled = jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
+  if (enabled != JVMTI_ERROR_NONE) {
+    accepting_.store(false);
+    jvmti::print_error("Unable to enable SampledObjectAlloc events (" + jvmti::error_name(enabled) +
+                       "); heap=sites records nothing.");
+  }
+}
+
+void AllocationTracker::stop(JNIEnv*) {
+  jvmtiEnv* jvmti = context_.jvmti;
+  accepting_.store(false, std::memory_order_release);
+  jvmti->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
+  if (writer_lock_ != nullptr) {
+    jvmti->RawMonitorEnter(writer_lock_);
+    writer_stop_ = true;
+    jvmti->RawMonitorNotifyAll(writer_lock_);
+    for (int rounds = 0; writer_running_ && rounds < 50; ++rounds) jvmti->RawMonitorWait(writer_lock_, 100);
+    jvmti->RawMonitorExit(writer_lock_);
+  }
+  if (slots_.dropped() != 0) {
+    write_stderr("fasthprof: the allocation site table was full: " + std::to_string(slots_.dropped()) +
+                 " allocations at new sites were not tracked\n");
+  }
+  if (context_.options->verbose) {
+    PipelineStats stats = pipeline_.stats();
+    std::lock_guard<std::mutex> drain(drain_mutex_);
+    write_stderr("fasthprof: allocation sites: " + std::to_string(sites_.site_count()) + " sites, " +
+                 std::to_string(stats.drained) + " events, deepest queue " +
+                 std::to_string(stats.deepest_queue) + " events, " + std::to_string(stats.producer_waits) +
+                 " producer waits, " + std::to_string(unregistered_class_allocations_.load()) +
+                 " allocations of classes not registered yet\n");
+  }
+}
+
+AllocationTracker::ThreadState& AllocationTracker::thread_state() {
+  // Destroyed when the thread ends, which hands its producer back to the queue for reuse.
+  static thread_local ThreadState state;
+  return state;
+}
+
+void JNICALL AllocationTracker::on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object,
+                                                        jclass klass, jlong size) {
+  AllocationTracker* self = active_tracker.load(std::memory_order_acquire);
+  if (self == nullptr || !self->accepting_.load(std::memory_order_relaxed)) return;
+  self->record_allocation(self->thread_state(), jni, thread, object, klass, size);
+}
+
+void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthread thread, jobject object,
+                                          jclass klass, jlong size) {
+  jvmtiEnv* jvmti = context_.jvmti;
+  if (!state.producer) {
+    state.producer = pipeline_.make_producer();
+    state.frames.reset(new jvmtiFrameInfo[depth_ == 0 ? 1 : depth_]);
+  }
+  jint count = 0;
+  if (depth_ > 0 &&
+      jvmti->GetStackTrace(nullptr, 0, static_cast<jint>(depth_), state.frames.get(), &count) != JVMTI_ERROR_NONE) {
+    count = 0;
+  }
+  jlong class_tag = 0;
+  jvmti->GetTag(klass, &class_tag);
+  uint64_t class_key = static_cast<uint64_t>(class_tag);
+  if (class_key == 0) {
+    // Not registered yet (an array class made after start-up): keyed by name until the writer
+    // registers it, which tags it.
+    unregistered_class_allocations_.fetch_add(1, std::memory_order_relaxed);
+    char* signature = nullptr;
+    if (jvmti->GetClassSignature(klass, &signature, nullptr) != JVMTI_ERROR_NONE) return;
+    class_key = XXH3_64bits(signature, std::strlen(signature)) | kSignatureKeyBit;
+    jvmti->Deallocate(reinterpret_cast<unsigned char*>(signature));
+  }
+  uint64_t thread_key = 0;
+  if (thread_in_traces_) {
+    jlong thread_tag = 0;
+    jvmti->GetTag(thread, &thread_tag);
+    thread_key = static_cast<uint64_t>(thread_tag);
+  }
+  std::span<const SlotFrame> frames(reinterpret_cast<const SlotFrame*>(state.frames.get()),
+                                    static_cast<size_t>(count));
+  uint64_t key = SiteSlotTable::key_of(class_key, thread_key, frames);
+  SlotClaim claim = slots_.find_or_claim(key, class_key, thread_key, frames, [&] {
+    return reinterpret_cast<uint64_t>(jni->NewWeakGlobalRef(klass));
+  });
+  if (claim.slot == 0) return;
+  uint64_t tag = make_allocation_tag(claim.slot, state.sequence.next(sequence_counter_));
+  jvmti->SetTag(object, static_cast<jlong>(tag));
+  pipeline_.push(*state.producer, AllocationEvent{claim.slot, 0, static_cast<uint64_t>(size)});
+}
+
+void JNICALL AllocationTracker::writer_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg) {
+  auto* self = static_cast<AllocationTracker*>(arg);
+  size_t drained = 0;
+  for (;;) {
+    jvmti->RawMonitorEnter(self->writer_lock_);
+    // A short drain: wait a millisecond so that the next one takes a batch rather than contending
+    // with the producers for every few events.
+    if (!self->writer_stop_ && drained < kShortDrain) jvmti->RawMonitorWait(self->writer_lock_, 1);
+    bool stop = self->writer_stop_;
+    jvmti->RawMonitorExit(self->writer_lock_);
+    if (stop) break;
+    std::lock_guard<std::mutex> drain(self->drain_mutex_);
+    drained = self->drain_events(jni, /*output_held=*/false);
+  }
+  jvmti->RawMonitorEnter(self->writer_lock_);
+  self->writer_running_ = false;
+  jvmti->RawMonitorNotifyAll(self->writer_lock_);
+  jvmti->RawMonitorExit(self->writer_lock_);
+}
+
+size_t AllocationTracker::drain_events(JNIEnv* jni, bool output_held) {
+  return pipeline_.drain([&](std::span<const AllocationEvent> batch) {
+    sites_.apply(batch, [&](uint32_t slot, SiteIdentity* site) { return resolve_slot(jni, slot, site, output_held); });
+  });
+}
+
+uint32_t AllocationTracker::class_serial_of(JNIEnv* jni, const SlotDescription& slot) {
+  if (registry_object_index(RegistryObjectKind::kClass, slot.class_key) != 0) {
+    const ClassInfo* known = context_.writer->classes().find_by_object_id(slot.class_key);
+    if (known != nullptr && known->loaded) return known->serial;
+  }
+  if (slot.class_handle == 0) return 0;
+  jobject local = jni->NewLocalRef(reinterpret_cast<jweak>(slot.class_handle));
+  if (local == nullptr) return 0;  // the class is gone
+  uint32_t serial = context_.classes->serial_of(static_cast<jclass>(local));
+  jni->DeleteLocalRef(local);
+  return serial;
+}
+
+bool AllocationTracker::resolve_slot(JNIEnv* jni, uint32_t slot, SiteIdentity* site, bool output_held) {
+  SlotDescription description;
+  if (!slots_.describe(slot, &description)) return false;
+  std::unique_lock<std::mutex> output(*context_.output_mutex, std::defer_lock);
+  if (!output_held) output.lock();
+  ProfileWriter& writer = *context_.writer;
+  uint32_t class_serial = class_serial_of(jni, description);
+  const ClassInfo* info = class_serial == 0 ? nullptr : writer.classes().find_by_serial(class_serial);
+  if (info == nullptr) return false;
+  uint32_t thread_serial = 0;
+  if (thread_in_traces_ && description.thread_key != 0) {
+    if (const ThreadInfo* thread = writer.threads().find_by_object_id(description.thread_key)) {
+      thread_serial = thread->serial;
+    }
+  }
+  std::vector<StackFrame> frames;
+  frames.reserve(description.frames.size());
+  for (const SlotFrame& frame : description.frames) frames.push_back({frame.method, frame.location});
+  site->class_serial = class_serial;
+  site->array_kind = array_kind_of(info->signature);
+  site->trace_serial = writer.intern_trace(thread_serial, frames);
+  slots_.set_trace_serial(slot, site->trace_serial);
+  if (description.class_handle != 0) jni->DeleteWeakGlobalRef(reinterpret_cast<jweak>(description.class_handle));
+  return true;
+}
+
+jint JNICALL AllocationTracker::count_live_object(jlong, jlong size, jlong* tag, jint, void* user_data) {
+  auto* walk = static_cast<WalkState*>(user_data);
+  uint32_t slot = allocation_tag_slot(static_cast<uint64_t>(*tag));
+  if (slot == 0 || slot > walk->slot_count) return 0;
+  LiveTally& tally = walk->tallies[slot];
+  tally.objects += 1;
+  tally.bytes += static_cast<uint64_t>(size);
+  if (walk->sample_interval != 0) {
+    double weight = sample_weight(static_cast<uint64_t>(size), walk->sample_interval);
+    tally.weighted_objects += weight;
+    tally.weighted_bytes += weight * static_cast<double>(size);
+  }
+  return 0;
+}
+
+void AllocationTracker::count_live(JNIEnv* jni) {
+  uint32_t slot_count = slots_.claimed();
+  std::vector<LiveTally> tallies(size_t{slot_count} + 1);
+  WalkState walk{tallies.data(), slot_count, sample_interval_};
+  jvmtiHeapCallbacks callbacks{};
+  callbacks.heap_iteration_callback = &count_live_object;
+  context_.jvmti->IterateThroughHeap(JVMTI_HEAP_FILTER_UNTAGGED, nullptr, &callbacks, &walk);
+  // Objects counted by the walk whose events were still queued.
+  drain_events(jni, /*output_held=*/true);
+  sites_.clear_live();
+  for (uint32_t slot = 1; slot <= slot_count; ++slot) {
+    const LiveTally& tally = tallies[slot];
+    if (tally.objects == 0) continue;
+    if (!sites_.knows_slot(slot)) {
+      // An allocation whose callback was still running when the walk met its object.
+      SiteIdentity site;
+      if (!resolve_slot(jni, slot, &site, /*output_held=*/true)) continue;
+      sites_.bind_slot(slot, site);
+    }
+    if (sample_interval_ == 0) {
+      sites_.add_live(slot, tally.objects, tally.bytes);
+    } else {
+      sites_.add_live(slot, static_cast<uint64_t>(std::llround(tally.weighted_objects)),
+                      static_cast<uint64_t>(std::llround(tally.weighted_bytes)));
+    }
+  }
+}
+
+void AllocationTracker::write_report(ReportContext& report) {
+  if (writer_lock_ == nullptr) return;
+  std::unique_lock<std::mutex>& output = *report.output_lock;
+  output.unlock();
+  std::lock_guard<std::mutex> drain(drain_mutex_);
+  output.lock();
+  context_.jvmti->ForceGarbageCollection();
+  drain_events(report.jni, /*output_held=*/true);
+  count_live(report.jni);
+  write_sites();
+}
+
+void AllocationTracker::write_sites() {
+  ProfileWriter& writer = *context_.writer;
+  const Options& options = *context_.options;
+  SiteTotals totals;
+  std::vector<SiteRow> rows = sites_.report_rows(options.cutoff, &totals);
+  // As the original: every trace not yet in the file comes before the section.
+  writer.write_unwritten_traces();
+  if (!writer.binary()) {
+    TextWriter& text = writer.text();
+    text.sites_begin("live bytes", std::time(nullptr));
+    double accumulated = 0;
+    uint32_t rank = 0;
+    for (const SiteRow& row : rows) {
+      double self = totals.live_bytes == 0 ? 0.0
+                                           : 100.0 * static_cast<double>(row.counts.live_bytes) /
+                                                 static_cast<double>(totals.live_bytes);
+      accumulated += self;
+      const ClassInfo* info = writer.classes().find_by_serial(row.site.class_serial);
+      text.sites_row(++rank, self, accumulated, row.counts.live_bytes, row.counts.live_objects,
+                     row.counts.alloc_bytes, row.counts.alloc_objects, row.site.trace_serial,
+                     info != nullptr ? std::string_view(info->name) : std::string_view("<unknown class>"));
+    }
+    text.sites_end();
+    return;
+  }
+  AllocSitesHeader header;
+  header.flags = 0;
+  header.cutoff = static_cast<float>(options.cutoff);
+  header.total_live_bytes = totals.live_bytes;
+  header.total_live_instances = totals.live_objects;
+  header.total_alloc_bytes = totals.alloc_bytes;
+  header.total_alloc_instances = totals.alloc_objects;
+  std::vector<AllocSiteRow> records;
+  records.reserve(rows.size());
+  for (const SiteRow& row : rows) {
+    AllocSiteRow record;
+    record.array_kind = row.site.array_kind;
+    record.class_serial = row.site.class_serial;
+    record.trace_serial = row.site.trace_serial;
+    record.live_bytes = row.counts.live_bytes;
+    record.live_instances = row.counts.live_objects;
+    record.alloc_bytes = row.counts.alloc_bytes;
+    record.alloc_instances = row.counts.alloc_objects;
+    records.push_back(record);
+  }
+  writer.records().write_alloc_sites(header, records);
+  writer.records().write_heap_summary(totals.live_bytes, totals.live_objects, totals.alloc_bytes,
+                                      totals.alloc_objects);
+}
+
+void AllocationTracker::intern_pending(ReportContext& report) {
+  if (writer_lock_ == nullptr) return;
+  std::unique_lock<std::mutex>& output = *report.output_lock;
+  output.unlock();
+  std::lock_guard<std::mutex> drain(drain_mutex_);
+  output.lock();
+  drain_events(report.jni, /*output_held=*/true);
+  context_.writer->write_unwritten_traces();
+}
+
+bool AllocationTracker::trace_serial_of_tag(uint64_t tag, uint32_t* trace_serial) {
+  uint32_t slot = allocation_tag_slot(tag);
+  if (slot == 0) return false;
+  AllocationTracker* self = active_tracker.load(std::memory_order_acquire);
+  *trace_serial = self == nullptr ? 0 : self->slots_.trace_serial(slot);
+  return true;
+}
+
+}  // namespace fasthprof

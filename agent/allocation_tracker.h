@@ -1,0 +1,124 @@
+// heap=sites|all: allocation sites (SITES / ALLOC SITES + HEAP SUMMARY) over every allocation the
+// JVM makes (JVMTI SampledObjectAlloc at interval 0), or a statistical sample of them (sample=).
+//
+//   Java thread, in the callback (no lock, no I/O, no allocation once the site and thread are known):
+//     GetStackTrace(depth) -> GetTag(class) -> key = XXH3(class, frames[, thread])
+//     -> SiteSlotTable::find_or_claim(key) = slot -> SetTag(object, slot | sequence)
+//     -> AllocationPipeline::push({slot, size}) into the thread's own producer
+//   "fasthprof writer" thread (drain lock held; output lock only while it interns a new site):
+//     drain in bulk -> SiteTable: slot -> (class serial, trace serial) row, counters += event
+//   report (output lock held, drain lock taken first):
+//     drain -> ForceGarbageCollection -> IterateThroughHeap(tagged objects only): live per slot
+//     -> drain again -> rows sorted by live bytes, cut -> TRACEs, then SITES / ALLOC SITES
+//
+// Tags (allocation_event.h): the slot is claimed before the tag is set, so a tag always names a
+// complete slot entry, and the report finds each live object's site from its tag alone. The agent
+// keeps nothing per object; the JVM's tag map keeps about 32 bytes per tracked object. The
+// sequence part makes each tag unique, so heap=all dumps can use it as the object's ID.
+//
+// The class in the key is the class object's tag: one GetTag per allocation (the agent's class
+// registry tags classes as they are prepared; it is the cheapest identity JVMTI offers, measured in
+// bench/alloc_overhead_bench.py). A class nobody tagged yet (an array class made after start-up)
+// is keyed by a hash of its signature until the writer registers it; such a site and its later
+// twin under the class's tag fall into one row (same class serial and trace).
+//
+// Live counts are exact at a report because the report drains every queued event and counts live
+// objects itself after a forced GC (ObjectFree stays off; its events arrive too late).
+#pragma once
+
+#include <jvmti.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "allocation_pipeline.h"
+#include "feature.h"
+#include "site_slot_table.h"
+#include "site_table.h"
+
+namespace fasthprof {
+
+class AllocationTracker final : public Feature {
+ public:
+  explicit AllocationTracker(const AgentContext& context);
+  ~AllocationTracker() override;
+
+  const char* dump_message() const override { return " allocation sites ..."; }
+  void add_capabilities(jvmtiCapabilities* wanted) override;
+  void add_callbacks(jvmtiEventCallbacks* callbacks) override;
+  void start(JNIEnv* jni) override;
+  void write_report(ReportContext& report) override;
+  void stop(JNIEnv* jni) override;
+
+  // ---- for heap=all dumps (agent/heap_dumper.*) ------------------------------------------------
+
+  // The running tracker, or nullptr (heap=dump alone, or before the agent went live).
+  static AllocationTracker* active();
+
+  // Interns every allocation queued so far and writes the TRACEs of every site interned up to
+  // now, so that trace_serial_of_tag() answers for the objects allocated before this call with
+  // serials already in the file. Call from a report (output lock held, as write_report() gets
+  // it); the lock is released and retaken inside (the drain lock comes first).
+  void intern_pending(ReportContext& report);
+
+  // If tag was set by allocation tracking on an object, returns true and sets *trace_serial to the
+  // serial of its allocation trace (0 when its site has not been interned yet: call
+  // intern_pending() first, and name the empty trace for 0). Returns false for any other tag
+  // (class, thread and loader IDs, heap-dump tags, 0). Lock-free, allocates nothing: safe in
+  // heap-walk callbacks. Any thread.
+  static bool trace_serial_of_tag(uint64_t tag, uint32_t* trace_serial);
+
+ private:
+  struct ThreadState;
+  struct LiveTally {
+    uint64_t objects = 0;
+    uint64_t bytes = 0;
+    double weighted_objects = 0;
+    double weighted_bytes = 0;
+  };
+  struct WalkState {
+    LiveTally* tallies = nullptr;
+    uint32_t slot_count = 0;
+    uint64_t sample_interval = 0;
+  };
+
+  static void JNICALL on_sampled_object_alloc(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread,
+                                               jobject object, jclass klass, jlong size);
+  static void JNICALL writer_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
+  static jint JNICALL count_live_object(jlong class_tag, jlong size, jlong* tag, jint length,
+                                        void* user_data);
+
+  void record_allocation(ThreadState& state, JNIEnv* jni, jthread thread, jobject object,
+                         jclass klass, jlong size);
+  ThreadState& thread_state();
+  bool set_sampling_interval();
+
+  // Drains the pipeline into sites_ and interns new sites. Drain lock held by the caller; the
+  // output lock is taken per new site unless output_held.
+  size_t drain_events(JNIEnv* jni, bool output_held);
+  bool resolve_slot(JNIEnv* jni, uint32_t slot, SiteIdentity* site, bool output_held);
+  uint32_t class_serial_of(JNIEnv* jni, const SlotDescription& slot);
+  void count_live(JNIEnv* jni);
+  void write_sites();
+
+  AgentContext context_;
+  uint32_t depth_;
+  uint64_t sample_interval_;
+  bool thread_in_traces_;
+
+  SiteSlotTable slots_;
+  AllocationPipeline pipeline_;
+  std::atomic<uint64_t> sequence_counter_{1};
+  std::atomic<bool> accepting_{false};
+  std::atomic<uint64_t> unregistered_class_allocations_{0};  // keyed by signature (slow path)
+
+  std::mutex drain_mutex_;  // one consumer of pipeline_ at a time; guards sites_. Taken before output.
+  SiteTable sites_;
+
+  jrawMonitorID writer_lock_ = nullptr;
+  bool writer_stop_ = false;     // guarded by writer_lock_
+  bool writer_running_ = false;  // guarded by writer_lock_
+};
+
+}  // namespace fasthprof

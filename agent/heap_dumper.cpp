@@ -1,0 +1,288 @@
+#include "heap_dumper.h"
+
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <unordered_map>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "allocation_tracker.h"
+#include "class_tracker.h"
+#include "heap_class_layouts.h"
+#include "heap_dump_assembler.h"
+#include "heap_dump_staging.h"
+#include "heap_walk.h"
+#include "jvmti_support.h"
+#include "thread_tracker.h"
+
+namespace fasthprof {
+namespace {
+
+void write_stderr(const std::string& text) {
+  ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
+  (void)ignored;
+}
+
+// Bytes the heap holds now (Runtime.totalMemory() - freeMemory()), 0 if unknown.
+uint64_t used_heap_bytes(JNIEnv* jni) {
+  jclass runtime_class = jni->FindClass("java/lang/Runtime");
+  if (runtime_class == nullptr) {
+    jni->ExceptionClear();
+    return 0;
+  }
+  jmethodID get_runtime = jni->GetStaticMethodID(runtime_class, "getRuntime", "()Ljava/lang/Runtime;");
+  jmethodID total = jni->GetMethodID(runtime_class, "totalMemory", "()J");
+  jmethodID free = jni->GetMethodID(runtime_class, "freeMemory", "()J");
+  uint64_t used = 0;
+  if (get_runtime != nullptr && total != nullptr && free != nullptr) {
+    jobject runtime = jni->CallStaticObjectMethod(runtime_class, get_runtime);
+    if (runtime != nullptr) {
+      jlong t = jni->CallLongMethod(runtime, total);
+      jlong f = jni->CallLongMethod(runtime, free);
+      if (t > f) used = static_cast<uint64_t>(t - f);
+      jni->DeleteLocalRef(runtime);
+    }
+  }
+  if (jni->ExceptionCheck()) jni->ExceptionClear();
+  jni->DeleteLocalRef(runtime_class);
+  return used;
+}
+
+// DECISIONS.md: warn before a dump that will probably not fit. A binary dump takes about 1.5
+// times the live heap (8-byte IDs); the used heap overstates the live one, so this errs on the
+// side of warning.
+void warn_if_disk_small(JNIEnv* jni, const Options& options) {
+  if (!options.net_host.empty()) return;
+  std::string folder = folder_of(options.output_path());
+  struct statvfs fs{};
+  if (statvfs(folder.c_str(), &fs) != 0) return;
+  uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  uint64_t needed = used_heap_bytes(jni) / 2 * 3;
+  if (needed <= free_bytes) return;
+  write_stderr("fasthprof: warning: the heap dump may need about " + std::to_string(needed >> 20) +
+               " MB but only " + std::to_string(free_bytes >> 20) + " MB are free in " + folder + "\n");
+}
+
+bool is_agent_thread(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
+  auto jni_delete = [jni](jobject reference) { jni->DeleteLocalRef(reference); };
+  jvmtiThreadInfo info{};
+  if (jvmti->GetThreadInfo(thread, &info) != JVMTI_ERROR_NONE) return false;
+  bool agent = info.name != nullptr && std::strncmp(info.name, "fasthprof", 9) == 0;
+  jvmti->Deallocate(reinterpret_cast<unsigned char*>(info.name));
+  if (info.thread_group != nullptr) jni_delete(info.thread_group);
+  if (info.context_class_loader != nullptr) jni_delete(info.context_class_loader);
+  return agent;
+}
+
+// The threads of one dump: suspended from before their stacks are taken until after the walk.
+class HeldThreads {
+ public:
+  HeldThreads(jvmtiEnv* jvmti, JNIEnv* jni) : jvmti_(jvmti), jni_(jni) {}
+  ~HeldThreads() { release(); }
+
+  // Registers every live thread (THREAD START for those not yet seen) and suspends the
+  // application's. Call without the output lock: registering takes it.
+  void hold(ThreadTracker& tracker) {
+    jint count = 0;
+    jthread* threads = nullptr;
+    if (jvmti_->GetAllThreads(&count, &threads) != JVMTI_ERROR_NONE) return;
+    jthread self = nullptr;
+    jvmti_->GetCurrentThread(&self);
+    std::vector<jthread> to_suspend;
+    for (jint i = 0; i < count; ++i) {
+      tracker.thread_seen(jni_, threads[i]);
+      threads_.push_back(threads[i]);
+      bool is_self = self != nullptr && jni_->IsSameObject(self, threads[i]);
+      if (!is_self && !is_agent_thread(jvmti_, jni_, threads[i])) to_suspend.push_back(threads[i]);
+    }
+    if (self != nullptr) jni_->DeleteLocalRef(self);
+    jvmti_->Deallocate(reinterpret_cast<unsigned char*>(threads));
+    if (to_suspend.empty()) return;
+    std::vector<jvmtiError> results(to_suspend.size());
+    jvmti_->SuspendThreadList(static_cast<jint>(to_suspend.size()), to_suspend.data(), results.data());
+    for (size_t i = 0; i < to_suspend.size(); ++i) {
+      if (results[i] == JVMTI_ERROR_NONE) suspended_.push_back(to_suspend[i]);
+    }
+    suspended_count_ = suspended_.size();
+  }
+
+  // Interns each thread's full stack as its dump trace and writes the TRACE (with its FRAMEs).
+  void take_stacks(ProfileWriter& writer, std::unordered_map<uint64_t, DumpThread>* out) {
+    std::vector<jvmtiFrameInfo> frames;
+    std::vector<uint64_t> frame_ids;
+    for (jthread thread : threads_) {
+      jlong tag = 0;
+      if (jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || tag == 0) continue;
+      const ThreadInfo* info = writer.threads().find_by_object_id(static_cast<uint64_t>(tag));
+      if (info == nullptr || !info->alive) continue;
+      jint depth = 0;
+      if (jvmti_->GetFrameCount(thread, &depth) != JVMTI_ERROR_NONE) continue;
+      frames.resize(static_cast<size_t>(depth) + 1);
+      jint taken = 0;
+      if (jvmti_->GetStackTrace(thread, 0, depth, frames.data(), &taken) != JVMTI_ERROR_NONE) taken = 0;
+      frame_ids.clear();
+      for (jint i = 0; i < taken; ++i) {
+        frame_ids.push_back(writer.frames()
+                                .intern(reinterpret_cast<uint64_t>(frames[i].method),
+                                        static_cast<int64_t>(frames[i].location))
+                                .frame_id);
+      }
+      uint32_t trace = writer.traces().intern(info->serial, frame_ids).serial;
+      writer.write_trace(trace);
+      (*out)[static_cast<uint64_t>(tag)] = DumpThread{info->serial, trace, taken};
+    }
+  }
+
+  void release() {
+    if (!suspended_.empty()) {
+      std::vector<jvmtiError> results(suspended_.size());
+      jvmti_->ResumeThreadList(static_cast<jint>(suspended_.size()), suspended_.data(), results.data());
+      suspended_.clear();
+    }
+    for (jthread thread : threads_) jni_->DeleteLocalRef(thread);
+    threads_.clear();
+  }
+
+  size_t suspended() const { return suspended_count_; }
+
+ private:
+  jvmtiEnv* jvmti_;
+  JNIEnv* jni_;
+  std::vector<jthread> threads_;
+  std::vector<jthread> suspended_;
+  size_t suspended_count_ = 0;
+};
+
+}  // namespace
+
+void HeapDumper::add_capabilities(jvmtiCapabilities* wanted) {
+  wanted->can_tag_objects = 1;
+  wanted->can_suspend = 1;
+}
+
+void HeapDumper::write_report(ReportContext& report) {
+  JNIEnv* jni = report.jni;
+  jvmtiEnv* jvmti = context_.jvmti;
+  ProfileWriter& writer = *context_.writer;
+  const Options& options = *context_.options;
+  bool stats = std::getenv("FASTHPROF_DUMP_STATS") != nullptr;
+  auto started = std::chrono::steady_clock::now();
+
+  // heap=all: every allocation so far interned and its TRACE written, so that objects tagged by
+  // allocation tracking name their allocation trace (looked up from the tag during the walk).
+  if (AllocationTracker* tracker = AllocationTracker::active()) tracker->intern_pending(report);
+  warn_if_disk_small(jni, options);
+  HeldThreads held(jvmti, jni);
+  report.output_lock->unlock();
+  held.hold(*context_.threads);
+  report.output_lock->lock();
+
+  std::unordered_map<uint64_t, DumpThread> threads;
+  held.take_stacks(writer, &threads);
+  ClassLayoutTable classes;
+  ClassCollection collection;
+  if (!collect_classes(jvmti, jni, writer, *context_.classes, options.primfields, &next_heap_dump_id,
+                       &classes, &collection)) {
+    held.release();
+    release_class_collection(jni, &collection);
+    write_stderr("fasthprof: the heap dump failed: the loaded classes could not be described\n");
+    return;
+  }
+  // Threads in serial order, so that the file is stable for a stable program.
+  std::vector<std::pair<uint64_t, DumpThread>> ordered(threads.begin(), threads.end());
+  std::sort(ordered.begin(), ordered.end(),
+            [](const auto& a, const auto& b) { return a.second.serial < b.second.serial; });
+
+  HeapWalkSetup setup;
+  setup.classes = &classes;
+  setup.class_class_id = collection.class_class_id;
+  setup.holder_id = collection.class_field_holder_id;
+  setup.threads = &threads;
+  setup.text = !writer.binary();
+  setup.primitive_fields = options.primfields;
+  setup.primitive_arrays = options.primarrays;
+  HeapWalkResult walk;
+  HeapDumpCounts counts;
+  std::string staging_error;
+  if (writer.binary()) {
+    HeapDumpWriter segments(writer.records());
+    HeapDumpAssembler assembler(classes, {&segments, nullptr, nullptr}, collection.object_class_id,
+                                collection.class_class_id, options.primfields);
+    setup.assembler = &assembler;
+    setup.bytes_written = [&writer] { return writer.records().position(); };
+    assembler.write_classes();
+    for (const auto& [id, thread] : ordered) assembler.root_thread(id, thread.serial, thread.trace_serial);
+    walk = run_heap_walk(jvmti, setup);
+    held.release();
+    segments.finish();
+    counts = assembler.counts();
+  } else {
+    std::string folder = options.net_host.empty() ? folder_of(options.output_path()) : std::string();
+    std::unique_ptr<StagingFile> staged = StagingFile::create(folder, &staging_error);
+    if (!staged) {
+      held.release();
+      write_stderr("fasthprof: the heap dump failed: " + staging_error + "\n");
+      release_class_collection(jni, &collection);
+      return;
+    }
+    StagingMemory roots;
+    {
+      TextWriter root_lines(roots);
+      TextWriter object_lines(*staged);
+      HeapDumpAssembler assembler(classes, {nullptr, &root_lines, &object_lines}, collection.object_class_id,
+                                  collection.class_class_id, options.primfields);
+      setup.assembler = &assembler;
+      setup.bytes_written = [&staged] { return staged->size(); };
+      for (const auto& [id, thread] : ordered) assembler.root_thread(id, thread.serial, thread.trace_serial);
+      walk = run_heap_walk(jvmti, setup);
+      held.release();
+      assembler.write_classes();
+      counts = assembler.counts();
+    }
+    TextWriter& text = writer.text();
+    text.heap_dump_begin(counts.objects(), counts.bytes, std::time(nullptr));
+    text.raw(roots.text());
+    text.flush();
+    if (!staged->copy_to(*context_.sink, &staging_error)) {
+      write_stderr("fasthprof: the heap dump is incomplete: " + staging_error + "\n");
+    }
+    text.heap_dump_end();
+  }
+  release_class_collection(jni, &collection);
+  double dump_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (walk.error != JVMTI_ERROR_NONE) {
+    write_stderr("fasthprof: the heap walk failed (" + jvmti::error_name(walk.error) +
+                 "); the dump holds what was written before\n");
+  }
+  writer.flush();
+  uint64_t cleared = 0;
+  double clear_seconds = clear_heap_dump_tags(jvmti, &cleared);
+  if (stats) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "fasthprof: heap dump stats: seconds=%.3f walk_seconds=%.3f objects=%llu instances=%llu "
+                  "object_arrays=%llu primitive_arrays=%llu classes=%llu roots=%llu class_instances=%llu "
+                  "unknown_class_objects=%llu class_field_objects=%llu threads=%zu suspended=%zu "
+                  "peak_pending=%zu tags_cleared=%llu clear_seconds=%.3f\n",
+                  dump_seconds, walk.seconds, static_cast<unsigned long long>(counts.objects()),
+                  static_cast<unsigned long long>(counts.instances),
+                  static_cast<unsigned long long>(counts.object_arrays),
+                  static_cast<unsigned long long>(counts.primitive_arrays),
+                  static_cast<unsigned long long>(counts.class_dumps),
+                  static_cast<unsigned long long>(counts.roots),
+                  static_cast<unsigned long long>(walk.class_instances),
+                  static_cast<unsigned long long>(counts.unknown_classes),
+                  static_cast<unsigned long long>(collection.class_field_objects), threads.size(),
+                  held.suspended(), walk.peak_pending, static_cast<unsigned long long>(cleared), clear_seconds);
+    write_stderr(line);
+  }
+}
+
+}  // namespace fasthprof

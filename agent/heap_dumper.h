@@ -1,0 +1,35 @@
+// heap=dump (and heap=all): a complete heap dump in every report (kill -QUIT, and VM death with
+// doe=y), binary (HEAP DUMP SEGMENTs closed by HEAP DUMP END) or text (HEAP DUMP BEGIN ... END).
+//
+// One dump, on the report's thread, output lock held:
+//   1. threads: every live thread registered, the application's suspended (the agent's own
+//      "fasthprof ..." threads and the dumping thread excepted), each one's full stack interned
+//      and its STACK TRACE written;
+//   2. classes: every loaded class described (heap_class_layouts.h), statics read through JNI;
+//   3. records: CLASS DUMPs (superclass first), then a ROOT THREAD OBJECT per thread, then the
+//      walk (heap_walk.h) writes the other roots and every object;
+//   4. threads resumed, the dump closed, and the tags the dump set removed.
+// Binary dumps therefore need no staging: every CLASS DUMP precedes every instance, and every
+// ROOT JAVA FRAME follows its thread's ROOT THREAD OBJECT. A text dump stages its objects in a
+// temporary file (heap_dump_staging.h) so that HEAP DUMP BEGIN carries the true totals.
+#pragma once
+
+#include <jvmti.h>
+
+#include "feature.h"
+
+namespace fasthprof {
+
+class HeapDumper final : public Feature {
+ public:
+  explicit HeapDumper(const AgentContext& context) : context_(context) {}
+
+  const char* dump_message() const override { return " Java heap ..."; }
+  void add_capabilities(jvmtiCapabilities* wanted) override;
+  void write_report(ReportContext& report) override;
+
+ private:
+  AgentContext context_;
+};
+
+}  // namespace fasthprof

@@ -1,0 +1,326 @@
+"""heap=sites: exact allocated and live counts at known sites from known callers (tests/java/
+AllocSites.java), with 16 threads while others start and end, on kill -QUIT and at exit, in text and
+binary (verified); sample= estimates; and programs nobody here wrote (javac on generated sources,
+Debian's H2 database running SQL) exit normally with sane output."""
+import os
+import pathlib
+import re
+import signal
+import struct
+import subprocess
+import tempfile
+
+import hprof_records
+from harness import (agentpath, check, cleanup, finish, jdks, java_bin, run_java, start_java,
+                     verify_binary, wait_for)
+
+SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "AllocSites.java"
+H2_JAR = "/usr/share/java/h2.jar"
+
+ROW = re.compile(r"^\s*(\d+)\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)$")
+HEADER = re.compile(r"^SITES BEGIN \(ordered by live bytes\) \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}$")
+
+
+def marker_lines():
+    lines = {}
+    for number, line in enumerate(SOURCE.read_text().splitlines(), 1):
+        found = re.search(r"// SITE:(\w+)", line)
+        if found:
+            lines[found.group(1)] = number
+    return lines
+
+
+LINES = marker_lines()
+
+
+def frame(method, marker):
+    return f"AllocSites.{method}(AllocSites.java:{LINES[marker]})"
+
+
+def parse_text(text):
+    """(traces {serial: [frame, ...]}, trace positions {serial: line index}, sections [(begin index,
+    header line, [row dict])])."""
+    traces, positions, sections = {}, {}, []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        found = re.match(r"^TRACE (\d+):", lines[i])
+        if found:
+            serial = int(found.group(1))
+            positions[serial] = i
+            frames = []
+            i += 1
+            while i < len(lines) and lines[i].startswith("\t"):
+                frames.append(lines[i][1:])
+                i += 1
+            traces[serial] = frames
+            continue
+        if lines[i].startswith("SITES BEGIN"):
+            begin, header = i, lines[i]
+            columns = lines[i + 1:i + 3]
+            rows = []
+            i += 3
+            while i < len(lines) and lines[i] != "SITES END":
+                m = ROW.match(lines[i])
+                rows.append(None if m is None else {
+                    "rank": int(m.group(1)), "self": float(m.group(2)), "accum": float(m.group(3)),
+                    "live_bytes": int(m.group(4)), "live_objs": int(m.group(5)),
+                    "alloc_bytes": int(m.group(6)), "alloc_objs": int(m.group(7)),
+                    "trace": int(m.group(8)), "class": m.group(9), "text": lines[i]})
+                i += 1
+            sections.append((begin, header, columns, rows, i < len(lines)))
+        i += 1
+    return traces, positions, sections
+
+
+def rows_at(rows, traces, class_name, *top_frames):
+    return [r for r in rows if r and r["class"] == class_name and
+            traces.get(r["trace"], [])[:len(top_frames)] == list(top_frames)]
+
+
+def check_section_shape(label, section, positions, run):
+    begin, header, columns, rows, ended = section
+    check(HEADER.match(header) is not None, f"{label}: SITES BEGIN line: {header!r}", run)
+    check(columns == ["          percent          live          alloc'ed  stack class",
+                      " rank   self  accum     bytes objs     bytes  objs trace name"],
+          f"{label}: SITES column header: {columns!r}", run)
+    check(ended, f"{label}: SITES END closes the section", run)
+    check(all(r is not None for r in rows), f"{label}: every SITES row has the §2.9 layout", run)
+    rows = [r for r in rows if r]
+    check([r["rank"] for r in rows] == list(range(1, len(rows) + 1)), f"{label}: ranks count from 1", run)
+    check(all(a["live_bytes"] >= b["live_bytes"] for a, b in zip(rows, rows[1:])),
+          f"{label}: rows sorted by live bytes", run)
+    check(all(r["live_objs"] <= r["alloc_objs"] and r["live_bytes"] <= r["alloc_bytes"] for r in rows),
+          f"{label}: live never exceeds allocated", run)
+    check(all(positions.get(r["trace"], 1 << 60) < begin for r in rows),
+          f"{label}: every TRACE a row names is written before the section", run)
+    if rows:
+        check(rows[-1]["accum"] <= 100.01, f"{label}: accumulated percent stays within 100", run)
+    return rows
+
+
+def check_basic_counts(label, rows, traces, run, dropped_visible):
+    a = rows_at(rows, traces, "AllocSites$Item", frame("makeItems", "item"), frame("callerA", "callerA"))
+    b = rows_at(rows, traces, "AllocSites$Item", frame("makeItems", "item"), frame("callerB", "callerB"))
+    ints = rows_at(rows, traces, "int[]", frame("makeArrays", "ints"))
+    strings = rows_at(rows, traces, "java.lang.String[]", frame("makeStringArrays", "strings"))
+    if check(len(a) == 1 and len(b) == 1, f"{label}: one Item site per caller (A {len(a)}, B {len(b)})", run):
+        a, b = a[0], b[0]
+        check((a["alloc_objs"], a["live_objs"]) == (1000, 1000),
+              f"{label}: callerA Items: 1000 allocated, 1000 live: {a['text']}", run)
+        check((b["alloc_objs"], b["live_objs"]) == (2000, 1000),
+              f"{label}: callerB Items: 2000 allocated, 1000 live: {b['text']}", run)
+        size = a["alloc_bytes"] // 1000
+        check(size >= 16 and a["alloc_bytes"] == 1000 * size and a["live_bytes"] == 1000 * size and
+              b["alloc_bytes"] == 2000 * size and b["live_bytes"] == 1000 * size,
+              f"{label}: Item bytes are objects x one object size", run)
+        check(a["trace"] != b["trace"], f"{label}: distinct callers give distinct traces", run)
+    if check(len(ints) == 1, f"{label}: one int[] site in makeArrays", run):
+        check((ints[0]["alloc_objs"], ints[0]["live_objs"], ints[0]["alloc_bytes"]) == (500, 500, 500 * 56),
+              f"{label}: int[10] x 500, 56 bytes each, all live: {ints[0]['text']}", run)
+    if dropped_visible:
+        if check(len(strings) == 1, f"{label}: the dropped String[] site is listed with cutoff=0", run):
+            check((strings[0]["alloc_objs"], strings[0]["live_objs"], strings[0]["live_bytes"]) == (300, 0, 0),
+                  f"{label}: String[3] x 300 allocated, none live: {strings[0]['text']}", run)
+    else:
+        check(not strings, f"{label}: a site with no live bytes falls below the default cutoff", run)
+
+
+# ---- binary reading ---------------------------------------------------------------------------
+
+def binary_sites(path):
+    """(classes {serial: name}, traces {serial: [(method, line)]}, sites [(kind, class, trace, lb,
+    lo, ab, ao)], header, summaries)"""
+    records = hprof_records.read(path)[3]
+    names = hprof_records.strings(records)
+    classes, frames, traces, sites, headers, summaries = {}, {}, {}, [], [], []
+    for r in records:
+        if r.tag == 0x02:
+            serial, _, _, name = struct.unpack(">IQIQ", r.body)
+            classes[serial] = names.get(name)
+        elif r.tag == 0x04:
+            fid, method, _, _, _, line = struct.unpack(">QQQQIi", r.body)
+            frames[fid] = (names.get(method), line)
+        elif r.tag == 0x05:
+            serial, _, count = struct.unpack(">III", r.body[:12])
+            ids = struct.unpack(f">{count}Q", r.body[12:12 + 8 * count])
+            traces[serial] = [frames.get(i) for i in ids]
+        elif r.tag == 0x06:
+            header = struct.unpack(">H4sIIQQI", r.body[:34])
+            headers.append(header)
+            body = r.body[34:]
+            sites.append([struct.unpack(">BIIIIII", body[k * 25:(k + 1) * 25]) for k in range(header[6])])
+        elif r.tag == 0x07:
+            summaries.append(struct.unpack(">IIQQ", r.body))
+    return classes, traces, sites, headers, summaries
+
+
+def run_binary_basic(label, home):
+    run = run_java(home, agentpath("heap=sites,format=b,file=sites.hprof"), "AllocSites", ["basic"])
+    check(run.code == 0 and "AllocSites done" in run.stdout, f"{label}: binary run exits normally", run)
+    path = run.file("sites.hprof")
+    ok, output = verify_binary(path)
+    check(ok, f"{label}: the binary heap=sites file verifies:\n{output}", run)
+    if not ok:
+        return
+    classes, traces, sites, headers, summaries = binary_sites(path)
+    if not check(len(sites) == 1 and len(summaries) == 1, f"{label}: one ALLOC SITES and one HEAP SUMMARY", run):
+        return
+    flags, cutoff, live_bytes, live_objs, alloc_bytes, alloc_objs, count = headers[0]
+    check(flags == 0, f"{label}: ALLOC SITES flags 0 at exit", run)
+    check(cutoff == struct.pack(">f", 0.0001), f"{label}: cutoff written as IEEE float bits: {cutoff.hex()}", run)
+    check(summaries[0] == (live_bytes, live_objs, alloc_bytes, alloc_objs),
+          f"{label}: HEAP SUMMARY carries the ALLOC SITES totals", run)
+    rows = sites[0]
+    check(sum(r[3] for r in rows) <= live_bytes and live_objs <= alloc_objs, f"{label}: totals cover the rows", run)
+
+    def matching(name, top):
+        return [r for r in rows if classes.get(r[1]) == name and traces.get(r[2], [])[:len(top)] == top]
+    a = matching("AllocSites$Item", [("makeItems", LINES["item"]), ("callerA", LINES["callerA"])])
+    b = matching("AllocSites$Item", [("makeItems", LINES["item"]), ("callerB", LINES["callerB"])])
+    ints = matching("int[]", [("makeArrays", LINES["ints"])])
+    check(len(a) == 1 and a[0][0] == 0 and (a[0][6], a[0][4]) == (1000, 1000),
+          f"{label}: binary callerA Items 1000/1000, kind 0: {a}", run)
+    check(len(b) == 1 and (b[0][6], b[0][4]) == (2000, 1000), f"{label}: binary callerB Items 2000/1000: {b}", run)
+    check(len(ints) == 1 and ints[0][0] == 10 and (ints[0][6], ints[0][4], ints[0][5]) == (500, 500, 28000),
+          f"{label}: binary int[] site: kind 10 (int), 500 x 56 bytes: {ints}", run)
+    check(not matching("java.lang.String[]", [("makeStringArrays", LINES["strings"])]),
+          f"{label}: the dead String[] site is below the cutoff", run)
+    cleanup(run.folder)
+
+
+def run_text_basic(label, home):
+    run = run_java(home, agentpath("heap=sites,cutoff=0,file=sites.txt"), "AllocSites", ["basic"])
+    check(run.code == 0 and "AllocSites done" in run.stdout, f"{label}: text run exits normally", run)
+    check("not implemented" not in run.stderr, f"{label}: heap=sites prints no missing-feature line", run)
+    check("Dumping allocation sites ... done." in run.stderr, f"{label}: the verbose dump line", run)
+    traces, positions, sections = parse_text(run.text("sites.txt"))
+    if check(len(sections) == 1, f"{label}: one SITES section at exit", run):
+        rows = check_section_shape(f"{label} basic", sections[0], positions, run)
+        check_basic_counts(f"{label} basic", rows, traces, run, dropped_visible=True)
+        check(abs(rows[-1]["accum"] - 100.0) < 0.05, f"{label}: cutoff=0 lists every site (accum 100%)", run)
+    cleanup(run.folder)
+
+
+def run_threads(label, home):
+    run = run_java(home, agentpath("heap=sites,file=threads.txt"), "AllocSites", ["threads"], timeout=180)
+    check(run.code == 0 and "AllocSites done threads" in run.stdout, f"{label}: 16-thread run exits normally", run)
+    traces, positions, sections = parse_text(run.text("threads.txt"))
+    if not check(len(sections) == 1, f"{label}: one SITES section", run):
+        return
+    rows = check_section_shape(f"{label} threads", sections[0], positions, run)
+    items = rows_at(rows, traces, "AllocSites$Item", frame("makeItems", "item"), frame("worker", "worker"))
+    churn = rows_at(rows, traces, "AllocSites$Churn", frame("churn", "churn"))
+    if check(len(items) == 1, f"{label}: one Item site for the 16 workers", run):
+        check((items[0]["alloc_objs"], items[0]["live_objs"]) == (80000, 60000),
+              f"{label}: 16 x 5000 Items allocated, 60000 live: {items[0]['text']}", run)
+    if check(len(churn) == 1, f"{label}: one Churn site for the 64 short threads", run):
+        check((churn[0]["alloc_objs"], churn[0]["live_objs"]) == (6400, 6400),
+              f"{label}: 64 x 100 Churn objects, all live: {churn[0]['text']}", run)
+    cleanup(run.folder)
+
+
+def run_quit(label, home):
+    proc, folder = start_java(home, agentpath("heap=sites,file=quit.txt"), "AllocSites", ["basic", "sleep", "3000"])
+    try:
+        stdout = folder / "stdout.txt"
+        out = folder / "quit.txt"
+        check(wait_for(lambda: "AllocSites done" in stdout.read_text(), 30), f"{label}: program started")
+        os.kill(proc.pid, signal.SIGQUIT)
+        check(wait_for(lambda: out.exists() and "SITES END" in out.read_text(), 20),
+              f"{label}: kill -QUIT writes a SITES section while the program runs")
+        code = proc.wait(timeout=60)
+        check(code == 0, f"{label}: exits normally after kill -QUIT (exit {code})")
+        traces, positions, sections = parse_text(out.read_text())
+        if check(len(sections) == 2, f"{label}: SITES on kill -QUIT and at exit ({len(sections)})"):
+            for n, section in enumerate(sections):
+                rows = check_section_shape(f"{label} quit #{n}", section, positions, None)
+                check_basic_counts(f"{label} quit #{n}", rows, traces, None, dropped_visible=False)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
+def run_sampled(label, home):
+    run = run_java(home, agentpath("heap=sites,sample=4k,file=sampled.txt"), "AllocSites", ["threads"], timeout=180)
+    check(run.code == 0, f"{label}: sample=4k run exits normally", run)
+    check("not implemented" not in run.stderr, f"{label}: sample= prints no missing-feature line", run)
+    traces, positions, sections = parse_text(run.text("sampled.txt"))
+    if not check(len(sections) == 1, f"{label}: sample= writes SITES", run):
+        return
+    rows = check_section_shape(f"{label} sampled", sections[0], positions, run)
+    items = rows_at(rows, traces, "AllocSites$Item", frame("makeItems", "item"), frame("worker", "worker"))
+    if check(len(items) == 1, f"{label}: sample= finds the dominant Item site", run):
+        # About 1.3 MB of Items at a 4 KiB mean interval: ~300 samples, so the estimate is within a
+        # few percent; 30 % leaves room for the JVM's TLAB-granular sampling.
+        estimate = items[0]["alloc_objs"]
+        check(abs(estimate - 80000) <= 24000, f"{label}: sampled Item estimate {estimate} near 80000", run)
+        check(items[0]["live_objs"] <= items[0]["alloc_objs"], f"{label}: sampled live <= allocated", run)
+    cleanup(run.folder)
+
+
+def run_javac(label, home):
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-javac-"))
+    sources = folder / "src"
+    sources.mkdir()
+    for i in range(200):
+        (sources / f"Gen{i}.java").write_text(
+            f"package gen;\nimport java.util.*;\npublic class Gen{i} {{\n"
+            f"  private final List<String> names = new ArrayList<>();\n"
+            f"  private final Map<Integer, String> byId = new HashMap<>();\n"
+            f"  public int work(int n) {{ int sum = 0; for (int k = 0; k < n; k++) {{ names.add(\"n\" + k);"
+            f" byId.put(k, names.get(k)); sum += k * {i}; }} return sum; }}\n"
+            f"  public String describe() {{ return String.format(\"Gen{i}(%d)\", names.size()); }}\n"
+            f"  static int helper(int x) {{ return x > 0 ? helper(x - 1) + 1 : 0; }}\n}}\n")
+    command = [java_bin(home, "javac"), f"-J{agentpath('heap=sites,format=b,file=' + str(folder / 'javac.hprof'))}",
+               "-d", str(folder / "out")] + [str(p) for p in sorted(sources.iterdir())]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    check(proc.returncode == 0, f"{label}: javac with heap=sites compiles 200 files: {proc.stderr[-2000:]}")
+    check((folder / "out" / "gen" / "Gen199.class").exists(), f"{label}: javac wrote its classes")
+    ok, output = verify_binary(folder / "javac.hprof")
+    check(ok, f"{label}: javac's heap=sites file verifies:\n{output}")
+    if ok:
+        classes, traces, sites, headers, summaries = binary_sites(folder / "javac.hprof")
+        check(len(sites) == 1 and len(sites[0]) > 10, f"{label}: javac ALLOC SITES lists sites")
+        if sites:
+            check(headers[0][5] > 100000 and headers[0][3] <= headers[0][5],
+                  f"{label}: javac allocated {headers[0][5]} objects, {headers[0][3]} live")
+            check(all(classes.get(r[1]) for r in sites[0]), f"{label}: every javac site names a loaded class")
+    cleanup(folder)
+
+
+def run_h2(label, home):
+    if not os.path.exists(H2_JAR):
+        print(f"SKIP: {label}: {H2_JAR} not installed (apt-get install libh2-java)")
+        return
+    sql = ("CREATE TABLE T(ID INT PRIMARY KEY, NAME VARCHAR(100)); "
+           "INSERT INTO T SELECT X, 'name' || X FROM SYSTEM_RANGE(1, 5000); "
+           "SELECT COUNT(*), MAX(ID) FROM T")
+    folder = tempfile.mkdtemp(prefix="fasthprof-h2-")
+    command = [java_bin(home), agentpath("heap=sites,file=h2.txt"), "-cp", H2_JAR, "org.h2.tools.Shell",
+               "-url", "jdbc:h2:mem:t", "-sql", sql]
+    proc = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=300)
+    check(proc.returncode == 0 and re.search(r"5000\s*\|\s*5000", proc.stdout) is not None,
+          f"{label}: H2 runs the SQL with heap=sites: {proc.stdout[-500:]} {proc.stderr[-1500:]}")
+    text = pathlib.Path(folder, "h2.txt").read_text()
+    traces, positions, sections = parse_text(text)
+    if check(len(sections) == 1, f"{label}: H2 run writes SITES"):
+        rows = check_section_shape(f"{label} h2", sections[0], positions, None)
+        check(len(rows) > 10, f"{label}: H2 SITES has rows ({len(rows)})")
+        check(any(r["class"].startswith("org.h2.") for r in rows) or
+              any(any(f.startswith("org.h2.") for f in traces.get(r["trace"], [])) for r in rows),
+              f"{label}: H2's own classes or frames appear in SITES")
+    cleanup(folder)
+
+
+for label, home in jdks():
+    run_text_basic(label, home)
+    run_binary_basic(label, home)
+    run_threads(label, home)
+    run_quit(label, home)
+    run_sampled(label, home)
+    run_javac(label, home)
+    run_h2(label, home)
+
+finish("alloc_sites")

@@ -1,0 +1,244 @@
+"""cpu=samples: the hot method ranks first with its share, the warm one appears, threads that sleep,
+wait, park or block on a monitor are never counted, the total matches run time / interval x busy
+threads, counts restart after each kill -QUIT report, the binary output verifies, the sampler works
+under attach with thread CPU times, depth=0 records nothing, and javac's own methods top a compile."""
+import os
+import re
+import signal
+import struct
+import subprocess
+import tempfile
+
+import hprof_records
+from harness import (AGENT, agentpath, check, cleanup, finish, java_bin, jdks, run_java, start_java,
+                     verify_binary, wait_for)
+
+INTERVAL_MS = 10
+# Methods of threads that never run: none of their frames may be counted.
+NEVER_COUNTED = ("sleeperMethod", "waiterMethod", "parkerMethod", "blockedMethod", "holderMethod")
+# The warm thread calls Thread.sleep after each burst. On its way in it runs Java code (on JDK 21+
+# Thread.sleep is Java down to sleepNanos0), which is CPU use; once asleep it must not be counted, so
+# sleep frames may take only a sliver of the samples.
+BLOCKING = ("java.lang.Thread.sleep", "java.lang.Thread.beforeSleep", "java.lang.Object.wait", ".park")
+SECTION = re.compile(r"^CPU SAMPLES BEGIN \(total = (\d+)\) .+?\n(.*?)^CPU SAMPLES END$", re.S | re.M)
+ROW = re.compile(r"^ *(\d+) +([\d.]+)% +([\d.]+)% +(\d+) +(\d+) (.+)$")
+
+
+def text_traces(text):
+    """{serial: (offset, [frame 'class.method', ...])} from the TRACE records of a text file."""
+    traces = {}
+    for match in re.finditer(r"^TRACE (\d+):.*\n((?:\t.*\n)*)", text, re.M):
+        frames = [line.strip().split("(")[0] for line in match.group(2).splitlines()]
+        traces[int(match.group(1))] = (match.start(), [f for f in frames if f != "<empty>"])
+    return traces
+
+
+def text_sections(text):
+    """[(offset, total, [(rank, self%, accum%, count, trace, method)])] for each CPU SAMPLES section."""
+    sections = []
+    for match in SECTION.finditer(text):
+        rows = []
+        for line in match.group(2).splitlines():
+            if line.startswith("rank"):
+                continue
+            row = ROW.match(line)
+            if row:
+                rows.append((int(row.group(1)), float(row.group(2)), float(row.group(3)), int(row.group(4)),
+                             int(row.group(5)), row.group(6)))
+            else:
+                rows.append(("bad", line))
+        sections.append((match.start(), int(match.group(1)), rows))
+    return sections
+
+
+def binary_profile(path):
+    """({trace serial: [frame 'class.method']}, [(total, [(count, trace)])], record order ok)."""
+    _, id_size, _, records = hprof_records.read(path)
+    id_char = "Q" if id_size == 8 else "I"
+    fmt_id = ">" + id_char
+    names = hprof_records.strings(records, id_size)
+    classes, frames, traces, sections = {}, {}, {}, []
+    order_ok = True
+    for r in records:
+        if r.tag == 0x02:
+            serial = struct.unpack(">I", r.body[:4])[0]
+            name_id = struct.unpack(fmt_id, r.body[8 + id_size:8 + 2 * id_size])[0]
+            classes[serial] = names.get(name_id, "?")
+        elif r.tag == 0x04:
+            frame_id, method_id = struct.unpack(">" + id_char * 2, r.body[:2 * id_size])
+            class_serial = struct.unpack(">I", r.body[4 * id_size:4 * id_size + 4])[0]
+            frames[frame_id] = (class_serial, names.get(method_id, "?"))
+        elif r.tag == 0x05:
+            serial, _, count = struct.unpack(">III", r.body[:12])
+            ids = struct.unpack(">" + id_char * count, r.body[12:12 + count * id_size])
+            traces[serial] = [f"{classes.get(frames[i][0], '?')}.{frames[i][1]}" for i in ids]
+        elif r.tag == 0x0D:
+            total, count = struct.unpack(">II", r.body[:8])
+            rows = [struct.unpack(">II", r.body[8 + 8 * i:16 + 8 * i]) for i in range(count)]
+            order_ok &= all(trace in traces for _, trace in rows)
+            sections.append((total, rows))
+    return traces, sections, order_ok
+
+
+def program_figures(stdout):
+    match = re.search(r"CpuMix run_ms=(\d+) hot_cpu_ms=(\d+) warm_cpu_ms=(\d+)", stdout)
+    return tuple(int(g) for g in match.groups()) if match else None
+
+
+def check_mix(label, rows, traces, total, figures, run):
+    """rows: [(count, trace serial)]; traces: {serial: [frames]}."""
+    if not check(rows, f"{label}: CPU SAMPLES has rows", run):
+        return
+    by_trace = {}
+    for count, serial in rows:
+        by_trace[serial] = by_trace.get(serial, 0) + count
+    ranked = sorted(by_trace.items(), key=lambda item: -item[1])
+    top = traces.get(ranked[0][0], [])
+    check(top[:1] == ["CpuMix.hotMethod"], f"{label}: the hot method ranks first (top trace {top})", run)
+    check(ranked[0][1] / total > 0.5, f"{label}: the hot method has most samples: {ranked[0][1]} of {total}", run)
+    check(any(traces.get(t, [])[:1] == ["CpuMix.warmMethod"] for t, _ in ranked),
+          f"{label}: the warm method appears", run)
+    in_blocking = 0
+    for serial, count in ranked:
+        frames = traces.get(serial, [])
+        bad = [f for f in frames if any(word in f for word in NEVER_COUNTED)]
+        check(not bad, f"{label}: a sleeping, waiting, parked or blocked thread was counted: {frames} x{count}", run)
+        if frames and any(word in frames[0] for word in BLOCKING):
+            in_blocking += count
+    check(in_blocking <= 0.02 * total,
+          f"{label}: samples in sleep/wait/park frames are a sliver: {in_blocking} of {total}", run)
+    # Busy threads: hot all the time, warm for the share of the run its CPU time says. On a shared
+    # machine the hot thread gets less than a core: a round counts it when it ran at all since the
+    # previous one, so the total then lies between the CPU-time figure and the run-time figure.
+    run_ms, hot_cpu, warm_cpu = figures
+    busy = 1 + warm_cpu / max(1, run_ms)
+    expected = run_ms / INTERVAL_MS * busy
+    by_cpu = (hot_cpu + warm_cpu) / INTERVAL_MS
+    print(f"{label}: total {total}, expected {expected:.0f} by run time, {by_cpu:.0f} by CPU time")
+    check(0.7 * min(expected, by_cpu) <= total <= 1.3 * expected,
+          f"{label}: total {total} within 30 % of {expected:.0f} (run {run_ms} ms, {busy:.2f} busy threads; "
+          f"{by_cpu:.0f} by CPU time)", run)
+
+
+for label, home in jdks():
+    # Text: one section at exit, its TRACEs before it.
+    run = run_java(home, agentpath(f"cpu=samples,depth=6,interval={INTERVAL_MS},file=out.txt"), "CpuMix", ["3000"])
+    figures = program_figures(run.stdout)
+    if check(run.code == 0 and figures, f"{label}: CpuMix runs with cpu=samples", run):
+        text = run.text("out.txt")
+        check("HPROF ERROR" not in run.stderr and "not implemented" not in run.stderr,
+              f"{label}: no error or pending-feature line", run)
+        check("Dumping CPU usage by sampling running threads ... done." in run.stderr,
+              f"{label}: the original's verbose line", run)
+        sections = text_sections(text)
+        traces = text_traces(text)
+        if check(len(sections) == 1, f"{label}: one CPU SAMPLES section", run):
+            offset, total, rows = sections[0]
+            check(all(r[0] != "bad" for r in rows), f"{label}: every row has the §2.10 layout: {rows}", run)
+            good = [r for r in rows if r[0] != "bad"]
+            check([r[0] for r in good] == list(range(1, len(good) + 1)), f"{label}: ranks run 1..n", run)
+            check(all(traces.get(r[4], (offset + 1,))[0] < offset for r in good),
+                  f"{label}: every printed row's TRACE precedes the section", run)
+            check(good and abs(good[-1][2] - 100.0 * sum(r[3] for r in good) / total) < 0.02,
+                  f"{label}: accum is the running share of the total", run)
+            if good:
+                check(good[0][5] == "CpuMix.hotMethod", f"{label}: the row names the top frame's method", run)
+            check_mix(f"{label} text", [(r[3], r[4]) for r in good], {k: v[1] for k, v in traces.items()},
+                      total, figures, run)
+    cleanup(run.folder)
+
+    # Binary, with heap=sites, and a kill -QUIT report in the middle: counts restart after it.
+    proc, folder = start_java(home, agentpath(f"cpu=samples,heap=sites,format=b,depth=6,file=out.hprof"),
+                              "CpuMix", ["3000"])
+    try:
+        stdout = folder / "stdout.txt"
+        check(wait_for(lambda: "CpuMix running" in stdout.read_text(), 30), f"{label}: binary run started")
+        wait_for(lambda: False, 1.5)
+        os.kill(proc.pid, signal.SIGQUIT)
+        code = proc.wait(timeout=60)
+        out = stdout.read_text()
+        figures = program_figures(out)
+        check(code == 0 and figures, f"{label}: binary run exits normally ({code})\n{out}")
+        ok, verified = verify_binary(folder / "out.hprof")
+        check(ok, f"{label}: binary output passes the verifier\n{verified}")
+        traces, sections, order_ok = binary_profile(folder / "out.hprof")
+        check(order_ok, f"{label}: every CPU SAMPLES row names a TRACE written before it")
+        if check(len(sections) == 2 and figures, f"{label}: two CPU SAMPLES records (kill -QUIT, exit): {len(sections)}"):
+            first, last = sections
+            check(first[0] >= 50 and last[0] >= 50 and all(t >= sum(c for c, _ in rows) for t, rows in sections),
+                  f"{label}: both reports have samples, each total covers its rows: {first[0]}, {last[0]}")
+            # Counts restart: the two totals together cover the run once.
+            check_mix(f"{label} binary (both reports)", list(first[1]) + list(last[1]),
+                      traces, first[0] + last[0], figures, None)
+            check(max(first[0], last[0]) < 0.85 * (first[0] + last[0]),
+                  f"{label}: the second report counts only what came after the first: {first[0]}, {last[0]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+    # depth=0: the section is there and empty, as the original.
+    run = run_java(home, agentpath("cpu=samples,depth=0,file=out.txt"), "CpuMix", ["500"])
+    sections = text_sections(run.text("out.txt")) if run.code == 0 else []
+    check(len(sections) == 1 and sections[0][1] == 0 and not sections[0][2],
+          f"{label}: depth=0 records no samples: {sections}", run)
+    cleanup(run.folder)
+
+    # Attach: thread CPU times are granted to a late agent too, and the sampler starts at once.
+    proc, folder = start_java(home, None, "CpuMix", ["4000"])
+    try:
+        check(wait_for(lambda: "CpuMix running" in (folder / "stdout.txt").read_text(), 30),
+              f"{label}: attach target started")
+        attach = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "JVMTI.agent_load", AGENT,
+                                 f'"cpu=samples,depth=4,file={folder}/attached.txt"'],
+                                capture_output=True, text=True, timeout=60)
+        code = proc.wait(timeout=60)
+        stderr_text = (folder / "stderr.txt").read_text()
+        check(code == 0 and "gives no thread CPU times" not in stderr_text,
+              f"{label}: attached sampler has thread CPU times\n{attach.stdout}{stderr_text}")
+        text = (folder / "attached.txt").read_text() if (folder / "attached.txt").exists() else ""
+        sections = text_sections(text)
+        check(len(sections) == 1 and sections[0][2] and sections[0][2][0][5] == "CpuMix.hotMethod",
+              f"{label}: attached sampler ranks the hot method first\n{text[-1500:]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+    # javac on a few hundred generated files: its own methods are where the CPU goes.
+    folder = tempfile.mkdtemp(prefix="fasthprof-it-")
+    sources = []
+    for i in range(200):
+        path = os.path.join(folder, f"Gen{i}.java")
+        other = f"Gen{(i + 1) % 200}"
+        with open(path, "w") as f:
+            f.write(f"import java.util.*;\npublic class Gen{i} {{\n")
+            for m in range(10):
+                f.write(f"  public List<Map<String, Integer>> m{m}({other} o, int x) {{\n"
+                        f"    List<Map<String, Integer>> r = new ArrayList<>();\n"
+                        f"    for (int k = 0; k < x; k++) {{ Map<String, Integer> h = new HashMap<>();"
+                        f" h.put(\"k\" + k + o, k * {m}); r.add(h); }}\n"
+                        f"    return r.isEmpty() ? Collections.emptyList() : r;\n  }}\n")
+            f.write("}\n")
+        sources.append(path)
+    javac = subprocess.run([java_bin(home, "javac"), f"-J{agentpath('cpu=samples,depth=1,file=javac.txt')}",
+                            "-d", os.path.join(folder, "classes"), *sources],
+                           cwd=folder, capture_output=True, text=True, timeout=300)
+    check(javac.returncode == 0, f"{label}: javac compiles with the agent\n{javac.stderr[-2000:]}")
+    text = open(os.path.join(folder, "javac.txt")).read() if os.path.exists(os.path.join(folder, "javac.txt")) else ""
+    sections = text_sections(text)
+    traces = {k: v[1] for k, v in text_traces(text).items()}
+    if check(len(sections) == 1 and sections[0][2], f"{label}: javac run has CPU SAMPLES"):
+        rows = [r for r in sections[0][2] if r[0] != "bad"]
+        # depth=1: one row per method, so the table ranks methods. The profile of a compile is flat
+        # (class loading and allocation take single rows of a few %): javac's methods hold most
+        # samples together, and one of them is among the first five rows.
+        total = sections[0][1]
+        ours = [r for r in rows if r[5].startswith("com.sun.tools.javac.")]
+        in_javac = sum(r[3] for r in ours)
+        check(in_javac >= 0.5 * total and any(r in ours for r in rows[:5]),
+              f"{label}: javac's methods top the profile ({in_javac} of {total} samples):\n"
+              + "\n".join(str(r) for r in rows[:10]))
+    cleanup(folder)
+
+finish("cpu_samples")

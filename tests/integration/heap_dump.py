@@ -1,0 +1,365 @@
+"""heap=dump: complete heap dumps on kill -QUIT and at exit, binary and text, checked with
+tools/hprof-verify AND with VisualVM's heap library (tests/visualvm/HeapCheck.java) on a heap of known
+shapes (tests/java/HeapShapes.java), compared per class with the JDK's own dump of the same heap
+(`jcmd GC.heap_dump`), on JDK 17 and 25 with G1 and ZGC, without compressed oops, with
+primfields=n/primarrays=n, while 8 threads allocate, while threads start and end, and with a file
+size limit reached in the middle of a dump.
+
+FASTHPROF_HEAP_MATRIX=full adds Serial, Parallel and Shenandoah (where the JDK has it) on every JDK:
+  FASTHPROF_HEAP_MATRIX=full meson test -C build heap_dump
+"""
+import os
+import pathlib
+import re
+import signal
+import struct
+import subprocess
+import tempfile
+import time
+
+from harness import (TEST_CLASSES, agentpath, check, cleanup, finish, java_bin, jdks, verify_binary,
+                     wait_for)
+
+HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
+JAVA17 = os.environ["JAVA17_HOME"]
+FULL = os.environ.get("FASTHPROF_HEAP_MATRIX", "") == "full"
+
+
+def start(home, options, main="HeapShapes", args=(), jvm_args=()):
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-heap-"))
+    command = [java_bin(home), *jvm_args, agentpath(options), "-cp", TEST_CLASSES, main, *map(str, args)]
+    env = dict(os.environ)
+    env.pop("_JAVA_HPROF_OPTIONS", None)
+    env.pop("JAVA_TOOL_OPTIONS", None)
+    env["FASTHPROF_DUMP_STATS"] = "1"
+    out = open(folder / "stdout.txt", "w")
+    err = open(folder / "stderr.txt", "w")
+    proc = subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=err)
+    return proc, folder
+
+
+def text(path):
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def dumps_done(folder):
+    # The stats line (FASTHPROF_DUMP_STATS) lands inside the verbose line; " done." ends a report
+    # once its bytes are in the file.
+    stderr = text(folder / "stderr.txt")
+    return min(stderr.count("fasthprof: heap dump stats:"), stderr.count(" done.\n"))
+
+
+def heap_check(mode, path, dump=0):
+    """Runs the VisualVM-based checker; returns (ok, output)."""
+    if not HEAP_CHECK or not os.path.isdir(HEAP_CHECK.split(":")[0]):
+        return False, "the VisualVM checker is not built: install `visualvm` (tools/install-deps.sh)"
+    proc = subprocess.run([java_bin(JAVA17), "-cp", HEAP_CHECK, "HeapCheck", mode, str(path), str(dump)],
+                          capture_output=True, text=True, timeout=300)
+    return proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def histogram(path, dump=0):
+    ok, output = heap_check("histogram", path, dump)
+    counts = {}
+    for line in output.splitlines():
+        match = re.match(r"^(\d+) (\S+)$", line)
+        if match:
+            # Hidden classes: JVMTI names them Foo$$Lambda$1.0x..., the JDK's dumper Foo$$Lambda$1+0x...
+            name = re.sub(r"\+0x", ".0x", match.group(2))
+            counts[name] = counts.get(name, 0) + int(match.group(1))
+    return counts
+
+
+def quit_and_wait(proc, folder, count, timeout=60):
+    os.kill(proc.pid, signal.SIGQUIT)
+    return wait_for(lambda: dumps_done(folder) >= count, timeout)
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)  # orderly shutdown: VM death, the doe=y dump
+    try:
+        return proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return None
+
+
+def compare_with_jdk(label, ours, jdk, skip=("java.lang.Class",)):
+    """Instance counts per class: the program's classes exactly; JDK classes within 1 % or a few
+    objects. FollowReferences cannot see what only the VM holds (constant-pool caches' resolved
+    references: method handles of invokedynamic call sites; hidden VM threads), so a handful of
+    java.lang.invoke objects, Object[]s and Strings are missing against the JDK's dump. With CDS the
+    walk also meets the mirrors of archived classes that were never loaded, written as instances of
+    java.lang.Class, which the JDK's dumper leaves out: java.lang.Class is not compared. JDK 25 also
+    keeps an int[] per initialized class in an injected field of its mirror (the JDK's dump shows it
+    as "<init_lock>"), invisible to JVMTI, and int[]s of its archived heap that nothing references:
+    int[] is not compared there."""
+    check(len(jdk) > 100 and len(ours) > 100, f"{label}: both histograms read ({len(ours)}, {len(jdk)} classes)")
+    for name in sorted(set(ours) | set(jdk)):
+        a, b = ours.get(name, 0), jdk.get(name, 0)
+        if name in skip:
+            continue
+        if name.startswith("HeapShapes"):
+            check(a == b, f"{label}: {name}: {a} here, {b} in the JDK's dump")
+        else:
+            check(abs(a - b) <= max(12, b // 50), f"{label}: {name}: {a} here, {b} in the JDK's dump")
+    total_ours = sum(v for k, v in ours.items() if k not in skip)
+    total_jdk = sum(v for k, v in jdk.items() if k not in skip)
+    check(abs(total_ours - total_jdk) <= total_jdk // 100,
+          f"{label}: total objects within 1 %: {total_ours} here, {total_jdk} in the JDK's dump")
+    print(f"{label}: {total_ours} objects here, {total_jdk} in the JDK's dump")
+
+
+def binary_run(jdk, home, gc, compare=False, jvm_args=()):
+    label = f"{jdk} {gc} {' '.join(jvm_args)}".strip()
+    proc, folder = start(home, "heap=dump,format=b,file=dump.hprof", args=[60], jvm_args=[f"-XX:+Use{gc}GC", *jvm_args])
+    try:
+        dump = folder / "dump.hprof"
+        if not check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready"):
+            print(text(folder / "stderr.txt"))
+            return
+        if compare:
+            jcmd = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "GC.heap_dump", str(folder / "jdk.hprof")],
+                                  capture_output=True, text=True, timeout=120)
+            check(jcmd.returncode == 0, f"{label}: jcmd GC.heap_dump: {jcmd.stdout}{jcmd.stderr}")
+        check(quit_and_wait(proc, folder, 1), f"{label}: kill -QUIT gives a dump:\n{text(folder / 'stderr.txt')}")
+        ok, output = heap_check("shapes", dump, 0)
+        check(ok, f"{label}: VisualVM reads the dump and finds the known heap:\n{output[-3000:]}")
+        if compare:
+            skip = ("java.lang.Class",) if jdk == "jdk17" else ("java.lang.Class", "int[]")
+            compare_with_jdk(label, histogram(dump, 0), histogram(folder / "jdk.hprof", 0), skip)
+        code = stop(proc)
+        check(code in (0, 143), f"{label}: the program ends (exit {code})")
+        check(dumps_done(folder) == 2, f"{label}: a second dump at exit:\n{text(folder / 'stderr.txt')}")
+        ok, output = verify_binary(dump)
+        check(ok and "heap dumps: 2" in output, f"{label}: the verifier accepts both dumps:\n{output[-3000:]}")
+        ok, output = heap_check("generic", dump, 1)
+        check(ok, f"{label}: VisualVM reads the exit dump:\n{output[-3000:]}")
+        check("HPROF ERROR" not in text(folder / "stderr.txt"), f"{label}: no error:\n{text(folder / 'stderr.txt')}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
+def blank_run(home):
+    label = "jdk17 primfields=n,primarrays=n"
+    proc, folder = start(home, "heap=dump,format=b,file=dump.hprof,primfields=n,primarrays=n", args=[30])
+    try:
+        check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready")
+        check(quit_and_wait(proc, folder, 1), f"{label}: a dump")
+        stop(proc)
+        ok, output = verify_binary(folder / "dump.hprof")
+        check(ok, f"{label}: the verifier accepts the dump:\n{output[-2000:]}")
+        ok, output = heap_check("blank", folder / "dump.hprof", 0)
+        check(ok, f"{label}: primitive values are 0 and arrays empty, references intact:\n{output[-3000:]}")
+        check("not implemented" not in text(folder / "stderr.txt"), f"{label}: no 'not implemented' warning")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
+def text_run(home):
+    label = "jdk17 format=a"
+    proc, folder = start(home, "heap=dump,format=a,file=dump.txt", args=[30])
+    try:
+        check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready")
+        check(quit_and_wait(proc, folder, 1), f"{label}: a dump")
+        stop(proc)
+        body = text(folder / "dump.txt")
+        dumps = re.findall(r"HEAP DUMP BEGIN \((\d+) objects, (\d+) bytes\) [^\n]+\n(.*?)HEAP DUMP END\n", body, re.S)
+        check(len(dumps) == 2, f"{label}: two complete text dumps (found {len(dumps)})")
+        for objects, size, lines in dumps[:1]:
+            rows = lines.splitlines()
+            kinds = [row.split(" ", 1)[0] for row in rows if not row.startswith("\t")]
+            check(int(objects) == kinds.count("OBJ") + kinds.count("ARR"),
+                  f"{label}: HEAP DUMP BEGIN's total {objects} = OBJ + ARR lines {kinds.count('OBJ') + kinds.count('ARR')}")
+            check(int(size) > 0, f"{label}: a byte total")
+            first_object = min(kinds.index("OBJ"), kinds.index("ARR"))
+            check(all(k == "ROOT" for k in kinds[:first_object]), f"{label}: roots first")
+            check("ROOT" not in kinds[first_object:], f"{label}: no root after the objects")
+            check(all(k == "CLS" for k in kinds[kinds.index("CLS"):]), f"{label}: classes last")
+            check(sum("class=HeapShapes$Leaf@" in row for row in rows) == 100, f"{label}: 100 Leaf objects")
+            check(any(re.match(r"^ROOT \w+ \(kind=<Java stack>, thread=2000\d\d, frame=\d+\)$", row) for row in rows),
+                  f"{label}: Java stack roots name their thread and frame")
+            check(any(re.match(r"^ARR \w+ \(sz=\d+, trace=300000, nelems=5, elem type=java.lang.Object\[\]@\w+\)$", row)
+                      for row in rows), f"{label}: an object array with its full length (nulls included)")
+            check(any(re.match(r"^\tstr\t\t\w+$", row) for row in rows), f"{label}: reference fields listed")
+        leftovers = [p.name for p in folder.iterdir() if p.name.startswith(".fasthprof-heap")]
+        check(not leftovers, f"{label}: no staging file left: {leftovers}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
+def busy_run(home):
+    label = "jdk17 8 allocating threads"
+    proc, folder = start(home, "heap=dump,format=b,file=dump.hprof,doe=n", args=[30, 8], jvm_args=["-Xmx256m"])
+    try:
+        check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready")
+        time.sleep(1)
+        check(quit_and_wait(proc, folder, 1), f"{label}: a dump while 8 threads allocate")
+        check(quit_and_wait(proc, folder, 2), f"{label}: another one")
+        check(proc.poll() is None, f"{label}: the program keeps running")
+        proc.kill()
+        proc.wait()
+        ok, output = verify_binary(folder / "dump.hprof")
+        check(ok and "heap dumps: 2" in output, f"{label}: the verifier accepts both dumps:\n{output[-2000:]}")
+        for dump in (0, 1):
+            ok, output = heap_check("generic", folder / "dump.hprof", dump)
+            check(ok, f"{label}: VisualVM reads dump {dump}:\n{output[-2000:]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
+def churn_run(home):
+    label = "jdk17 threads starting and ending"
+    proc, folder = start(home, "heap=dump,format=b,file=dump.hprof,doe=n", main="ThreadChurn", args=[8, 2])
+    try:
+        check(wait_for(lambda: "churning" in text(folder / "stdout.txt"), 60), f"{label}: program ready")
+        for n in range(1, 4):
+            check(quit_and_wait(proc, folder, n), f"{label}: dump {n} while threads come and go")
+            time.sleep(0.2)
+        proc.wait(timeout=60)
+        ok, output = verify_binary(folder / "dump.hprof")
+        check(ok and "heap dumps: 3" in output, f"{label}: the verifier accepts the dumps:\n{output[-2000:]}")
+        ok, output = heap_check("generic", folder / "dump.hprof", 2)
+        check(ok, f"{label}: VisualVM reads the last dump:\n{output[-2000:]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
+def disk_full_run(home):
+    label = "jdk17 file size limit"
+    proc, folder = start(home, "heap=dump,format=b,file=dump.hprof,doe=n", args=[30])
+    try:
+        dump = folder / "dump.hprof"
+        check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready")
+        check(quit_and_wait(proc, folder, 1), f"{label}: a first dump")
+        time.sleep(0.3)
+        complete = dump.stat().st_size
+        subprocess.run(["prlimit", f"--pid={proc.pid}", f"--fsize={complete + 200000}:"], check=True)
+        check(quit_and_wait(proc, folder, 2), f"{label}: the second dump ends")
+        stderr = text(folder / "stderr.txt")
+        check(wait_for(lambda: "File too large" in text(folder / "stderr.txt"), 10),
+              f"{label}: one clear message:\n{stderr}")
+        time.sleep(0.3)
+        check(dump.stat().st_size == complete, f"{label}: the file is cut back to the complete dump "
+              f"({dump.stat().st_size} vs {complete})")
+        check(proc.poll() is None, f"{label}: the JVM keeps running")
+        subprocess.run(["prlimit", f"--pid={proc.pid}", "--fsize=unlimited:"], check=True)
+        check(quit_and_wait(proc, folder, 3), f"{label}: the next dump works once there is room")
+        time.sleep(0.3)
+        proc.kill()
+        proc.wait()
+        ok, output = verify_binary(dump)
+        check(ok and "heap dumps: 2" in output, f"{label}: two complete dumps in the file:\n{output[-2000:]}")
+        ok, output = heap_check("shapes", dump, 1)
+        check(ok, f"{label}: VisualVM reads the dump written after the error:\n{output[-2000:]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
+SIZES = {2: 8, 4: 1, 5: 2, 6: 4, 7: 8, 8: 1, 9: 2, 10: 4, 11: 8}
+ROOT_SIZES = {0xFF: 8, 0x01: 16, 0x02: 16, 0x03: 16, 0x04: 12, 0x05: 8, 0x06: 12, 0x07: 8, 0x08: 16}
+
+
+def instance_traces(path):
+    """Trace serials of the INSTANCE DUMPs of the first dump, and the serials of every TRACE."""
+    data = path.read_bytes()
+    at = data.index(b"\0") + 1 + 4 + 8
+    traces, written = [], set()
+    while at < len(data):
+        tag, length = data[at], struct.unpack(">I", data[at + 5:at + 9])[0]
+        body = data[at + 9:at + 9 + length]
+        at += 9 + length
+        if tag == 0x05:
+            written.add(struct.unpack(">I", body[:4])[0])
+        if tag == 0x2C:
+            break
+        if tag != 0x1C:
+            continue
+        j = 0
+        while j < len(body):
+            sub = body[j]
+            j += 1
+            if sub in ROOT_SIZES:
+                j += ROOT_SIZES[sub]
+            elif sub == 0x20:
+                j += 8 + 4 + 6 * 8 + 4
+                pool = struct.unpack(">H", body[j:j + 2])[0]
+                j += 2
+                for _ in range(pool):
+                    j += 3 + SIZES[body[j + 2]]
+                statics = struct.unpack(">H", body[j:j + 2])[0]
+                j += 2
+                for _ in range(statics):
+                    j += 9 + SIZES[body[j + 8]]
+                count = struct.unpack(">H", body[j:j + 2])[0]
+                j += 2 + 9 * count
+            elif sub == 0x21:
+                traces.append(struct.unpack(">I", body[j + 8:j + 12])[0])
+                j += 20 + 4 + struct.unpack(">I", body[j + 20:j + 24])[0]
+            elif sub == 0x22:
+                j += 16 + 8 + 8 * struct.unpack(">I", body[j + 12:j + 16])[0]
+            elif sub == 0x23:
+                j += 17 + SIZES[body[j + 16]] * struct.unpack(">I", body[j + 12:j + 16])[0]
+            else:
+                raise ValueError(f"unknown sub-record {sub:#x}")
+    return traces, written
+
+
+def heap_all_run(home):
+    label = "jdk17 heap=all"
+    proc, folder = start(home, "heap=all,format=b,file=dump.hprof", args=[30])
+    try:
+        check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready")
+        check(quit_and_wait(proc, folder, 1), f"{label}: a dump")
+        stop(proc)
+        ok, output = verify_binary(folder / "dump.hprof")
+        check(ok, f"{label}: the verifier accepts the file:\n{output[-2000:]}")
+        ok, output = heap_check("shapes", folder / "dump.hprof", 0)
+        check(ok, f"{label}: VisualVM finds the known heap (allocation-tagged objects and threads):\n{output[-2000:]}")
+        traces, written = instance_traces(folder / "dump.hprof")
+        named = [t for t in traces if t != 300000]
+        check(len(named) >= 100, f"{label}: objects allocated while tracking name their allocation trace ({len(named)})")
+        check(all(t in written for t in named), f"{label}: every such trace is written")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
+def has_gc(home, gc):
+    probe = subprocess.run([java_bin(home), f"-XX:+Use{gc}GC", "-version"], capture_output=True, text=True)
+    return probe.returncode == 0
+
+
+for jdk, home in jdks():
+    binary_run(jdk, home, "G1", compare=True)
+    binary_run(jdk, home, "Z")
+    if FULL:
+        for gc in ("Serial", "Parallel", "Shenandoah"):
+            if has_gc(home, gc):
+                binary_run(jdk, home, gc)
+            else:
+                print(f"SKIP: {jdk} has no {gc} collector")
+        binary_run(jdk, home, "G1", jvm_args=["-XX:-UseCompressedOops"])
+
+binary_run("jdk17", JAVA17, "Parallel", jvm_args=["-XX:-UseCompressedOops"])
+blank_run(JAVA17)
+heap_all_run(JAVA17)
+text_run(JAVA17)
+busy_run(JAVA17)
+churn_run(JAVA17)
+disk_full_run(JAVA17)
+finish("heap_dump")

@@ -1,0 +1,106 @@
+/**
+ * Allocates known numbers of objects at known sites from known callers, for the heap=sites tests.
+ * Every object escapes into a static array (so the JIT cannot remove it by escape analysis), and a
+ * known part is dropped before exit. Lines marked "SITE:" are found by the test from this source.
+ *
+ *   basic    1000 Items from callerA, 2000 from callerB (the second half of those dropped),
+ *            500 int[10] from callerA, 300 String[] of length 3 from callerB (all dropped)
+ *   threads  16 threads x 5000 Items through worker() (a quarter dropped), while 64 short threads
+ *            start and end, each allocating 100 Churn objects (all kept)
+ *   sleep N  after either mode: sleep N ms (for kill -QUIT)
+ */
+public class AllocSites {
+    static final class Item {
+        final int value;
+        Item(int value) { this.value = value; }
+    }
+
+    static final class Churn {
+        final long value;
+        Churn(long value) { this.value = value; }
+    }
+
+    static Object[] kept = new Object[200_000];
+    static int next;
+
+    static void makeItems(Object[] into, int from, int count) {
+        for (int i = 0; i < count; i++) {
+            into[from + i] = new Item(i); // SITE:item
+        }
+    }
+
+    static void makeArrays(int count) {
+        for (int i = 0; i < count; i++) {
+            kept[next++] = new int[10]; // SITE:ints
+        }
+    }
+
+    static void makeStringArrays(int count) {
+        for (int i = 0; i < count; i++) {
+            kept[next++] = new String[3]; // SITE:strings
+        }
+    }
+
+    static void callerA() {
+        makeItems(kept, next, 1000); // SITE:callerA
+        next += 1000;
+        makeArrays(500);
+    }
+
+    static void callerB() {
+        int start = next;
+        makeItems(kept, next, 2000); // SITE:callerB
+        next += 2000;
+        int stringsFrom = next;
+        makeStringArrays(300);
+        for (int i = start + 1000; i < start + 2000; i++) kept[i] = null;
+        for (int i = stringsFrom; i < stringsFrom + 300; i++) kept[i] = null;
+    }
+
+    static Object[] churned = new Object[64 * 100];
+
+    static void churn(int index) {
+        for (int i = 0; i < 100; i++) {
+            churned[index * 100 + i] = new Churn(i); // SITE:churn
+        }
+    }
+
+    static void worker(int index) {
+        makeItems(kept, index * 5000, 5000); // SITE:worker
+    }
+
+    static void threads() throws InterruptedException {
+        Thread[] workers = new Thread[16];
+        for (int t = 0; t < workers.length; t++) {
+            final int index = t;
+            workers[t] = new Thread(() -> worker(index), "alloc-" + t);
+            workers[t].start();
+        }
+        for (int wave = 0; wave < 8; wave++) {
+            Thread[] shortLived = new Thread[8];
+            for (int s = 0; s < shortLived.length; s++) {
+                final int index = wave * 8 + s;
+                shortLived[s] = new Thread(() -> churn(index), "churn-" + index);
+                shortLived[s].start();
+            }
+            for (Thread thread : shortLived) thread.join();
+        }
+        for (Thread worker : workers) worker.join();
+        for (int t = 0; t < workers.length; t++) {
+            for (int i = 0; i < 5000; i += 4) kept[t * 5000 + i] = null;
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args.length > 0 ? args[0] : "basic";
+        if (mode.equals("threads")) {
+            threads();
+        } else {
+            callerA();
+            callerB();
+        }
+        System.out.println("AllocSites done " + mode);
+        System.out.flush();
+        if (args.length > 2 && args[1].equals("sleep")) Thread.sleep(Long.parseLong(args[2]));
+    }
+}

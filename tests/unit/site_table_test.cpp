@@ -1,0 +1,167 @@
+#include "site_table.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace fasthprof {
+namespace {
+
+// Resolves every slot as (class 100000 + slot % classes, trace 300000 + slot / classes).
+struct FakeResolver {
+  uint32_t classes = 1000;
+  std::vector<uint32_t> asked;
+  bool operator()(uint32_t slot, SiteIdentity* site) {
+    asked.push_back(slot);
+    site->class_serial = 100000 + slot % classes;
+    site->trace_serial = 300000 + slot / classes;
+    return true;
+  }
+};
+
+std::vector<AllocationEvent> events(std::initializer_list<std::pair<uint32_t, uint64_t>> list) {
+  std::vector<AllocationEvent> out;
+  for (auto [slot, size] : list) out.push_back({slot, 0, size});
+  return out;
+}
+
+TEST(SiteTable, CountsAllocationsPerSiteAndResolvesEachSlotOnce) {
+  SiteTable table;
+  FakeResolver resolver;
+  auto batch = events({{1, 16}, {2, 24}, {1, 16}, {1, 16}});
+  table.apply(batch, std::ref(resolver));
+  EXPECT_EQ(resolver.asked, (std::vector<uint32_t>{1, 2}));
+  SiteTotals totals;
+  auto rows = table.report_rows(0.0, &totals);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(totals.alloc_objects, 4u);
+  EXPECT_EQ(totals.alloc_bytes, 72u);
+  EXPECT_EQ(totals.sites, 2u);
+  // No live bytes at all: cutoff 0 keeps every row, sorted by allocated bytes among ties.
+  EXPECT_EQ(rows[0].site.class_serial, 100001u);
+  EXPECT_EQ(rows[0].counts.alloc_objects, 3u);
+  EXPECT_EQ(rows[0].counts.alloc_bytes, 48u);
+  EXPECT_EQ(rows[1].counts.alloc_objects, 1u);
+}
+
+TEST(SiteTable, SlotsOfOneSiteShareOneRow) {
+  SiteTable table;
+  table.bind_slot(5, {100001, 300001, 0});
+  table.bind_slot(9, {100001, 300001, 0});
+  table.bind_slot(7, {100002, 300001, 0});
+  auto batch = events({{5, 10}, {9, 10}, {7, 10}});
+  table.apply(batch, [](uint32_t, SiteIdentity*) { return false; });
+  EXPECT_EQ(table.site_count(), 2u);
+  auto rows = table.report_rows(0.0, nullptr);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].counts.alloc_objects, 2u);
+  EXPECT_EQ(rows[0].site.class_serial, 100001u);
+}
+
+TEST(SiteTable, UnresolvableSlotsAreCountedAsUnattributed) {
+  SiteTable table;
+  auto batch = events({{3, 8}, {3, 8}});
+  table.apply(batch, [](uint32_t, SiteIdentity*) { return false; });
+  EXPECT_EQ(table.unattributed(), 2u);
+  EXPECT_EQ(table.site_count(), 0u);
+}
+
+TEST(SiteTable, SortsByLiveBytesAndStopsAtTheFirstRowBelowCutoff) {
+  SiteTable table;
+  for (uint32_t slot = 1; slot <= 4; ++slot) table.bind_slot(slot, {100000 + slot, 300000 + slot, 0});
+  table.clear_live();
+  ASSERT_TRUE(table.add_live(1, 1, 100));     // 10%
+  ASSERT_TRUE(table.add_live(2, 2, 890));     // 89%
+  ASSERT_TRUE(table.add_live(3, 1, 10));      // 1%
+  EXPECT_FALSE(table.add_live(42, 1, 1000));  // unknown slot: ignored
+  SiteTotals totals;
+  auto rows = table.report_rows(0.05, &totals);
+  EXPECT_EQ(totals.live_bytes, 1000u);
+  EXPECT_EQ(totals.live_objects, 4u);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].site.class_serial, 100002u);
+  EXPECT_EQ(rows[1].site.class_serial, 100001u);
+  // cutoff 0 prints every site, dead ones included; the default-like cutoff drops dead sites.
+  EXPECT_EQ(table.report_rows(0.0, nullptr).size(), 4u);
+  EXPECT_EQ(table.report_rows(0.0001, nullptr).size(), 3u);
+}
+
+TEST(SiteTable, LiveCountsStartOverAtEachReport) {
+  SiteTable table;
+  table.bind_slot(1, {100001, 300001, 0});
+  table.add_live(1, 5, 50);
+  table.clear_live();
+  table.add_live(1, 2, 20);
+  auto rows = table.report_rows(0.0, nullptr);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].counts.live_objects, 2u);
+  EXPECT_EQ(rows[0].counts.live_bytes, 20u);
+}
+
+TEST(SiteTable, CountersAreSixtyFourBit) {
+  SiteTable table;
+  table.bind_slot(1, {100001, 300001, 0});
+  uint64_t big = uint64_t{3} << 32;
+  auto batch = events({{1, big}, {1, big}});
+  table.apply(batch, [](uint32_t, SiteIdentity*) { return false; });
+  auto rows = table.report_rows(0.0, nullptr);
+  EXPECT_EQ(rows[0].counts.alloc_bytes, 2 * big);
+}
+
+TEST(SampleWeight, IsOneForExactTrackingAndInverseProbabilityOtherwise) {
+  EXPECT_EQ(sample_weight(16, 0), 1.0);
+  EXPECT_NEAR(sample_weight(16, 512 * 1024), 512.0 * 1024 / 16, 1.0);
+  EXPECT_NEAR(sample_weight(64 << 20, 512 * 1024), 1.0, 1e-9);
+  EXPECT_NEAR(sample_weight(512 * 1024, 512 * 1024), 1.0 / (1.0 - std::exp(-1.0)), 1e-9);
+}
+
+TEST(SampleWeight, EstimatesAreUnbiasedUnderExponentialSampling) {
+  // Each object is sampled with probability 1 - exp(-size / interval), as the JVM's exponential
+  // sampling does; the weighted counts must come back near the true ones for every size.
+  std::mt19937_64 random(12345);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  const uint64_t interval = 64 * 1024;
+  for (uint64_t size : {uint64_t{16}, uint64_t{4096}, uint64_t{64 * 1024}, uint64_t{1 << 20}}) {
+    SiteTable table(interval);
+    table.bind_slot(1, {100001, 300001, 0});
+    const int objects = 20'000'000;
+    std::vector<AllocationEvent> sampled;
+    double probability = -std::expm1(-static_cast<double>(size) / interval);
+    auto no_resolver = [](uint32_t, SiteIdentity*) { return false; };
+    for (int i = 0; i < objects; ++i) {
+      if (uniform(random) < probability) sampled.push_back({1, 0, size});
+      if (sampled.size() == 4096) {
+        table.apply(sampled, no_resolver);
+        sampled.clear();
+      }
+    }
+    table.apply(sampled, no_resolver);
+    auto rows = table.report_rows(0.0, nullptr);
+    ASSERT_EQ(rows.size(), 1u);
+    double tolerance = size < 1024 ? 0.05 : 0.01;
+    EXPECT_NEAR(static_cast<double>(rows[0].counts.alloc_objects), objects, objects * tolerance) << size;
+    EXPECT_NEAR(static_cast<double>(rows[0].counts.alloc_bytes), double(objects) * size,
+                double(objects) * size * tolerance)
+        << size;
+  }
+}
+
+TEST(ArrayKind, FollowsTheAllocSitesCodes) {
+  EXPECT_EQ(array_kind_of("Ljava/lang/String;"), 0);
+  EXPECT_EQ(array_kind_of("[Ljava/lang/String;"), 2);
+  EXPECT_EQ(array_kind_of("[[I"), 2);
+  EXPECT_EQ(array_kind_of("[Z"), 4);
+  EXPECT_EQ(array_kind_of("[C"), 5);
+  EXPECT_EQ(array_kind_of("[F"), 6);
+  EXPECT_EQ(array_kind_of("[D"), 7);
+  EXPECT_EQ(array_kind_of("[B"), 8);
+  EXPECT_EQ(array_kind_of("[S"), 9);
+  EXPECT_EQ(array_kind_of("[I"), 10);
+  EXPECT_EQ(array_kind_of("[J"), 11);
+  EXPECT_EQ(array_kind_of(""), 0);
+}
+
+}  // namespace
+}  // namespace fasthprof
