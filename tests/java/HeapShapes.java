@@ -48,6 +48,9 @@ public class HeapShapes {
         static String staticString = "static string";
         static Object staticNull;
         static Leaf[] staticLeaves;
+        // Each larger than one 1 MiB HEAP DUMP SEGMENT: written in a segment of its own.
+        static long[] bigLongs;
+        static Object[] bigRefs;
     }
 
     // Statics declared before and between instance fields (JVMTI field indices count both).
@@ -83,6 +86,12 @@ public class HeapShapes {
             leaves[k] = leaf;
         }
         Holder.staticLeaves = leaves;
+        Holder.bigLongs = new long[400_000];
+        Holder.bigLongs[0] = 11;
+        Holder.bigLongs[399_999] = -12;
+        Holder.bigRefs = new Object[300_000];
+        Holder.bigRefs[1] = leaves[1];
+        Holder.bigRefs[299_998] = "near the end";
         keep.add(new Object[] {null, "a", null, leaves[0], null});  // nulls kept in the length
         keep.add(new Object[7]);                                     // all null
         keep.add(new boolean[] {true, false, true});

@@ -200,6 +200,25 @@ public class HeapCheck {
         equal(100, leaves.getLength(), "staticLeaves length");
         equal("HeapShapes$Leaf[]", leaves.getJavaClass().getName(), "staticLeaves' class");
 
+        // Arrays larger than a segment keep their length and contents.
+        Object bigLongs = holder.getValueOfStaticField("bigLongs");
+        check(bigLongs instanceof PrimitiveArrayInstance, "Holder.bigLongs is a primitive array");
+        if (bigLongs instanceof PrimitiveArrayInstance) {
+            PrimitiveArrayInstance longs = (PrimitiveArrayInstance) bigLongs;
+            equal(400_000, longs.getLength(), "bigLongs length");
+            equal("11", String.valueOf(longs.getValues().get(0)), "bigLongs[0]");
+            equal("-12", String.valueOf(longs.getValues().get(399_999)), "bigLongs[399999]");
+        }
+        Object bigRefs = holder.getValueOfStaticField("bigRefs");
+        check(bigRefs instanceof ObjectArrayInstance, "Holder.bigRefs is an object array");
+        if (bigRefs instanceof ObjectArrayInstance) {
+            ObjectArrayInstance refs = (ObjectArrayInstance) bigRefs;
+            equal(300_000, refs.getLength(), "bigRefs length (nulls included)");
+            check(refs.getValues().get(1) != null, "bigRefs[1] resolves");
+            equal("near the end", string(refs.getValues().get(299_998)), "bigRefs[299998]");
+            check(refs.getValues().get(299_999) == null, "bigRefs[299999] is null");
+        }
+
         // Every field type of one instance, inherited fields included.
         Instance five = leaves.getValues().get(5);
         check(five != null, "staticLeaves[5] resolves");
