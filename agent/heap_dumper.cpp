@@ -183,6 +183,10 @@ void HeapDumper::write_report(ReportContext& report) {
   report.output_lock->unlock();
   held.hold(*context_.threads);
   report.output_lock->lock();
+  // While the lock was released the writer thread may have interned new allocation sites; their
+  // TRACEs must precede the dump too. From here to the end of the walk the lock stays held, so no
+  // further serial can appear.
+  writer.write_unwritten_traces();
 
   std::unordered_map<uint64_t, DumpThread> threads;
   held.take_stacks(writer, &threads);

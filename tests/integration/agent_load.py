@@ -2,11 +2,12 @@
 LD_LIBRARY_PATH, a second load refused with the original's message, and attaching to a live VM
 with jcmd, where nothing ever exits the target."""
 import os
+import signal
 import subprocess
 import time
 
 from harness import (AGENT, AGENT_DIR, agentpath, check, cleanup, finish, java_bin, jdks,
-                     run_java, start_java, wait_for)
+                     run_java, start_java, verify_binary, wait_for)
 
 TWICE = ("HPROF ERROR: Cannot load this JVM TI agent twice, check your java command line for "
          "duplicate hprof options.")
@@ -63,6 +64,29 @@ for label, home in jdks():
         text = (folder / "attached.txt").read_text()
         check(text.startswith("JAVA PROFILE 1.0.1, created "), f"{label}: attached agent wrote the header")
         check('name="main"' in text, f"{label}: attached agent recorded threads that already existed")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+    # Attach with every feature that works under attach, a dump on request and one at exit:
+    # the binary file must verify (traces of sites interned while the dump waited come first).
+    proc, folder = start_java(home, None, "HelloThreads", ["2", "60000"])
+    try:
+        wait_for(lambda: "Hello, threads!" in (folder / "stdout.txt").read_text(), 30)
+        result = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "JVMTI.agent_load", AGENT,
+                                 f'"heap=all,cpu=samples,format=b,file={folder}/all.hprof"'],
+                                capture_output=True, text=True, timeout=60)
+        check("return code: 0" in result.stdout, f"{label}: attach with heap=all,cpu=samples\n{result.stdout}")
+        time.sleep(1)
+        os.kill(proc.pid, signal.SIGQUIT)
+        stderr = folder / "stderr.txt"
+        check(wait_for(lambda: "done." in stderr.read_text(), 60), f"{label}: a dump on request after attach")
+        proc.terminate()
+        proc.wait(timeout=60)
+        check(stderr.read_text().count("done.") == 2, f"{label}: and one at exit:\n{stderr.read_text()}")
+        ok, output = verify_binary(folder / "all.hprof")
+        check(ok and "heap dumps: 2" in output, f"{label}: the attached agent's file verifies:\n{output[-2000:]}")
     finally:
         if proc.poll() is None:
             proc.kill()
