@@ -83,6 +83,12 @@ bool AllocationTracker::set_sampling_interval() {
 
 void AllocationTracker::start(JNIEnv* jni) {
   jvmtiEnv* jvmti = context_.jvmti;
+  if (jclass class_class = jni->FindClass("java/lang/Class")) {
+    jlong tag = 0;
+    jvmti->GetTag(class_class, &tag);
+    class_class_tag_.store(tag, std::memory_order_relaxed);
+    jni->DeleteLocalRef(class_class);
+  }
   if (jvmti->CreateRawMonitor("fasthprof writer", &writer_lock_) != JVMTI_ERROR_NONE) {
     jvmti::print_error("Unable to create the allocation writer's monitor; heap=sites records nothing.");
     return;
@@ -189,6 +195,15 @@ void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthre
   });
   if (claim.slot == 0) return;
   uint64_t tag = make_allocation_tag(claim.slot, state.sequence.next(sequence_counter_));
+  // A class mirror's allocation event can arrive after the class was registered (the VM posts
+  // sampled allocations when the defining call returns): its registry ID, which LOAD CLASS and
+  // every dump use, must stay. It is counted as allocated but not tracked as live.
+  jlong existing = 0;
+  if (class_tag != 0 && class_tag == class_class_tag_.load(std::memory_order_relaxed) &&
+      jvmti->GetTag(object, &existing) == JVMTI_ERROR_NONE && existing != 0) {
+    pipeline_.push(*state.producer, AllocationEvent{claim.slot, 0, static_cast<uint64_t>(size)});
+    return;
+  }
   jvmti->SetTag(object, static_cast<jlong>(tag));
   pipeline_.push(*state.producer, AllocationEvent{claim.slot, 0, static_cast<uint64_t>(size)});
 }

@@ -111,7 +111,8 @@ class AllocationTracker final : public Feature {
   AllocationPipeline pipeline_;
   std::atomic<uint64_t> sequence_counter_{1};
   std::atomic<bool> accepting_{false};
-  std::atomic<uint64_t> unregistered_class_allocations_{0};  // keyed by signature (slow path)
+  std::atomic<uint64_t> unregistered_class_allocations_{0};
+  std::atomic<jlong> class_class_tag_{0};  // registry ID of java.lang.Class, set at start()  // keyed by signature (slow path)
 
   std::mutex drain_mutex_;  // one consumer of pipeline_ at a time; guards sites_. Taken before output.
   SiteTable sites_;

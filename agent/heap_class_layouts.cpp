@@ -47,12 +47,11 @@ class Collector {
   // The ID of a class object, registering the class (LOAD CLASS) when it is new.
   uint64_t class_id(jclass klass) {
     if (klass == nullptr) return 0;
+    // serial_of() also puts the registry ID back on a class mirror whose tag allocation tracking
+    // set (the mirror's allocation event can come after the class was registered).
+    tracker_.serial_of(klass);
     jlong tag = 0;
     jvmti_->GetTag(klass, &tag);
-    if (tag == 0) {
-      tracker_.serial_of(klass);
-      jvmti_->GetTag(klass, &tag);
-    }
     return static_cast<uint64_t>(tag);
   }
 
