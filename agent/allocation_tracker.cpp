@@ -83,6 +83,7 @@ bool AllocationTracker::set_sampling_interval() {
 
 void AllocationTracker::start(JNIEnv* jni) {
   jvmtiEnv* jvmti = context_.jvmti;
+  gc_stops_before_death_ = jvmti::collector_runs_on_own_threads();
   if (jclass class_class = jni->FindClass("java/lang/Class")) {
     jlong tag = 0;
     jvmti->GetTag(class_class, &tag);
@@ -322,7 +323,9 @@ void AllocationTracker::write_report(ReportContext& report) {
   output.unlock();
   std::lock_guard<std::mutex> drain(drain_mutex_);
   output.lock();
-  context_.jvmti->ForceGarbageCollection();
+  // ZGC and Shenandoah collect on threads that HotSpot has already stopped at VM death: there
+  // the live counts of the exit report include the garbage not yet collected (README).
+  if (!(report.at_exit && gc_stops_before_death_)) context_.jvmti->ForceGarbageCollection();
   drain_events(report.jni, /*output_held=*/true);
   count_live(report.jni);
   write_sites();

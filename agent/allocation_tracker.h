@@ -112,7 +112,8 @@ class AllocationTracker final : public Feature {
   std::atomic<uint64_t> sequence_counter_{1};
   std::atomic<bool> accepting_{false};
   std::atomic<uint64_t> unregistered_class_allocations_{0};
-  std::atomic<jlong> class_class_tag_{0};  // registry ID of java.lang.Class, set at start()  // keyed by signature (slow path)
+  std::atomic<jlong> class_class_tag_{0};
+  bool gc_stops_before_death_ = false;  // ZGC/Shenandoah: no ForceGarbageCollection at VM death  // registry ID of java.lang.Class, set at start()  // keyed by signature (slow path)
 
   std::mutex drain_mutex_;  // one consumer of pipeline_ at a time; guards sites_. Taken before output.
   SiteTable sites_;

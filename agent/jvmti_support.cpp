@@ -1,8 +1,11 @@
 #include "jvmti_support.h"
 
+#include <dirent.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace fasthprof::jvmti {
 
@@ -84,6 +87,27 @@ void print_error(const std::string& message) {
   std::string line = "HPROF ERROR: " + message + "\n";
   ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
   (void)ignored;
+}
+
+bool collector_runs_on_own_threads() {
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return false;
+  bool found = false;
+  while (dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    std::string path = std::string("/proc/self/task/") + entry->d_name + "/comm";
+    FILE* file = std::fopen(path.c_str(), "re");
+    if (file == nullptr) continue;
+    char name[64] = {};
+    if (std::fgets(name, sizeof(name), file) != nullptr) {
+      found = std::strncmp(name, "ZDriver", 7) == 0 || std::strncmp(name, "ZDirector", 9) == 0 ||
+              std::strncmp(name, "Shenandoah", 10) == 0;
+    }
+    std::fclose(file);
+    if (found) break;
+  }
+  closedir(tasks);
+  return found;
 }
 
 int vm_major_version(jvmtiEnv* jvmti) {

@@ -32,6 +32,12 @@ bool start_agent_thread(jvmtiEnv* jvmti, JNIEnv* jni, const char* name, jvmtiSta
 // `HPROF ERROR: <message>` on stderr, in one write.
 void print_error(const std::string& message);
 
+// Whether the heap is managed by a collector that collects only on its own concurrent threads
+// (ZGC, Shenandoah), told by their thread names in /proc/self/task. HotSpot stops those threads
+// before it posts VMDeath, so a ForceGarbageCollection at VM death would wait forever. Call it
+// while the VM is live.
+bool collector_runs_on_own_threads();
+
 // The VM's major version (17, 21, 25, ...) from java.vm.specification.version, or 0.
 int vm_major_version(jvmtiEnv* jvmti);
 
