@@ -9,18 +9,10 @@
 #include "hprof_format.h"
 #include "hprof_verifier.h"
 #include "profile_writer.h"
+#include "memory_stream.h"
 
 namespace fasthprof {
 namespace {
-
-class MemoryStream final : public OutputStream {
- public:
-  void write(const void* data, size_t size) override {
-    bytes.insert(bytes.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
-  }
-  std::string text() const { return std::string(bytes.begin(), bytes.end()); }
-  std::vector<uint8_t> bytes;
-};
 
 // Methods 1..9 are Hot.spin, Warm.stir, ... so that the rows can name their top frames.
 class FakeResolver final : public MethodResolver {

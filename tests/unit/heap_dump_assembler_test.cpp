@@ -17,21 +17,12 @@
 #include "output_stream.h"
 #include "record_writer.h"
 #include "text_writer.h"
+#include "memory_stream.h"
 
 namespace fasthprof {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-
-class MemoryStream final : public OutputStream {
- public:
-  void write(const void* data, size_t size) override {
-    const auto* bytes = static_cast<const uint8_t*>(data);
-    bytes_.insert(bytes_.end(), bytes, bytes + size);
-  }
-  std::string text() const { return std::string(bytes_.begin(), bytes_.end()); }
-  Bytes bytes_;
-};
 
 uint64_t class_id(uint64_t n) { return make_registry_object_id(RegistryObjectKind::kClass, n); }
 
@@ -194,7 +185,7 @@ TEST(HeapDumpAssembler, InstanceValuesLandWhereTheClassDumpSaysInBigEndian) {
   put(&instance, 0x2000000000000011, 8);
   put(&instance, 0x01020304, 4);
   put(&instance, 0, 8);
-  EXPECT_TRUE(contains(stream.bytes_, instance));
+  EXPECT_TRUE(contains(stream.bytes, instance));
 
   Bytes array = {0x22};
   put(&array, 0x2000000000000012, 8);
@@ -205,7 +196,7 @@ TEST(HeapDumpAssembler, InstanceValuesLandWhereTheClassDumpSaysInBigEndian) {
   put(&array, 0x2000000000000010, 8);
   put(&array, 0, 8);
   put(&array, 0, 8);
-  EXPECT_TRUE(contains(stream.bytes_, array));
+  EXPECT_TRUE(contains(stream.bytes, array));
 
   Bytes ints = {0x23};
   put(&ints, 0x2000000000000013, 8);
@@ -214,7 +205,7 @@ TEST(HeapDumpAssembler, InstanceValuesLandWhereTheClassDumpSaysInBigEndian) {
   ints.push_back(10);
   put(&ints, 1, 4);
   put(&ints, 0xFFFFFFFF, 4);
-  EXPECT_TRUE(contains(stream.bytes_, ints));
+  EXPECT_TRUE(contains(stream.bytes, ints));
 
   // The unknown class's object is written as a java.lang.Object.
   Bytes unknown = {0x21};
@@ -222,14 +213,14 @@ TEST(HeapDumpAssembler, InstanceValuesLandWhereTheClassDumpSaysInBigEndian) {
   put(&unknown, 300000, 4);
   put(&unknown, class_id(1), 8);
   put(&unknown, 0, 4);
-  EXPECT_TRUE(contains(stream.bytes_, unknown));
+  EXPECT_TRUE(contains(stream.bytes, unknown));
   Bytes mirror = {0x21};
   put(&mirror, 0x2000000000000015, 8);
   put(&mirror, 300000, 4);
   put(&mirror, class_id(2), 8);
   put(&mirror, 8, 4);
   put(&mirror, 0, 8);
-  EXPECT_TRUE(contains(stream.bytes_, mirror));
+  EXPECT_TRUE(contains(stream.bytes, mirror));
 
   const HeapDumpCounts& counts = assembler.counts();
   EXPECT_EQ(3u, counts.instances);  // Leaf, the unknown class's object, the mirror
@@ -262,13 +253,13 @@ TEST(HeapDumpAssembler, PrimitiveFieldsAndArraysCanBeLeftOut) {
   put(&instance, 0x2000000000000011, 8);
   put(&instance, 0, 4);  // primfields=n: zero
   put(&instance, 0, 8);
-  EXPECT_TRUE(contains(stream.bytes_, instance));
+  EXPECT_TRUE(contains(stream.bytes, instance));
   Bytes empty = {0x23};
   put(&empty, 0x2000000000000013, 8);
   put(&empty, 300000, 4);
   put(&empty, 0, 4);
   empty.push_back(10);
-  EXPECT_TRUE(contains(stream.bytes_, empty));
+  EXPECT_TRUE(contains(stream.bytes, empty));
 }
 
 TEST(HeapDumpAssembler, TextLinesFollowTheOriginalColumns) {
@@ -330,7 +321,7 @@ TEST(HeapDumpStaging, CopiesBackAndLeavesNoFileBehind) {
   EXPECT_EQ(0, entries) << "the staging file is unlinked at once";
   MemoryStream out;
   ASSERT_TRUE(staged->copy_to(out, &error)) << error;
-  EXPECT_EQ(3000000u, out.bytes_.size());
+  EXPECT_EQ(3000000u, out.bytes.size());
   EXPECT_EQ(0u, staged->size());
   staged->write("again", 5);
   MemoryStream second;

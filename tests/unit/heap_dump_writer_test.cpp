@@ -10,20 +10,12 @@
 
 #include "output_stream.h"
 #include "record_writer.h"
+#include "memory_stream.h"
 
 namespace fasthprof {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-
-class MemoryStream : public OutputStream {
- public:
-  void write(const void* data, size_t size) override {
-    const auto* bytes = static_cast<const uint8_t*>(data);
-    bytes_.insert(bytes_.end(), bytes, bytes + size);
-  }
-  Bytes bytes_;
-};
 
 Bytes hex(std::initializer_list<int> values) { return Bytes(values.begin(), values.end()); }
 
@@ -49,7 +41,7 @@ struct Fixture {
   Bytes finish() {
     dump.finish();
     records.flush();
-    return stream.bytes_;
+    return stream.bytes;
   }
   MemoryStream stream;
   RecordWriter records{stream, 0, [] { return uint64_t{7}; }};
@@ -289,7 +281,7 @@ TEST(HeapDumpWriter, LargeStreamedArrayMatchesBufferedEncoding) {
   Fixture large(1 << 20);
   large.dump.primitive_array_dump(1, 2, BasicType::kChar, chars.data(), chars.size());
   EXPECT_EQ(small.finish(), large.finish());
-  Bytes out = large.stream.bytes_;
+  Bytes out = large.stream.bytes;
   ASSERT_EQ(out.size(), 9u + 18 + 600000 + 9);
   EXPECT_EQ(out[9 + 18 + 2], 0x00);  // chars[1] = 7
   EXPECT_EQ(out[9 + 18 + 3], 0x07);

@@ -7,18 +7,10 @@
 #include <vector>
 
 #include "hprof_verifier.h"
+#include "memory_stream.h"
 
 namespace fasthprof {
 namespace {
-
-class MemoryStream final : public OutputStream {
- public:
-  void write(const void* data, size_t size) override {
-    bytes.insert(bytes.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
-  }
-  std::string text() const { return std::string(bytes.begin(), bytes.end()); }
-  std::vector<uint8_t> bytes;
-};
 
 Options options_for(OutputFormat format) {
   ParseResult parsed = parse_options(format == OutputFormat::kBinary ? "format=b,heap=sites,depth=6"

@@ -10,22 +10,12 @@
 
 #include "byte_encoder.h"
 #include "output_stream.h"
+#include "memory_stream.h"
 
 namespace fasthprof {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-
-class MemoryStream : public OutputStream {
- public:
-  void write(const void* data, size_t size) override {
-    const auto* bytes = static_cast<const uint8_t*>(data);
-    bytes_.insert(bytes_.end(), bytes, bytes + size);
-    ++writes_;
-  }
-  Bytes bytes_;
-  int writes_ = 0;
-};
 
 Bytes hex(std::initializer_list<int> values) { return Bytes(values.begin(), values.end()); }
 
@@ -41,7 +31,7 @@ struct Fixture {
   RecordWriter writer{stream, 0x0000018BCF123456ull, [] { return uint64_t{1000}; }};
   Bytes written() {
     writer.flush();
-    return stream.bytes_;
+    return stream.bytes;
   }
 };
 
@@ -321,7 +311,7 @@ TEST(RecordWriter, TimeFieldIsMicrosecondsSinceHeaderClampedToU4) {
   now = 0x100000000ull;
   writer.write_end_thread(2);
   writer.flush();
-  EXPECT_EQ(stream.bytes_, hex({0x0B, 0x12, 0x34, 0x56, 0x78, 0, 0, 0, 4, 0, 0, 0, 1,  //
+  EXPECT_EQ(stream.bytes, hex({0x0B, 0x12, 0x34, 0x56, 0x78, 0, 0, 0, 4, 0, 0, 0, 1,  //
                                 0x0B, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 4, 0, 0, 0, 2}));
 }
 
@@ -335,14 +325,14 @@ TEST(RecordWriter, BuffersUntilFlushOrThreshold) {
   MemoryStream stream;
   RecordWriter writer(stream, 0, [] { return uint64_t{0}; });
   writer.write_end_thread(1);
-  EXPECT_EQ(stream.writes_, 0);
+  EXPECT_EQ(stream.writes, 0);
   EXPECT_EQ(writer.position(), 13u);
   for (size_t i = 0; i * 13 < RecordWriter::kFlushThreshold; ++i) writer.write_end_thread(2);
-  EXPECT_GE(stream.writes_, 1);
-  size_t before = stream.bytes_.size();
+  EXPECT_GE(stream.writes, 1);
+  size_t before = stream.bytes.size();
   EXPECT_GE(before, RecordWriter::kFlushThreshold);
   writer.flush();
-  EXPECT_EQ(stream.bytes_.size(), writer.position());
+  EXPECT_EQ(stream.bytes.size(), writer.position());
 }
 
 TEST(RecordWriter, WriteEncodedFlushesBufferFirst) {
@@ -353,7 +343,7 @@ TEST(RecordWriter, WriteEncodedFlushesBufferFirst) {
   writer.write_encoded(framed, sizeof(framed));
   writer.write_end_thread(2);
   writer.flush();
-  EXPECT_EQ(stream.bytes_, hex({0x0B, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 1,  //
+  EXPECT_EQ(stream.bytes, hex({0x0B, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 1,  //
                                 0x2C, 0, 0, 0, 0, 0, 0, 0, 0,              //
                                 0x0B, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 2}));
   EXPECT_EQ(writer.position(), 35u);
@@ -365,7 +355,7 @@ TEST(RecordWriter, DestructorFlushes) {
     RecordWriter writer(stream, 0, [] { return uint64_t{0}; });
     writer.write_unload_class(3);
   }
-  EXPECT_EQ(stream.bytes_, hex({0x03, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 3}));
+  EXPECT_EQ(stream.bytes, hex({0x03, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 3}));
 }
 
 }  // namespace
