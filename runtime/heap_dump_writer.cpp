@@ -75,12 +75,40 @@ void HeapDumpWriter::finish() {
   segments_ = 0;
 }
 
-// ROOT UNKNOWN: an object held for a reason the VM does not name.
-void HeapDumpWriter::root_unknown(uint64_t object_id) {
+static_assert(kRootStickyClassSize == kRootUnknownSize && kRootMonitorUsedSize == kRootUnknownSize);
+static_assert(kRootThreadBlockSize == kRootNativeStackSize);
+static_assert(kRootJniLocalSize == kRootJavaFrameSize);
+
+// The roots that hold only an object (UNKNOWN, STICKY CLASS, MONITOR USED).
+void HeapDumpWriter::root_of_object(HeapTag tag, uint64_t object_id) {
   EncodeCursor cursor = begin_sub_record(kRootUnknownSize);
-  cursor.tag(HeapTag::kRootUnknown);
+  cursor.tag(tag);
   cursor.id(object_id);
   cursor.finish();
+}
+
+// The roots of an object and a thread (NATIVE STACK, THREAD BLOCK).
+void HeapDumpWriter::root_of_thread(HeapTag tag, uint64_t object_id, uint32_t thread_serial) {
+  EncodeCursor cursor = begin_sub_record(kRootNativeStackSize);
+  cursor.tag(tag);
+  cursor.id(object_id);
+  cursor.u4(thread_serial);
+  cursor.finish();
+}
+
+// The roots of an object in a frame of a thread's stack trace (JNI LOCAL, JAVA FRAME).
+void HeapDumpWriter::root_of_frame(HeapTag tag, uint64_t object_id, uint32_t thread_serial, int32_t frame) {
+  EncodeCursor cursor = begin_sub_record(kRootJavaFrameSize);
+  cursor.tag(tag);
+  cursor.id(object_id);
+  cursor.u4(thread_serial);
+  cursor.u4(static_cast<uint32_t>(frame));
+  cursor.finish();
+}
+
+// ROOT UNKNOWN: an object held for a reason the VM does not name.
+void HeapDumpWriter::root_unknown(uint64_t object_id) {
+  root_of_object(HeapTag::kRootUnknown, object_id);
 }
 
 // ROOT JNI GLOBAL: the object and the JNI global reference's own ID.
@@ -94,56 +122,32 @@ void HeapDumpWriter::root_jni_global(uint64_t object_id, uint64_t jni_global_ref
 
 // ROOT JNI LOCAL: a JNI local reference in a native frame of a thread.
 void HeapDumpWriter::root_jni_local(uint64_t object_id, uint32_t thread_serial, int32_t frame) {
-  EncodeCursor cursor = begin_sub_record(kRootJniLocalSize);
-  cursor.tag(HeapTag::kRootJniLocal);
-  cursor.id(object_id);
-  cursor.u4(thread_serial);
-  cursor.u4(static_cast<uint32_t>(frame));
-  cursor.finish();
+  root_of_frame(HeapTag::kRootJniLocal, object_id, thread_serial, frame);
 }
 
 // ROOT JAVA FRAME: a local variable of a Java frame.
 void HeapDumpWriter::root_java_frame(uint64_t object_id, uint32_t thread_serial, int32_t frame) {
-  EncodeCursor cursor = begin_sub_record(kRootJavaFrameSize);
-  cursor.tag(HeapTag::kRootJavaFrame);
-  cursor.id(object_id);
-  cursor.u4(thread_serial);
-  cursor.u4(static_cast<uint32_t>(frame));
-  cursor.finish();
+  root_of_frame(HeapTag::kRootJavaFrame, object_id, thread_serial, frame);
 }
 
 // ROOT NATIVE STACK: an object referenced from a thread's native stack.
 void HeapDumpWriter::root_native_stack(uint64_t object_id, uint32_t thread_serial) {
-  EncodeCursor cursor = begin_sub_record(kRootNativeStackSize);
-  cursor.tag(HeapTag::kRootNativeStack);
-  cursor.id(object_id);
-  cursor.u4(thread_serial);
-  cursor.finish();
+  root_of_thread(HeapTag::kRootNativeStack, object_id, thread_serial);
 }
 
 // ROOT STICKY CLASS: a class the bootstrap loader keeps alive.
 void HeapDumpWriter::root_sticky_class(uint64_t object_id) {
-  EncodeCursor cursor = begin_sub_record(kRootStickyClassSize);
-  cursor.tag(HeapTag::kRootStickyClass);
-  cursor.id(object_id);
-  cursor.finish();
+  root_of_object(HeapTag::kRootStickyClass, object_id);
 }
 
 // ROOT THREAD BLOCK: an object a thread block refers to.
 void HeapDumpWriter::root_thread_block(uint64_t object_id, uint32_t thread_serial) {
-  EncodeCursor cursor = begin_sub_record(kRootThreadBlockSize);
-  cursor.tag(HeapTag::kRootThreadBlock);
-  cursor.id(object_id);
-  cursor.u4(thread_serial);
-  cursor.finish();
+  root_of_thread(HeapTag::kRootThreadBlock, object_id, thread_serial);
 }
 
 // ROOT MONITOR USED: an object whose monitor is held.
 void HeapDumpWriter::root_monitor_used(uint64_t object_id) {
-  EncodeCursor cursor = begin_sub_record(kRootMonitorUsedSize);
-  cursor.tag(HeapTag::kRootMonitorUsed);
-  cursor.id(object_id);
-  cursor.finish();
+  root_of_object(HeapTag::kRootMonitorUsed, object_id);
 }
 
 // ROOT THREAD OBJECT: a live thread, naming the trace of its stack.

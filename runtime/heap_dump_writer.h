@@ -160,6 +160,9 @@ class HeapDumpWriter {
   size_t pending_bytes() const { return segment_.size() - kRecordHeaderSize; }
 
  private:
+  void root_of_object(HeapTag tag, uint64_t object_id);
+  void root_of_thread(HeapTag tag, uint64_t object_id, uint32_t thread_serial);
+  void root_of_frame(HeapTag tag, uint64_t object_id, uint32_t thread_serial, int32_t frame);
   EncodeCursor begin_sub_record(size_t size);
   void emit_segment();
   uint64_t array_count_that_fits(uint64_t array_id, uint64_t count, size_t header_size,
