@@ -1,6 +1,11 @@
 #include "heap_class_layouts.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "class_tracker.h"
@@ -11,6 +16,11 @@ namespace fasthprof {
 namespace {
 
 constexpr jint kStaticModifier = 0x0008;
+
+void write_stderr(std::string_view text) {
+  ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
+  (void)ignored;
+}
 
 BasicType type_of_signature(const char* signature) {
   switch (signature == nullptr ? 'L' : signature[0]) {
@@ -199,7 +209,73 @@ class Collector {
   std::vector<jobject> kept_;
 };
 
+// The references a class object holds that the CLASS DUMP names but JNI cannot read (signers,
+// protection domain, resolved constants): one FollowReferences from an Object[] of every class
+// object, which visits those class objects and follows nothing further. Untagged referees get new
+// IDs, so that the main walk (which visits them from the class object) writes them under those IDs.
+struct ClassReferenceWalk {
+  uint64_t start_id = 0;
+  uint64_t class_class_id = 0;
+  const IdSource* new_id = nullptr;
+  std::unordered_map<uint64_t, ClassReferences>* found = nullptr;
+};
+
+jint JNICALL on_class_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
+                                jlong /*class_tag*/, jlong referrer_class_tag, jlong /*size*/, jlong* tag_ptr,
+                                jlong* referrer_tag_ptr, jint /*length*/, void* user_data) {
+  ClassReferenceWalk& walk = *static_cast<ClassReferenceWalk*>(user_data);
+  if (referrer_tag_ptr == nullptr) return 0;
+  uint64_t referrer = static_cast<uint64_t>(*referrer_tag_ptr);
+  if (referrer == walk.start_id) return kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT ? JVMTI_VISIT_OBJECTS : 0;
+  if (referrer == 0 || static_cast<uint64_t>(referrer_class_tag) != walk.class_class_id) return 0;
+  if (kind != JVMTI_HEAP_REFERENCE_SIGNERS && kind != JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN &&
+      kind != JVMTI_HEAP_REFERENCE_CONSTANT_POOL) {
+    return 0;
+  }
+  if (*tag_ptr == 0) *tag_ptr = static_cast<jlong>((*walk.new_id)());
+  uint64_t id = static_cast<uint64_t>(*tag_ptr);
+  ClassReferences& references = (*walk.found)[referrer];
+  if (kind == JVMTI_HEAP_REFERENCE_SIGNERS) {
+    references.signers_id = id;
+  } else if (kind == JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN) {
+    references.protection_domain_id = id;
+  } else if (info != nullptr && info->constant_pool.index > 0 && info->constant_pool.index <= 0xFFFF) {
+    references.constant_pool.push_back({static_cast<uint16_t>(info->constant_pool.index), BasicType::kObject, id});
+  }
+  return 0;
+}
+
 }  // namespace
+
+bool find_class_references(jvmtiEnv* jvmti, JNIEnv* jni, const jclass* classes, size_t count,
+                           uint64_t class_class_id, const IdSource& new_id,
+                           std::unordered_map<uint64_t, ClassReferences>* found) {
+  jclass object_class = jni->FindClass("java/lang/Object");
+  jobjectArray start = object_class == nullptr
+      ? nullptr
+      : jni->NewObjectArray(static_cast<jsize>(count), object_class, nullptr);
+  if (jni->ExceptionCheck()) jni->ExceptionClear();
+  if (object_class != nullptr) jni->DeleteLocalRef(object_class);
+  if (start == nullptr) return false;
+  for (size_t i = 0; i < count; ++i) jni->SetObjectArrayElement(start, static_cast<jsize>(i), classes[i]);
+  ClassReferenceWalk walk;
+  walk.start_id = new_id();
+  walk.class_class_id = class_class_id;
+  walk.new_id = &new_id;
+  walk.found = found;
+  jvmti->SetTag(start, static_cast<jlong>(walk.start_id));
+  jvmtiHeapCallbacks callbacks{};
+  callbacks.heap_reference_callback = &on_class_reference;
+  jvmtiError error = jvmti->FollowReferences(0, nullptr, start, &callbacks, &walk);
+  jvmti->SetTag(start, 0);
+  jni->DeleteLocalRef(start);
+  // Constants as the original lists them: in the reverse of the order the walk reports them.
+  for (auto& [id, references] : *found) {
+    std::sort(references.constant_pool.begin(), references.constant_pool.end(),
+              [](const ConstantPoolEntry& a, const ConstantPoolEntry& b) { return a.index > b.index; });
+  }
+  return error == JVMTI_ERROR_NONE;
+}
 
 bool collect_classes(jvmtiEnv* jvmti, JNIEnv* jni, ProfileWriter& writer, ClassTracker& tracker,
                      bool primfields, const IdSource& new_id, ClassLayoutTable* table,
@@ -218,17 +294,35 @@ bool collect_classes(jvmtiEnv* jvmti, JNIEnv* jni, ProfileWriter& writer, ClassT
   jint count = 0;
   jclass* classes = nullptr;
   if (jvmti->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return false;
+  std::vector<ClassDescription> descriptions;
+  descriptions.reserve(static_cast<size_t>(count));
   for (jint i = 0; i < count; ++i) {
     if (jni->PushLocalFrame(64) == 0) {
       ClassDescription description;
-      if (collector.describe(classes[i], &description)) table->add(std::move(description));
+      if (collector.describe(classes[i], &description)) descriptions.push_back(std::move(description));
       collector.keep_class_fields(classes[i]);
       jni->PopLocalFrame(nullptr);
     }
-    jni->DeleteLocalRef(classes[i]);
   }
-  jvmti->Deallocate(reinterpret_cast<unsigned char*>(classes));
   if (jni->ExceptionCheck()) jni->ExceptionClear();
+  // Every class registered (and tagged) by now: find what only the heap walk can tell.
+  std::unordered_map<uint64_t, ClassReferences> references;
+  if (!find_class_references(jvmti, jni, classes, static_cast<size_t>(count), collection->class_class_id,
+                             new_id, &references)) {
+    write_stderr("fasthprof: warning: the heap dump's classes name no signers, protection domains or "
+                 "constants (the walk of the class objects failed)\n");
+  }
+  for (jint i = 0; i < count; ++i) jni->DeleteLocalRef(classes[i]);
+  jvmti->Deallocate(reinterpret_cast<unsigned char*>(classes));
+  for (ClassDescription& description : descriptions) {
+    auto found = references.find(description.class_id);
+    if (found != references.end()) {
+      description.signers_id = found->second.signers_id;
+      description.protection_domain_id = found->second.protection_domain_id;
+      description.constant_pool = std::move(found->second.constant_pool);
+    }
+    table->add(std::move(description));
+  }
   collector.make_holder(collection);
   table->resolve();
   return true;

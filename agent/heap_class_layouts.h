@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
+#include <vector>
 
 #include "heap_dump_layout.h"
 #include "profile_writer.h"
@@ -36,6 +38,21 @@ using IdSource = std::function<uint64_t()>;
 bool collect_classes(jvmtiEnv* jvmti, JNIEnv* jni, ProfileWriter& writer, ClassTracker& tracker,
                      bool primfields, const IdSource& new_id, ClassLayoutTable* table,
                      ClassCollection* collection);
+
+// What a class object refers to beyond what JNI reads: its CLASS DUMP's signers, protection
+// domain and constant-pool entries (object IDs; constants highest index first).
+struct ClassReferences {
+  uint64_t signers_id = 0;
+  uint64_t protection_domain_id = 0;
+  std::vector<ConstantPoolEntry> constant_pool;
+};
+
+// Walks from the given class objects (already tagged with their class IDs) one step, recording
+// by class ID what each refers to; untagged referees get IDs from new_id. One FollowReferences
+// call (a safepoint). Returns false when the walk failed (*found then holds what it reported).
+bool find_class_references(jvmtiEnv* jvmti, JNIEnv* jni, const jclass* classes, size_t count,
+                           uint64_t class_class_id, const IdSource& new_id,
+                           std::unordered_map<uint64_t, ClassReferences>* found);
 
 // Releases the holder's global reference.
 void release_class_collection(JNIEnv* jni, ClassCollection* collection);

@@ -90,6 +90,9 @@ void HeapDumpAssembler::write_class(const ClassLayout& layout) {
     record.trace_serial = description.trace_serial;
     record.super_id = description.super_id;
     record.loader_id = description.loader_id;
+    record.signers_id = description.signers_id;
+    record.protection_domain_id = description.protection_domain_id;
+    record.constant_pool = description.constant_pool;
     record.instance_size = layout.instance_size;
     record.static_fields = description.static_values;
     record.instance_fields = layout.own_fields;
@@ -100,6 +103,8 @@ void HeapDumpAssembler::write_class(const ClassLayout& layout) {
   text.class_begin(description.class_id, description.name, description.trace_serial);
   text.class_super(description.super_id);
   text.class_loader(description.loader_id);
+  text.class_signers(description.signers_id);
+  text.class_domain(description.protection_domain_id);
   size_t value = 0;
   for (const DeclaredField& field : description.fields) {
     if (!field.is_static) continue;
@@ -108,6 +113,7 @@ void HeapDumpAssembler::write_class(const ClassLayout& layout) {
     }
     ++value;
   }
+  for (const ConstantPoolEntry& entry : description.constant_pool) text.class_constant_pool(entry.index, entry.value);
 }
 
 void HeapDumpAssembler::begin_object(uint64_t object_id, uint64_t class_id, uint32_t trace_serial,
@@ -135,7 +141,17 @@ void HeapDumpAssembler::begin_object(uint64_t object_id, uint64_t class_id, uint
   }
   if (description.is_array) {
     current_ = Current::kObjectArray;
-    elements_.assign(length > 0 ? static_cast<size_t>(length) : 0, 0);
+    current_length_ = length;
+    last_element_ = -1;
+    elements_.clear();
+    if (length < 0) return;
+    if (targets_.binary) {
+      targets_.binary->begin_object_array(object_id, trace_serial, class_id,
+                                          static_cast<uint64_t>(length));
+    } else {
+      targets_.text_objects->object_array(object_id, size, trace_serial,
+                                          static_cast<uint64_t>(length), description.name, class_id);
+    }
     return;
   }
   current_ = Current::kInstance;
@@ -155,9 +171,24 @@ void HeapDumpAssembler::primitive_field(int32_t index, uint64_t bits) {
 
 void HeapDumpAssembler::element(int32_t index, uint64_t value_id) {
   if (current_ != Current::kObjectArray || index < 0) return;
-  size_t at = static_cast<size_t>(index);
-  if (at >= elements_.size()) elements_.resize(at + 1, 0);
-  elements_[at] = value_id;
+  if (current_length_ < 0) {
+    size_t at = static_cast<size_t>(index);
+    if (at >= elements_.size()) elements_.resize(at + 1, 0);
+    elements_[at] = value_id;
+    return;
+  }
+  if (targets_.binary) {
+    if (!targets_.binary->object_array_element(static_cast<uint64_t>(index), value_id)) {
+      ++counts_.dropped_elements;
+    }
+    return;
+  }
+  if (index <= last_element_ || index >= current_length_) {
+    ++counts_.dropped_elements;
+    return;
+  }
+  last_element_ = index;
+  targets_.text_objects->array_element(static_cast<uint64_t>(index), value_id);
 }
 
 void HeapDumpAssembler::primitive_array(BasicType type, const void* elements, uint64_t count) {
@@ -221,6 +252,11 @@ void HeapDumpAssembler::write_instance() {
 void HeapDumpAssembler::write_object_array() {
   ++counts_.object_arrays;
   counts_.bytes += current_size_;
+  if (current_length_ >= 0) {
+    // Streamed: header and elements are out; the rest of the array is null.
+    if (targets_.binary) targets_.binary->end_object_array();
+    return;
+  }
   if (targets_.binary) {
     targets_.binary->object_array_dump(current_id_, current_trace_, current_class_id_, elements_);
     return;

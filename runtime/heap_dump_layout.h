@@ -36,6 +36,8 @@ struct ClassDescription {
   uint64_t class_id = 0;
   uint64_t super_id = 0;   // 0 for java.lang.Object, interfaces and primitive types
   uint64_t loader_id = 0;  // 0 for the boot loader
+  uint64_t signers_id = 0;            // the signers array, 0 when none
+  uint64_t protection_domain_id = 0;  // 0 when none
   uint32_t trace_serial = kFirstTraceSerial;
   std::string name;        // Java form: "java.lang.String", "int[]"
   bool is_interface = false;
@@ -44,6 +46,8 @@ struct ClassDescription {
   std::vector<uint64_t> interfaces;             // directly implemented (IDs)
   std::vector<DeclaredField> fields;            // GetClassFields order, statics included
   std::vector<StaticFieldValue> static_values;  // values of the static fields, in field order
+  // Resolved String and class constants (object IDs), highest pool index first as the original.
+  std::vector<ConstantPoolEntry> constant_pool;
 };
 
 // Where a JVMTI field index lands in an INSTANCE DUMP.

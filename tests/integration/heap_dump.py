@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 import time
 
+import heap_model
 from harness import (TEST_CLASSES, agentpath, check, cleanup, finish, java_bin, jdks, verify_binary,
                      wait_for)
 
@@ -25,9 +26,9 @@ JAVA17 = os.environ["JAVA17_HOME"]
 FULL = os.environ.get("FASTHPROF_HEAP_MATRIX", "") == "full"
 
 
-def start(home, options, main="HeapShapes", args=(), jvm_args=()):
+def start(home, options, main="HeapShapes", args=(), jvm_args=(), classpath=TEST_CLASSES):
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-heap-"))
-    command = [java_bin(home), *jvm_args, agentpath(options), "-cp", TEST_CLASSES, main, *map(str, args)]
+    command = [java_bin(home), *jvm_args, agentpath(options), "-cp", classpath, main, *map(str, args)]
     env = dict(os.environ)
     env.pop("_JAVA_HPROF_OPTIONS", None)
     env.pop("JAVA_TOOL_OPTIONS", None)
@@ -111,6 +112,104 @@ def compare_with_jdk(label, ours, jdk, skip=("java.lang.Class",)):
     print(f"{label}: {total_ours} objects here, {total_jdk} in the JDK's dump")
 
 
+def javap_constants(home, class_name, classpath=TEST_CLASSES):
+    """{index: ("String", text) or ("Class", name)} from the class file, as javap reads it."""
+    proc = subprocess.run([java_bin(home, "javap"), "-v", "-cp", classpath, class_name],
+                          capture_output=True, text=True, timeout=60)
+    out = {}
+    for line in proc.stdout.splitlines():
+        match = re.match(r"^\s+#(\d+) = (String|Class)\s+#\d+\s+// (.*)$", line)
+        if match:
+            value = match.group(3).encode().decode("unicode_escape") if match.group(2) == "String" else match.group(3)
+            out[int(match.group(1))] = (match.group(2), value)
+    return out
+
+
+def java_class_name(internal):
+    """javap's constant-pool class name (java/lang/String, [[I, "[Ljava/lang/String;") in Java form."""
+    internal = internal.strip('"')
+    dims = len(internal) - len(internal.lstrip("["))
+    base = internal[dims:]
+    primitives = {"Z": "boolean", "B": "byte", "C": "char", "S": "short", "I": "int", "J": "long", "F": "float",
+                  "D": "double"}
+    if dims:
+        base = primitives[base] if base in primitives else base[1:-1]
+    return base.replace("/", ".") + "[]" * dims
+
+
+def check_class_references(label, home, path, class_name, classpath=TEST_CLASSES, signed=False):
+    """The CLASS DUMP of class_name names its protection domain, its signers when signed, and its
+    resolved String and class constants at their constant-pool indices, as javap reads them."""
+    model = heap_model.read(path, 0)
+    heap_class = model.class_named(class_name)
+    if not check(heap_class is not None, f"{label}: one CLASS DUMP of {class_name}"):
+        return
+    domain = model.class_of(heap_class.domain_id)
+    check(domain is not None and domain.name == "java.security.ProtectionDomain",
+          f"{label}: {class_name}'s protection domain is a ProtectionDomain instance ({heap_class.domain_id:#x})")
+    if signed:
+        signers = model.object_arrays.get(heap_class.signers_id)
+        check(signers is not None and len(signers[1]) >= 1 and all(model.class_of(e) is not None and
+                                                                    "X509" in model.class_of(e).name
+                                                                    for e in signers[1]),
+              f"{label}: {class_name}'s signers are an array of X.509 certificates ({heap_class.signers_id:#x})")
+    else:
+        check(heap_class.signers_id == 0, f"{label}: {class_name} has no signers")
+    constants = javap_constants(home, class_name, classpath)
+    indices = [entry[0] for entry in heap_class.constant_pool]
+    check(indices == sorted(indices, reverse=True), f"{label}: constants listed highest index first")
+    strings = classes = 0
+    for index, kind, value in heap_class.constant_pool:
+        expected = constants.get(index)
+        if not check(kind == 2 and expected is not None, f"{label}: constant #{index} is a String or Class in javap"):
+            continue
+        if expected[0] == "String":
+            strings += 1
+            check(model.string_value(value) == expected[1],
+                  f"{label}: constant #{index} is the String {expected[1]!r} ({model.string_value(value)!r})")
+        else:
+            classes += 1
+            named = model.classes.get(value)
+            check(named is not None and named.name == java_class_name(expected[1]),
+                  f"{label}: constant #{index} is class {expected[1]} ({named.name if named else hex(value)})")
+    check(strings >= 1 and classes >= 2, f"{label}: {class_name} lists resolved constants "
+          f"({strings} strings, {classes} classes)")
+
+
+def signed_run(home):
+    label = "jdk17 signed jar"
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-signed-"))
+    proc = None
+    try:
+        jar = folder / "app.jar"
+        steps = [[java_bin(home, "jar"), "cf", str(jar), "-C", TEST_CLASSES, "SignedApp.class"],
+                 [java_bin(home, "keytool"), "-genkeypair", "-alias", "test", "-keyalg", "EC", "-keystore",
+                  str(folder / "keys.p12"), "-storepass", "fasthprof", "-dname", "CN=fasthprof test", "-validity", "2"],
+                 [java_bin(home, "jarsigner"), "-keystore", str(folder / "keys.p12"), "-storepass", "fasthprof",
+                  str(jar), "test"]]
+        for step in steps:
+            made = subprocess.run(step, capture_output=True, text=True, timeout=120)
+            if not check(made.returncode == 0, f"{label}: {' '.join(step[:2])}: {made.stdout}{made.stderr}"):
+                return
+        proc, run = start(home, "heap=dump,format=b,file=dump.hprof,doe=n", main="SignedApp", args=[30],
+                          classpath=str(jar))
+        check(wait_for(lambda: "ready" in text(run / "stdout.txt"), 60), f"{label}: program ready")
+        check("signers 1" in text(run / "stdout.txt"), f"{label}: the class is signed: {text(run / 'stdout.txt')}")
+        check(quit_and_wait(proc, run, 1), f"{label}: a dump")
+        proc.kill()
+        proc.wait()
+        ok, output = verify_binary(run / "dump.hprof")
+        check(ok, f"{label}: the verifier accepts the dump:\n{output[-2000:]}")
+        ok, output = heap_check("generic", run / "dump.hprof", 0)
+        check(ok, f"{label}: VisualVM reads the dump:\n{output[-2000:]}")
+        check_class_references(label, home, run / "dump.hprof", "SignedApp", classpath=str(jar), signed=True)
+        cleanup(run)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
 def binary_run(jdk, home, gc, compare=False, jvm_args=()):
     label = f"{jdk} {gc} {' '.join(jvm_args)}".strip()
     proc, folder = start(home, "heap=dump,format=b,file=dump.hprof", args=[60], jvm_args=[f"-XX:+Use{gc}GC", *jvm_args])
@@ -127,6 +226,7 @@ def binary_run(jdk, home, gc, compare=False, jvm_args=()):
         ok, output = heap_check("shapes", dump, 0)
         check(ok, f"{label}: VisualVM reads the dump and finds the known heap:\n{output[-3000:]}")
         if compare:
+            check_class_references(label, home, dump, "HeapShapes")
             skip = ("java.lang.Class",) if jdk == "jdk17" else ("java.lang.Class", "int[]")
             compare_with_jdk(label, histogram(dump, 0), histogram(folder / "jdk.hprof", 0), skip)
         code = stop(proc)
@@ -357,6 +457,7 @@ for jdk, home in jdks():
 
 binary_run("jdk17", JAVA17, "Parallel", jvm_args=["-XX:-UseCompressedOops"])
 blank_run(JAVA17)
+signed_run(JAVA17)
 heap_all_run(JAVA17)
 text_run(JAVA17)
 busy_run(JAVA17)
