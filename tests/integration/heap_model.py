@@ -10,6 +10,22 @@ ROOT_SIZES = {0xFF: 8, 0x01: 16, 0x02: 16, 0x03: 16, 0x04: 12, 0x05: 8, 0x06: 12
 FORMATS = {2: ">Q", 4: ">B", 5: ">H", 6: ">f", 7: ">d", 8: ">b", 9: ">h", 10: ">i", 11: ">q"}
 
 
+PRIMITIVE_NAMES = {4: "boolean", 5: "char", 6: "float", 7: "double", 8: "byte", 9: "short", 10: "int", 11: "long"}
+DESCRIPTORS = {"Z": "boolean", "B": "byte", "C": "char", "S": "short", "I": "int", "J": "long", "F": "float",
+               "D": "double"}
+
+
+def java_name(name):
+    """A LOAD CLASS name in either form (java/lang/String, [[I, [Ljava/lang/String;, Foo[]) in Java
+    form; hidden classes as JVMTI names them (Foo$$Lambda.0x...)."""
+    name = name.replace("+0x", ".0x")
+    dims = len(name) - len(name.lstrip("["))
+    base = name[dims:]
+    if dims:
+        base = DESCRIPTORS[base] if base in DESCRIPTORS else base[1:-1]
+    return base.replace("/", ".") + "[]" * dims
+
+
 class HeapClass:
     def __init__(self, class_id):
         self.id = class_id
@@ -46,6 +62,45 @@ class HeapModel:
                 at += size
             class_id = heap_class.super_id
         return out
+
+    def references_of(self, object_id):
+        """The non-null object IDs an instance, object array or class holds."""
+        if object_id in self.object_arrays:
+            return [e for e in self.object_arrays[object_id][1] if e]
+        if object_id in self.classes:
+            heap_class = self.classes[object_id]
+            out = [v for _, kind, v in heap_class.statics if kind == 2 and v]
+            out += [v for _, kind, v in heap_class.constant_pool if kind == 2 and v]
+            return out + [v for v in (heap_class.loader_id, heap_class.signers_id, heap_class.domain_id) if v]
+        if object_id not in self.instances:
+            return []
+        class_id, values = self.instances[object_id]
+        out, at = [], 0
+        while class_id in self.classes:
+            heap_class = self.classes[class_id]
+            for _, kind in heap_class.fields:
+                if kind == 2:
+                    value = struct.unpack(">Q", values[at:at + 8])[0]
+                    if value:
+                        out.append(value)
+                at += VALUE_SIZES[kind]
+            class_id = heap_class.super_id
+        return out
+
+    def histogram(self, only=None):
+        """{Java class name: objects} over every instance and array (or those in `only`)."""
+        counts = {}
+        def add(name):
+            counts[name] = counts.get(name, 0) + 1
+        for table in (self.instances, self.object_arrays):
+            for object_id, (class_id, _) in table.items():
+                if only is None or object_id in only:
+                    heap_class = self.classes.get(class_id)
+                    add(java_name(heap_class.name if heap_class else "?"))
+        for object_id, (kind, _) in self.primitive_arrays.items():
+            if only is None or object_id in only:
+                add(PRIMITIVE_NAMES[kind] + "[]")
+        return counts
 
     def class_of(self, object_id):
         if object_id in self.instances:
