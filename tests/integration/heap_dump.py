@@ -289,8 +289,8 @@ def blank_run(home):
         cleanup(folder)
 
 
-def text_run(home):
-    label = "jdk17 format=a"
+def text_run(jdk, home):
+    label = f"{jdk} format=a"
     proc, folder = start(home, "heap=dump,format=a,file=dump.txt", args=[30])
     try:
         check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready")
@@ -315,6 +315,13 @@ def text_run(home):
             check(any(re.match(r"^ARR \w+ \(sz=\d+, trace=300000, nelems=5, elem type=java.lang.Object\[\]@\w+\)$", row)
                       for row in rows), f"{label}: an object array with its full length (nulls included)")
             check(any(re.match(r"^\tstr\t\t\w+$", row) for row in rows), f"{label}: reference fields listed")
+            block = re.search(r"^CLS \w+ \(name=HeapShapes, trace=\d+\)\n((?:\t.*\n)*)", lines, re.M)
+            ready = [i for i, (kind, value) in javap_constants(home, "HeapShapes").items()
+                     if kind == "String" and value == "ready"]
+            check(block is not None and re.search(r"^\tdomain\t\t\w+$", block.group(1), re.M) is not None
+                  and len(ready) == 1 and f"\tconstant pool entry {ready[0]}\t" in block.group(1),
+                  f"{label}: HeapShapes's CLS lines name its protection domain and its constant #{ready}:\n"
+                  f"{block.group(0)[:600] if block else ''}")
         leftovers = [p.name for p in folder.iterdir() if p.name.startswith(".fasthprof-heap")]
         check(not leftovers, f"{label}: no staging file left: {leftovers}")
     finally:
@@ -475,6 +482,7 @@ def has_gc(home, gc):
 for jdk, home in jdks():
     binary_run(jdk, home, "G1", compare=True)
     binary_run(jdk, home, "Z")
+    text_run(jdk, home)
     if FULL:
         for gc in ("Serial", "Parallel", "Shenandoah"):
             if has_gc(home, gc):
@@ -487,7 +495,6 @@ binary_run("jdk17", JAVA17, "Parallel", jvm_args=["-XX:-UseCompressedOops"])
 blank_run(JAVA17)
 signed_run(JAVA17)
 heap_all_run(JAVA17)
-text_run(JAVA17)
 busy_run(JAVA17)
 churn_run(JAVA17)
 disk_full_run(JAVA17)

@@ -1,21 +1,68 @@
 """Virtual threads (JDK 21+) never crash the agent: heap=all, cpu=samples and a dump on request
 while thousands of virtual threads mount and unmount, in both formats; the binary file verifies.
+A heap dump of parked (unmounted) virtual threads holds every object they keep only on their
+stacks, as ROOT UNKNOWN (such a stack has no thread object in the dump), in both formats.
 Runs on the JDK 25 under test only (JDK 17 has no virtual threads)."""
 import os
+import re
 import signal
 import subprocess
 import tempfile
 
 import harness
+import heap_model
 from harness import agentpath, check, cleanup, finish, java_bin, jdks, start_java, verify_binary, wait_for
 
-SOURCE = os.path.join(os.environ.get("SOURCE_ROOT", "."), "tests", "java21", "VirtualThreads.java")
+SOURCES = [os.path.join(os.environ.get("SOURCE_ROOT", "."), "tests", "java21", name)
+           for name in ("VirtualThreads.java", "VirtualRoots.java")]
+HELD = 50
+
+
+def parked_roots(label, home, classes):
+    """Dumps while HELD virtual threads are parked, each holding one VirtualRoots$Held."""
+    for fmt, name in (("b", "roots.hprof"), ("a", "roots.txt")):
+        saved = harness.TEST_CLASSES
+        harness.TEST_CLASSES = classes
+        proc, folder = start_java(home, agentpath(f"heap=dump,format={fmt},file={name},doe=n"), "VirtualRoots",
+                                  [str(HELD), "30"])
+        harness.TEST_CLASSES = saved
+        try:
+            stdout, stderr = folder / "stdout.txt", folder / "stderr.txt"
+            if not check(wait_for(lambda: "ready" in stdout.read_text(), 60), f"{label} parked format={fmt}: ready"):
+                continue
+            os.kill(proc.pid, signal.SIGQUIT)
+            check(wait_for(lambda: "done." in stderr.read_text(), 60), f"{label} parked format={fmt}: a dump")
+            proc.kill()
+            proc.wait()
+            if fmt == "b":
+                ok, output = verify_binary(folder / name)
+                check(ok, f"{label} parked: the dump verifies:\n{output[-2000:]}")
+                model = heap_model.read(folder / name, 0)
+                held = [oid for oid, (cid, _) in model.instances.items()
+                        if model.classes[cid].name == "VirtualRoots$Held"]
+                unknown = {oid for kind, oid in model.roots if kind == 0xFF}
+                values = sorted(model.fields_of(oid)["n"] for oid in held)
+                check(values == list(range(HELD)), f"{label} parked: every held object, once ({len(held)})")
+                check(all(oid in unknown for oid in held), f"{label} parked: each is a ROOT UNKNOWN "
+                      f"({sum(oid in unknown for oid in held)} of {len(held)})")
+            else:
+                body = (folder / name).read_text()
+                held = re.findall(r"^OBJ (\w+) \(sz=\d+, trace=\d+, class=VirtualRoots\$Held@\w+\)$", body, re.M)
+                unknown = set(re.findall(r"^ROOT (\w+) \(kind=<unknown>\)$", body, re.M))
+                check(len(held) == HELD, f"{label} parked format=a: {HELD} OBJ lines of Held ({len(held)})")
+                check(all(oid in unknown for oid in held), f"{label} parked format=a: each has a ROOT <unknown> line")
+                check(body.count("HEAP DUMP END") == 1, f"{label} parked format=a: one complete dump")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            cleanup(folder)
+
 
 for label, home in jdks():
     if label == "jdk17":
         continue
     classes = tempfile.mkdtemp(prefix="fasthprof-vt-")
-    compiled = subprocess.run([java_bin(home, "javac"), "-d", classes, SOURCE], capture_output=True, text=True)
+    compiled = subprocess.run([java_bin(home, "javac"), "-d", classes, *SOURCES], capture_output=True, text=True)
     if not check(compiled.returncode == 0, f"{label}: VirtualThreads compiles\n{compiled.stderr}"):
         continue
     for fmt, name in (("b", "vt.hprof"), ("a", "vt.txt")):
@@ -45,6 +92,7 @@ for label, home in jdks():
             if proc.poll() is None:
                 proc.kill()
             cleanup(folder)
+    parked_roots(label, home, classes)
     cleanup(classes)
 
 finish("virtual_threads")
