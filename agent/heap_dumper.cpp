@@ -192,6 +192,7 @@ void HeapDumper::write_report(ReportContext& report) {
   held.take_stacks(writer, &threads);
   ClassLayoutTable classes;
   ClassCollection collection;
+  auto classes_started = std::chrono::steady_clock::now();
   if (!collect_classes(jvmti, jni, writer, *context_.classes, options.primfields, &next_heap_dump_id,
                        &classes, &collection)) {
     held.release();
@@ -199,6 +200,8 @@ void HeapDumper::write_report(ReportContext& report) {
     write_stderr("fasthprof: the heap dump failed: the loaded classes could not be described\n");
     return;
   }
+  double classes_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - classes_started).count();
   // Threads in serial order, so that the file is stable for a stable program.
   std::vector<std::pair<uint64_t, DumpThread>> ordered(threads.begin(), threads.end());
   std::sort(ordered.begin(), ordered.end(),
@@ -271,11 +274,11 @@ void HeapDumper::write_report(ReportContext& report) {
   if (stats) {
     char line[512];
     std::snprintf(line, sizeof line,
-                  "fasthprof: heap dump stats: seconds=%.3f walk_seconds=%.3f objects=%llu instances=%llu "
+                  "fasthprof: heap dump stats: seconds=%.3f classes_seconds=%.3f walk_seconds=%.3f objects=%llu instances=%llu "
                   "object_arrays=%llu primitive_arrays=%llu classes=%llu roots=%llu class_instances=%llu "
                   "unknown_class_objects=%llu class_field_objects=%llu threads=%zu suspended=%zu "
                   "peak_pending=%zu tags_cleared=%llu clear_seconds=%.3f\n",
-                  dump_seconds, walk.seconds, static_cast<unsigned long long>(counts.objects()),
+                  dump_seconds, classes_seconds, walk.seconds, static_cast<unsigned long long>(counts.objects()),
                   static_cast<unsigned long long>(counts.instances),
                   static_cast<unsigned long long>(counts.object_arrays),
                   static_cast<unsigned long long>(counts.primitive_arrays),
