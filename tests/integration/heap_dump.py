@@ -12,7 +12,6 @@ import os
 import pathlib
 import re
 import signal
-import struct
 import subprocess
 import tempfile
 import time
@@ -404,55 +403,6 @@ def disk_full_run(home):
         cleanup(folder)
 
 
-SIZES = {2: 8, 4: 1, 5: 2, 6: 4, 7: 8, 8: 1, 9: 2, 10: 4, 11: 8}
-ROOT_SIZES = {0xFF: 8, 0x01: 16, 0x02: 16, 0x03: 16, 0x04: 12, 0x05: 8, 0x06: 12, 0x07: 8, 0x08: 16}
-
-
-def instance_traces(path):
-    """Trace serials of the INSTANCE DUMPs of the first dump, and the serials of every TRACE."""
-    data = path.read_bytes()
-    at = data.index(b"\0") + 1 + 4 + 8
-    traces, written = [], set()
-    while at < len(data):
-        tag, length = data[at], struct.unpack(">I", data[at + 5:at + 9])[0]
-        body = data[at + 9:at + 9 + length]
-        at += 9 + length
-        if tag == 0x05:
-            written.add(struct.unpack(">I", body[:4])[0])
-        if tag == 0x2C:
-            break
-        if tag != 0x1C:
-            continue
-        j = 0
-        while j < len(body):
-            sub = body[j]
-            j += 1
-            if sub in ROOT_SIZES:
-                j += ROOT_SIZES[sub]
-            elif sub == 0x20:
-                j += 8 + 4 + 6 * 8 + 4
-                pool = struct.unpack(">H", body[j:j + 2])[0]
-                j += 2
-                for _ in range(pool):
-                    j += 3 + SIZES[body[j + 2]]
-                statics = struct.unpack(">H", body[j:j + 2])[0]
-                j += 2
-                for _ in range(statics):
-                    j += 9 + SIZES[body[j + 8]]
-                count = struct.unpack(">H", body[j:j + 2])[0]
-                j += 2 + 9 * count
-            elif sub == 0x21:
-                traces.append(struct.unpack(">I", body[j + 8:j + 12])[0])
-                j += 20 + 4 + struct.unpack(">I", body[j + 20:j + 24])[0]
-            elif sub == 0x22:
-                j += 16 + 8 + 8 * struct.unpack(">I", body[j + 12:j + 16])[0]
-            elif sub == 0x23:
-                j += 17 + SIZES[body[j + 16]] * struct.unpack(">I", body[j + 12:j + 16])[0]
-            else:
-                raise ValueError(f"unknown sub-record {sub:#x}")
-    return traces, written
-
-
 def heap_all_run(home):
     label = "jdk17 heap=all"
     proc, folder = start(home, "heap=all,format=b,file=dump.hprof", args=[30])
@@ -464,8 +414,9 @@ def heap_all_run(home):
         check(ok, f"{label}: the verifier accepts the file:\n{output[-2000:]}")
         ok, output = heap_check("shapes", folder / "dump.hprof", 0)
         check(ok, f"{label}: VisualVM finds the known heap (allocation-tagged objects and threads):\n{output[-2000:]}")
-        traces, written = instance_traces(folder / "dump.hprof")
-        named = [t for t in traces if t != 300000]
+        model = heap_model.read(folder / "dump.hprof", 0)
+        written = model.traces
+        named = [t for t in model.instance_traces.values() if t != 300000]
         check(len(named) >= 100, f"{label}: objects allocated while tracking name their allocation trace ({len(named)})")
         check(all(t in written for t in named), f"{label}: every such trace is written")
     finally:

@@ -44,6 +44,8 @@ class HeapModel:
         self.object_arrays = {}  # ID -> (array class ID, [element IDs])
         self.primitive_arrays = {}  # ID -> (type, [values])
         self.roots = []      # [(sub-record tag, object ID)]
+        self.instance_traces = {}  # instance ID -> its allocation trace serial
+        self.traces = set()  # serials of the TRACE records before the dump ends
         self.segments = 0
 
     def class_named(self, name):
@@ -132,6 +134,8 @@ def read(path, dump=0):
         if record.tag == 0x02:
             _, class_id, _, name_id = struct.unpack(">IQIQ", record.body)
             class_names[class_id] = names.get(name_id)
+        elif record.tag == 0x05 and current <= dump:
+            model.traces.add(struct.unpack(">I", record.body[:4])[0])
         elif record.tag in (0x0C, 0x1C):
             if current == dump:
                 model.segments += 1
@@ -183,6 +187,7 @@ def _parse_segment(model, body, names):
         elif sub == 0x21:
             length = u4(at + 20)
             model.instances[u8(at)] = (u8(at + 12), body[at + 24:at + 24 + length])
+            model.instance_traces[u8(at)] = u4(at + 8)
             at += 24 + length
         elif sub == 0x22:
             count = u4(at + 12)
