@@ -264,6 +264,10 @@ void HeapDumper::write_report(ReportContext& report) {
   }
   release_class_collection(jni, &collection);
   double dump_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (counts.dropped_elements != 0) {
+    write_stderr("fasthprof: warning: " + std::to_string(counts.dropped_elements) +
+                 " object-array elements came out of order or past their array's end and were written as null\n");
+  }
   if (walk.error != JVMTI_ERROR_NONE) {
     write_stderr("fasthprof: the heap walk failed (" + jvmti::error_name(walk.error) +
                  "); the dump holds what was written before\n");

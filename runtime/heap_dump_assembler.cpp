@@ -141,7 +141,17 @@ void HeapDumpAssembler::begin_object(uint64_t object_id, uint64_t class_id, uint
   }
   if (description.is_array) {
     current_ = Current::kObjectArray;
-    elements_.assign(length > 0 ? static_cast<size_t>(length) : 0, 0);
+    current_length_ = length;
+    last_element_ = -1;
+    elements_.clear();
+    if (length < 0) return;
+    if (targets_.binary) {
+      targets_.binary->begin_object_array(object_id, trace_serial, class_id,
+                                          static_cast<uint64_t>(length));
+    } else {
+      targets_.text_objects->object_array(object_id, size, trace_serial,
+                                          static_cast<uint64_t>(length), description.name, class_id);
+    }
     return;
   }
   current_ = Current::kInstance;
@@ -161,9 +171,24 @@ void HeapDumpAssembler::primitive_field(int32_t index, uint64_t bits) {
 
 void HeapDumpAssembler::element(int32_t index, uint64_t value_id) {
   if (current_ != Current::kObjectArray || index < 0) return;
-  size_t at = static_cast<size_t>(index);
-  if (at >= elements_.size()) elements_.resize(at + 1, 0);
-  elements_[at] = value_id;
+  if (current_length_ < 0) {
+    size_t at = static_cast<size_t>(index);
+    if (at >= elements_.size()) elements_.resize(at + 1, 0);
+    elements_[at] = value_id;
+    return;
+  }
+  if (targets_.binary) {
+    if (!targets_.binary->object_array_element(static_cast<uint64_t>(index), value_id)) {
+      ++counts_.dropped_elements;
+    }
+    return;
+  }
+  if (index <= last_element_ || index >= current_length_) {
+    ++counts_.dropped_elements;
+    return;
+  }
+  last_element_ = index;
+  targets_.text_objects->array_element(static_cast<uint64_t>(index), value_id);
 }
 
 void HeapDumpAssembler::primitive_array(BasicType type, const void* elements, uint64_t count) {
@@ -227,6 +252,11 @@ void HeapDumpAssembler::write_instance() {
 void HeapDumpAssembler::write_object_array() {
   ++counts_.object_arrays;
   counts_.bytes += current_size_;
+  if (current_length_ >= 0) {
+    // Streamed: header and elements are out; the rest of the array is null.
+    if (targets_.binary) targets_.binary->end_object_array();
+    return;
+  }
   if (targets_.binary) {
     targets_.binary->object_array_dump(current_id_, current_trace_, current_class_id_, elements_);
     return;

@@ -7,6 +7,14 @@
 // The assembler collects them and writes the record when the next object begins or on
 // end_object(). Values never reported stay 0; an object array's elements never reported are null.
 //
+// Object arrays are not collected: the walk carries an array's length from the reference to it,
+// and FollowReferences reports the non-null elements in ascending index order (HotSpot 17 and
+// 25, iterate_over_array), so the record's header goes out at begin_object() and each element
+// as it comes, the gaps as nulls (the ARR line and its element lines likewise). An element out of
+// that order, or past the length, is dropped and counted (dropped_elements). Only an array whose
+// length the walk did not carry (-1; HotSpot always passes it) is collected whole and written at
+// its end with the length highest non-null index + 1.
+//
 // Threads: one thread at a time (the VM thread during the walk, then the dump's thread). The hot
 // path allocates only when an object is larger than every one before it.
 #pragma once
@@ -29,6 +37,7 @@ struct HeapDumpCounts {
   uint64_t roots = 0;
   uint64_t bytes = 0;            // object sizes as the JVM reported them (text mode; 0 if unknown)
   uint64_t unknown_classes = 0;  // objects whose class was loaded after the layouts were taken
+  uint64_t dropped_elements = 0;  // object-array elements out of index order or past the length
   uint64_t objects() const { return instances + object_arrays + primitive_arrays; }
 };
 
@@ -102,6 +111,8 @@ class HeapDumpAssembler {
   uint64_t current_size_ = 0;
   const ClassLayout* current_layout_ = nullptr;
   bool primitive_written_ = false;
+  int64_t current_length_ = -1;   // the object array's length; -1: unknown, elements_ collects
+  int64_t last_element_ = -1;     // index of the streamed array's last element so far
   std::vector<uint8_t> values_;
   std::vector<uint64_t> elements_;
   HeapDumpCounts counts_;

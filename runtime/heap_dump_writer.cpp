@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <utility>
 
 namespace fasthprof {
@@ -45,6 +46,7 @@ HeapDumpWriter::~HeapDumpWriter() = default;
 
 // Opens a sub-record of size bytes, closing the pending segment first if it would overflow.
 EncodeCursor HeapDumpWriter::begin_sub_record(size_t size) {
+  if (array_.open) end_object_array();
   if (pending_bytes() != 0 && pending_bytes() + size > options_.segment_size) emit_segment();
   ++sub_records_;
   return segment_.append(size);
@@ -69,6 +71,7 @@ void HeapDumpWriter::emit_segment() {
 }
 
 void HeapDumpWriter::finish() {
+  end_object_array();
   if (pending_bytes() != 0) emit_segment();
   records_.write_heap_dump_end();
   sub_records_ = 0;
@@ -261,6 +264,77 @@ void HeapDumpWriter::object_array_dump(uint64_t array_id, uint32_t trace_serial,
   cursor.finish();
 }
 
+// OBJECT ARRAY DUMP element by element: the header now, the elements as the walk reports them.
+void HeapDumpWriter::begin_object_array(uint64_t array_id, uint32_t trace_serial,
+                                        uint64_t array_class_id, uint64_t length) {
+  end_object_array();
+  uint64_t count = array_count_that_fits(array_id, length, kObjectArrayHeaderSize, kIdSize);
+  uint64_t size = kObjectArrayHeaderSize + count * kIdSize;
+  bool own_segment = size > options_.segment_size;
+  uint8_t header_bytes[kObjectArrayHeaderSize];
+  EncodeCursor header = own_segment ? EncodeCursor(header_bytes, sizeof(header_bytes))
+                                    : begin_sub_record(static_cast<size_t>(size));
+  header.tag(HeapTag::kObjectArrayDump);
+  header.id(array_id);
+  header.u4(trace_serial);
+  header.u4(static_cast<uint32_t>(count));
+  header.id(array_class_id);
+  uint8_t* elements = nullptr;
+  if (own_segment) {
+    header.finish();
+    begin_own_segment(header_bytes, sizeof(header_bytes), size);
+    scratch_.clear();
+    scratch_.reserve(kStreamChunkBytes);
+  } else {
+    elements = header.skip(static_cast<size_t>(count * kIdSize));
+    std::memset(elements, 0, static_cast<size_t>(count * kIdSize));  // the nulls
+    header.finish();
+  }
+  array_ = {.open = true, .own_segment = own_segment, .count = count, .elements = elements};
+}
+
+// An element of an array with its own segment: the nulls before it, then its ID.
+void HeapDumpWriter::stream_element(uint64_t index, uint64_t element_id) {
+  stream_null_elements(index - array_.next);
+  uint64_t big_endian = to_big_endian64(element_id);
+  stream_bytes(&big_endian, kIdSize);
+}
+
+void HeapDumpWriter::end_object_array() {
+  if (!array_.open) return;
+  array_.open = false;
+  if (!array_.own_segment) return;  // its nulls are in place already
+  stream_null_elements(array_.count - array_.next);
+  if (scratch_.size() != 0) records_.write_encoded(scratch_.data(), scratch_.size());
+  scratch_.clear();
+  ++segments_;
+  ++sub_records_;
+}
+
+// Appends count null IDs to the open array's own segment, a chunk at a time.
+void HeapDumpWriter::stream_null_elements(uint64_t count) {
+  uint64_t bytes = count * kIdSize;
+  while (bytes != 0) {
+    size_t room = kStreamChunkBytes - scratch_.size();
+    size_t step = static_cast<size_t>(std::min<uint64_t>(bytes, room));
+    std::memset(scratch_.append(step).position(), 0, step);
+    bytes -= step;
+    if (scratch_.size() == kStreamChunkBytes) {
+      records_.write_encoded(scratch_.data(), scratch_.size());
+      scratch_.clear();
+    }
+  }
+}
+
+// Appends encoded bytes (less than a chunk) to the open array's own segment.
+void HeapDumpWriter::stream_bytes(const void* bytes, size_t size) {
+  if (scratch_.size() + size > kStreamChunkBytes) {
+    records_.write_encoded(scratch_.data(), scratch_.size());
+    scratch_.clear();
+  }
+  scratch_.append(size).bytes(bytes, size);
+}
+
 void HeapDumpWriter::primitive_array_dump(uint64_t array_id, uint32_t trace_serial,
                                           BasicType element_type, const void* host_elements,
                                           uint64_t count) {
@@ -309,18 +383,7 @@ void HeapDumpWriter::primitive_array(uint64_t array_id, uint32_t trace_serial,
 void HeapDumpWriter::stream_array(const uint8_t* sub_record_header, size_t header_size,
                                   const void* elements, uint64_t count, size_t element_size,
                                   bool swap) {
-  if (pending_bytes() != 0) emit_segment();
-  uint64_t body_size = header_size + count * element_size;
-  assert(body_size <= kMaxU4);
-  uint8_t preamble[kMaxArrayPreambleSize];
-  EncodeCursor cursor(preamble, kRecordHeaderSize + header_size);
-  cursor.tag(RecordTag::kHeapDumpSegment);
-  cursor.u4(records_.time_field());
-  cursor.u4(static_cast<uint32_t>(body_size));
-  cursor.bytes(sub_record_header, header_size);
-  cursor.finish();
-  records_.write_encoded(preamble, kRecordHeaderSize + header_size);
-
+  begin_own_segment(sub_record_header, header_size, header_size + count * element_size);
   const auto* from = static_cast<const uint8_t*>(elements);
   if (!swap || element_size == 1) {
     records_.write_encoded(from, count * element_size);
@@ -335,6 +398,23 @@ void HeapDumpWriter::stream_array(const uint8_t* sub_record_header, size_t heade
   }
   ++segments_;
   ++sub_records_;
+}
+
+// Sends the pending segment, then the header of a segment holding exactly one sub-record of
+// body_size bytes and that sub-record's header; the caller sends the rest of its body.
+void HeapDumpWriter::begin_own_segment(const uint8_t* sub_record_header, size_t header_size,
+                                       uint64_t body_size) {
+  if (array_.open) end_object_array();
+  if (pending_bytes() != 0) emit_segment();
+  assert(body_size <= kMaxU4 && header_size <= kObjectArrayHeaderSize);
+  uint8_t preamble[kMaxArrayPreambleSize];
+  EncodeCursor cursor(preamble, kRecordHeaderSize + header_size);
+  cursor.tag(RecordTag::kHeapDumpSegment);
+  cursor.u4(records_.time_field());
+  cursor.u4(static_cast<uint32_t>(body_size));
+  cursor.bytes(sub_record_header, header_size);
+  cursor.finish();
+  records_.write_encoded(preamble, kRecordHeaderSize + header_size);
 }
 
 }  // namespace fasthprof

@@ -28,12 +28,19 @@
 // not fit a u4 length is truncated, with a warning. finish() writes the last segment and one
 // HEAP DUMP END. A dump with no sub-record at all is just a HEAP DUMP END.
 //
+// Object arrays can also be written element by element (begin_object_array(), the walk's order):
+// the header carries the length given up front, so the segment length is exact before the first
+// element is known. A record that fits a segment is filled in place in the pending segment; a
+// larger one opens its own segment at once and its elements pass through a 256 KiB chunk. Either
+// way the writer holds at most about one segment, whatever the array's length.
+//
 // Segments go out through RecordWriter::write_encoded(), which flushes the RecordWriter's own
 // buffer first: records written before a sub-record always precede its segment in the stream.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <span>
 #include <string_view>
@@ -143,6 +150,32 @@ class HeapDumpWriter {
   void object_array_dump(uint64_t array_id, uint32_t trace_serial, uint64_t array_class_id,
                          std::span<const uint64_t> elements);
 
+  // OBJECT ARRAY DUMP streamed: writes the header for length elements now (fewer, with a warning,
+  // when the record would pass max_sub_record_size), then takes the non-null elements in
+  // ascending index order through object_array_element(); end_object_array() writes null for
+  // every element not given. Another sub-record or finish() ends the open array first. Allocates
+  // nothing after the writer's first large array; buffers at most one segment.
+  void begin_object_array(uint64_t array_id, uint32_t trace_serial, uint64_t array_class_id,
+                          uint64_t length);
+  // Element index of the open array; the elements between the previous one and index are null.
+  // Returns false and writes nothing when no array is open, index is not above the previous
+  // element's (HotSpot's walk never does that), or index is at or past the written length (an
+  // array truncated to max_sub_record_size). Does not allocate.
+  bool object_array_element(uint64_t index, uint64_t element_id) {
+    if (!array_.open || index < array_.next || index >= array_.count) return false;
+    if (array_.own_segment) {
+      stream_element(index, element_id);
+    } else {
+      // In place in the pending segment, whose element area begin_object_array() zeroed.
+      uint64_t big_endian = to_big_endian64(element_id);
+      std::memcpy(array_.elements + index * kIdSize, &big_endian, kIdSize);
+    }
+    array_.next = index + 1;
+    return true;
+  }
+  // Fills the open array's remaining elements with null and completes its record; no-op if none.
+  void end_object_array();
+
   // PRIMITIVE ARRAY DUMP from count elements in host byte order (swapped while copied).
   void primitive_array_dump(uint64_t array_id, uint32_t trace_serial, BasicType element_type,
                             const void* host_elements, uint64_t count);
@@ -165,6 +198,10 @@ class HeapDumpWriter {
   void root_of_frame(HeapTag tag, uint64_t object_id, uint32_t thread_serial, int32_t frame);
   EncodeCursor begin_sub_record(size_t size);
   void emit_segment();
+  void begin_own_segment(const uint8_t* sub_record_header, size_t header_size, uint64_t body_size);
+  void stream_element(uint64_t index, uint64_t element_id);
+  void stream_null_elements(uint64_t count);
+  void stream_bytes(const void* bytes, size_t size);
   uint64_t array_count_that_fits(uint64_t array_id, uint64_t count, size_t header_size,
                                  size_t element_size);
   void primitive_array(uint64_t array_id, uint32_t trace_serial, BasicType element_type,
@@ -176,6 +213,16 @@ class HeapDumpWriter {
   HeapDumpWriterOptions options_;
   ByteBuffer segment_;  // a 9-byte placeholder for the segment header, then sub-records
   ByteBuffer scratch_;  // element chunks of streamed arrays
+
+  // The object array begun by begin_object_array() and not yet ended.
+  struct OpenArray {
+    bool open = false;
+    bool own_segment = false;     // larger than a segment: its elements go out through scratch_
+    uint64_t count = 0;           // elements its header declares
+    uint64_t next = 0;            // elements written so far
+    uint8_t* elements = nullptr;  // in the pending segment: where element 0 goes
+  };
+  OpenArray array_;
   uint64_t sub_records_ = 0;
   uint64_t segments_ = 0;
 };

@@ -148,6 +148,12 @@ void put(Bytes* out, uint64_t value, int size) {
   for (int i = size - 1; i >= 0; --i) out->push_back(static_cast<uint8_t>(value >> (8 * i)));
 }
 
+Bytes concat_bytes(const Bytes& first, const Bytes& second) {
+  Bytes all = first;
+  all.insert(all.end(), second.begin(), second.end());
+  return all;
+}
+
 TEST(HeapDumpAssembler, InstanceValuesLandWhereTheClassDumpSaysInBigEndian) {
   ClassLayoutTable table;
   add_classes(&table);
@@ -302,6 +308,77 @@ TEST(HeapDumpAssembler, TextLinesFollowTheOriginalColumns) {
                                             "\tsuper\t\t301000000000004\n"))
       << objects;
   EXPECT_LT(objects.find("OBJ "), objects.find("CLS "));
+}
+
+// Object arrays stream with the length the walk carried; one without a carried length is
+// collected and gets highest non-null index + 1. Out-of-order elements are dropped and counted.
+TEST(HeapDumpAssembler, ObjectArraysStreamWithTheCarriedLength) {
+  ClassLayoutTable table;
+  add_classes(&table);
+  MemoryStream stream;
+  RecordWriter records(stream, 0, [] { return uint64_t{0}; });
+  HeapDumpWriter segments(records, {.segment_size = 64});  // the 5-element array gets its own segment
+  HeapDumpAssembler assembler(table, {&segments, nullptr, nullptr}, class_id(1), class_id(2), true);
+  assembler.begin_object(0x2000000000000020, class_id(6), 300000, 5, 0);
+  assembler.element(1, 0x2000000000000021);
+  assembler.element(3, 0x2000000000000023);
+  assembler.element(0, 0x2000000000000099);  // out of order: dropped
+  assembler.begin_object(0x2000000000000030, class_id(6), 300000, -1, 0);
+  assembler.element(2, 0x2000000000000032);
+  assembler.element(0, 0x2000000000000030);  // collected: any order
+  assembler.end_object();
+  segments.finish();
+  records.flush();
+
+  Bytes streamed = {0x22};
+  put(&streamed, 0x2000000000000020, 8);
+  put(&streamed, 300000, 4);
+  put(&streamed, 5, 4);
+  put(&streamed, class_id(6), 8);
+  for (uint64_t id : {0ull, 0x2000000000000021ull, 0ull, 0x2000000000000023ull, 0ull}) put(&streamed, id, 8);
+  Bytes segment_header = {0x1C, 0, 0, 0, 0};
+  put(&segment_header, streamed.size(), 4);
+  EXPECT_TRUE(contains(stream.bytes, concat_bytes(segment_header, streamed)));
+  Bytes collected = {0x22};
+  put(&collected, 0x2000000000000030, 8);
+  put(&collected, 300000, 4);
+  put(&collected, 3, 4);
+  put(&collected, class_id(6), 8);
+  for (uint64_t id : {0x2000000000000030ull, 0ull, 0x2000000000000032ull}) put(&collected, id, 8);
+  EXPECT_TRUE(contains(stream.bytes, collected));
+  EXPECT_EQ(2u, assembler.counts().object_arrays);
+  EXPECT_EQ(1u, assembler.counts().dropped_elements);
+}
+
+TEST(HeapDumpAssembler, TextObjectArraysStreamTheirLines) {
+  ClassLayoutTable table;
+  add_classes(&table);
+  MemoryStream roots_stream;
+  MemoryStream objects_stream;
+  HeapDumpCounts counts;
+  {
+    TextWriter roots(roots_stream);
+    TextWriter objects(objects_stream);
+    HeapDumpAssembler assembler(table, {nullptr, &roots, &objects}, class_id(1), class_id(2), true);
+    assembler.begin_object(0x2000000000000020, class_id(6), 300000, 6, 40);
+    assembler.element(1, 0x2000000000000021);
+    assembler.element(4, 0x2000000000000024);
+    assembler.element(4, 0x2000000000000025);  // repeated: dropped
+    assembler.element(6, 0x2000000000000026);  // past the length: dropped
+    assembler.begin_object(0x2000000000000030, class_id(6), 300000, -1, 24);
+    assembler.element(2, 0x2000000000000032);
+    assembler.end_object();
+    counts = assembler.counts();
+  }
+  EXPECT_EQ("ARR 2000000000000020 (sz=40, trace=300000, nelems=6, elem type=java.lang.Object[]@301000000000006)\n"
+            "\t[1]\t\t2000000000000021\n"
+            "\t[4]\t\t2000000000000024\n"
+            "ARR 2000000000000030 (sz=24, trace=300000, nelems=3, elem type=java.lang.Object[]@301000000000006)\n"
+            "\t[2]\t\t2000000000000032\n",
+            objects_stream.text());
+  EXPECT_EQ(2u, counts.object_arrays);
+  EXPECT_EQ(64u, counts.bytes);
+  EXPECT_EQ(2u, counts.dropped_elements);
 }
 
 TEST(HeapDumpStaging, CopiesBackAndLeavesNoFileBehind) {

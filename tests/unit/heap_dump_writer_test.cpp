@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -373,6 +374,145 @@ TEST(HeapDumpWriter, TruncatesStreamedArrays) {
                                      0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0,
                                      0, 0, 3}),
                                 kDumpEnd}));
+}
+
+// Writes a sparse array element by element: ids[i] != 0 are the non-null elements.
+void stream_array(HeapDumpWriter& dump, uint64_t array_id, const std::vector<uint64_t>& ids,
+                  uint64_t length) {
+  dump.begin_object_array(array_id, 300000, 0x81, length);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] != 0) {
+      EXPECT_TRUE(dump.object_array_element(i, ids[i])) << i;
+    }
+  }
+  dump.end_object_array();
+}
+
+TEST(HeapDumpWriter, StreamedObjectArrayFillsGapsAndTrailingNulls) {
+  Fixture f;
+  f.dump.begin_object_array(0x80, 300000, 0x81, 6);
+  EXPECT_TRUE(f.dump.object_array_element(1, 0x1111));
+  EXPECT_TRUE(f.dump.object_array_element(3, 0x3333));
+  f.dump.end_object_array();
+  f.dump.begin_object_array(0x82, 300000, 0x81, 0);  // empty
+  f.dump.begin_object_array(0x83, 300000, 0x81, 2);  // all null, ended by the next sub-record
+  f.dump.root_unknown(9);
+  EXPECT_EQ(f.dump.sub_record_count(), 4u);
+  Bytes body = concat({hex({0x22, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x00, 0x04, 0x93, 0xE0, 0, 0, 0, 6,
+                            0, 0, 0, 0, 0, 0, 0, 0x81}),
+                       Bytes(8, 0), hex({0, 0, 0, 0, 0, 0, 0x11, 0x11}), Bytes(8, 0),
+                       hex({0, 0, 0, 0, 0, 0, 0x33, 0x33}), Bytes(16, 0),
+                       hex({0x22, 0, 0, 0, 0, 0, 0, 0, 0x82, 0x00, 0x04, 0x93, 0xE0, 0, 0, 0, 0,
+                            0, 0, 0, 0, 0, 0, 0, 0x81}),
+                       hex({0x22, 0, 0, 0, 0, 0, 0, 0, 0x83, 0x00, 0x04, 0x93, 0xE0, 0, 0, 0, 2,
+                            0, 0, 0, 0, 0, 0, 0, 0x81}),
+                       Bytes(16, 0), hex({0xFF, 0, 0, 0, 0, 0, 0, 0, 9})});
+  EXPECT_EQ(f.finish(), concat({segment(static_cast<uint32_t>(body.size())), body, kDumpEnd}));
+}
+
+// The streamed encoding equals the whole-array encoding at every segment size: arrays smaller
+// than a segment, just larger, and many times larger (several 256 KiB chunks, long null runs).
+TEST(HeapDumpWriter, StreamedObjectArraysMatchWholeArraysAtEverySegmentSize) {
+  std::vector<std::vector<uint64_t>> arrays;
+  arrays.push_back({0, 5, 0, 7});
+  arrays.push_back(std::vector<uint64_t>(40, 0));
+  std::vector<uint64_t> sparse(200000, 0);  // 1.6 MB: several chunks
+  for (size_t i = 3; i < sparse.size(); i += 7919) sparse[i] = 0x2000000000000000ull + i;
+  sparse[sparse.size() - 2] = 0x42;
+  arrays.push_back(sparse);
+  std::vector<uint64_t> dense(70000);
+  for (size_t i = 0; i < dense.size(); ++i) dense[i] = 0x2000000000000000ull + i * 13;
+  arrays.push_back(dense);
+  for (size_t segment_size : {size_t{64}, size_t{1000}, size_t{70000 * 8}, size_t{1} << 20,
+                              size_t{4} << 20}) {
+    Fixture whole(segment_size);
+    Fixture streamed(segment_size);
+    for (size_t a = 0; a < arrays.size(); ++a) {
+      whole.dump.root_unknown(a);
+      whole.dump.object_array_dump(0x90 + a, 300000, 0x81, arrays[a]);
+      streamed.dump.root_unknown(a);
+      stream_array(streamed.dump, 0x90 + a, arrays[a], arrays[a].size());
+    }
+    EXPECT_EQ(whole.dump.sub_record_count(), streamed.dump.sub_record_count());
+    Bytes expected = whole.finish();
+    Bytes got = streamed.finish();
+    ASSERT_EQ(expected.size(), got.size()) << segment_size;
+    EXPECT_TRUE(expected == got) << "segment size " << segment_size;
+    // Every segment's length is exact, and no segment but an array's own passes the size.
+    for (const Record& record : split_records(got)) {
+      if (record.tag == 0x1C && record.body.size() > segment_size) {
+        EXPECT_EQ(record.body[0], 0x22);
+      }
+    }
+  }
+}
+
+TEST(HeapDumpWriter, StreamedArrayLargerThanASegmentBuffersOnlyAChunk) {
+  Fixture f(1 << 20);
+  const uint64_t length = 1'000'000;  // 8 MB of elements, most of them null
+  f.dump.begin_object_array(0xA0, 1, 0x81, length);
+  size_t most = f.stream.bytes.size();
+  for (uint64_t i = 0; i < length; i += 1000) {
+    ASSERT_TRUE(f.dump.object_array_element(i, i + 1));
+    most = std::max(most, f.stream.bytes.size());
+  }
+  // The elements went out while they came: the stream grew long before the array ended.
+  EXPECT_GT(most, 7'000'000u);
+  f.dump.end_object_array();
+  auto records = split_records(f.finish());
+  ASSERT_EQ(records.size(), 2u);
+  const Bytes& body = records[0].body;
+  ASSERT_EQ(body.size(), kObjectArrayHeaderSize + length * 8);
+  EXPECT_EQ(Bytes(body.begin() + 13, body.begin() + 17), hex({0, 0x0F, 0x42, 0x40}));
+  auto element = [&body](uint64_t i) {
+    uint64_t id = 0;
+    for (int k = 0; k < 8; ++k) id = (id << 8) | body[kObjectArrayHeaderSize + i * 8 + k];
+    return id;
+  };
+  EXPECT_EQ(element(0), 1u);
+  EXPECT_EQ(element(1), 0u);
+  EXPECT_EQ(element(999000), 999001u);
+  EXPECT_EQ(element(length - 1), 0u);
+}
+
+// The walk reports elements in ascending order; anything else is dropped, never written twice or
+// outside the record.
+TEST(HeapDumpWriter, StreamedArrayDropsElementsOutOfOrderOrPastItsLength) {
+  for (size_t segment_size : {size_t{16}, size_t{1} << 20}) {
+    Fixture f(segment_size);
+    EXPECT_FALSE(f.dump.object_array_element(0, 1)) << "no array open";
+    f.dump.begin_object_array(0xE0, 1, 0x81, 4);
+    EXPECT_TRUE(f.dump.object_array_element(2, 0x22));
+    EXPECT_FALSE(f.dump.object_array_element(2, 0x23));
+    EXPECT_FALSE(f.dump.object_array_element(1, 0x11));
+    EXPECT_FALSE(f.dump.object_array_element(4, 0x44));
+    EXPECT_TRUE(f.dump.object_array_element(3, 0x33));
+    f.dump.end_object_array();
+    EXPECT_FALSE(f.dump.object_array_element(3, 0x33)) << "the array is closed";
+    auto records = split_records(f.finish());
+    ASSERT_EQ(records.size(), 2u);
+    Bytes elements = concat({Bytes(16, 0), hex({0, 0, 0, 0, 0, 0, 0, 0x22}),
+                             hex({0, 0, 0, 0, 0, 0, 0, 0x33})});
+    EXPECT_EQ(Bytes(records[0].body.begin() + kObjectArrayHeaderSize, records[0].body.end()), elements);
+  }
+}
+
+TEST(HeapDumpWriter, TruncatesStreamedObjectArrays) {
+  for (size_t segment_size : {size_t{16}, size_t{1} << 20}) {
+    Fixture f(segment_size, kObjectArrayHeaderSize + 8 * 3);
+    f.dump.begin_object_array(0xF0, 1, 0x81, 5);
+    ASSERT_EQ(f.warnings.size(), 1u);
+    EXPECT_NE(f.warnings[0].find("f0 has 5 elements"), std::string::npos) << f.warnings[0];
+    EXPECT_NE(f.warnings[0].find("first 3"), std::string::npos) << f.warnings[0];
+    EXPECT_TRUE(f.dump.object_array_element(0, 0x10));
+    EXPECT_FALSE(f.dump.object_array_element(4, 0x50));
+    auto records = split_records(f.finish());
+    ASSERT_EQ(records.size(), 2u);
+    EXPECT_EQ(records[0].body,
+              concat({hex({0x22, 0, 0, 0, 0, 0, 0, 0, 0xF0, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, 0, 0,
+                           0, 0, 0x81, 0, 0, 0, 0, 0, 0, 0, 0x10}),
+                      Bytes(16, 0)}));
+  }
 }
 
 #ifndef NDEBUG
