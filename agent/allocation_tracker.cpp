@@ -251,7 +251,7 @@ uint32_t AllocationTracker::class_serial_of(JNIEnv* jni, const SlotDescription& 
 bool AllocationTracker::resolve_slot(JNIEnv* jni, uint32_t slot, SiteIdentity* site, bool output_held) {
   SlotDescription description;
   if (!slots_.describe(slot, &description)) return false;
-  std::unique_lock<std::mutex> output(*context_.output_mutex, std::defer_lock);
+  std::unique_lock<OutputMutex> output(*context_.output_mutex, std::defer_lock);
   if (!output_held) output.lock();
   ProfileWriter& writer = *context_.writer;
   uint32_t class_serial = class_serial_of(jni, description);
@@ -319,7 +319,7 @@ void AllocationTracker::count_live(JNIEnv* jni) {
 
 void AllocationTracker::write_report(ReportContext& report) {
   if (writer_lock_ == nullptr) return;
-  std::unique_lock<std::mutex>& output = *report.output_lock;
+  std::unique_lock<OutputMutex>& output = *report.output_lock;
   output.unlock();
   std::lock_guard<std::mutex> drain(drain_mutex_);
   output.lock();
@@ -383,7 +383,7 @@ void AllocationTracker::write_sites() {
 
 void AllocationTracker::intern_pending(ReportContext& report) {
   if (writer_lock_ == nullptr) return;
-  std::unique_lock<std::mutex>& output = *report.output_lock;
+  std::unique_lock<OutputMutex>& output = *report.output_lock;
   output.unlock();
   std::lock_guard<std::mutex> drain(drain_mutex_);
   output.lock();

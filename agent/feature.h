@@ -13,6 +13,7 @@
 
 #include "async_sink.h"
 #include "options.h"
+#include "output_mutex.h"
 #include "profile_writer.h"
 
 namespace fasthprof {
@@ -28,7 +29,7 @@ struct AgentContext {
   const Options* options = nullptr;
   ProfileWriter* writer = nullptr;
   AsyncSink* sink = nullptr;
-  std::mutex* output_mutex = nullptr;
+  OutputMutex* output_mutex = nullptr;
   ClassTracker* classes = nullptr;
   ThreadTracker* threads = nullptr;
 };
@@ -37,7 +38,7 @@ struct ReportContext {
   JNIEnv* jni = nullptr;
   // Held when write_report() is called. A feature may unlock it around a long call into the VM
   // (a heap walk) and must hold it again when it returns.
-  std::unique_lock<std::mutex>* output_lock = nullptr;
+  std::unique_lock<OutputMutex>* output_lock = nullptr;
   bool at_exit = false;  // VM death (doe=y) rather than a DataDumpRequest
 };
 

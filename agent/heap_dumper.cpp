@@ -178,9 +178,11 @@ void HeapDumper::write_report(ReportContext& report) {
   // heap=all: every allocation so far interned and its TRACE written, so that objects tagged by
   // allocation tracking name their allocation trace (looked up from the tag during the walk).
   if (AllocationTracker* tracker = AllocationTracker::active()) tracker->intern_pending(report);
-  warn_if_disk_small(jni, options);
   HeldThreads held(jvmti, jni);
+  // Without the output lock: both run Java code or wait on the VM, and another thread may be
+  // waiting for the lock while holding what they need (a class loader's lock, say).
   report.output_lock->unlock();
+  warn_if_disk_small(jni, options);
   held.hold(*context_.threads);
   report.output_lock->lock();
   // While the lock was released the writer thread may have interned new allocation sites; their

@@ -219,7 +219,7 @@ bool Profiler::set_up_jvmti(std::string* error) {
 
 void Profiler::go_live(JNIEnv* jni) {
   {
-    std::lock_guard<std::mutex> lock(output_mutex_);
+    std::lock_guard<OutputMutex> lock(output_mutex_);
     sink_->begin_report();
     writer_->write_header(std::time(nullptr), wall_millis());
     writer_->flush();
@@ -234,7 +234,7 @@ void Profiler::go_live(JNIEnv* jni) {
   threads_->record_existing_threads(jni);
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr);
   {
-    std::lock_guard<std::mutex> lock(output_mutex_);
+    std::lock_guard<OutputMutex> lock(output_mutex_);
     classes_.record_loaded_classes(jni);
   }
   for (auto& feature : features_) feature->start(jni);
@@ -257,7 +257,7 @@ void Profiler::run_report(JNIEnv* jni, bool at_exit) {
 }
 
 void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
-  std::unique_lock<std::mutex> lock(output_mutex_);
+  std::unique_lock<OutputMutex> lock(output_mutex_);
   writer_->flush();
   // The records streamed since the last report are a "report" of their own, so that a write
   // error among them cuts back only to the end of the last complete report.
@@ -316,7 +316,7 @@ void Profiler::shut_down(JNIEnv* jni) {
   for (auto& feature : features_) feature->stop(jni);
   while (active_callbacks_.load() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
-  std::lock_guard<std::mutex> lock(output_mutex_);
+  std::lock_guard<OutputMutex> lock(output_mutex_);
   writer_->flush();
   sink_->close();
   constexpr long kLogCheckBinary = 0x4;
@@ -353,8 +353,11 @@ void JNICALL Profiler::on_thread_end(jvmtiEnv*, JNIEnv*, jthread thread) {
 
 void JNICALL Profiler::on_class_prepare(jvmtiEnv*, JNIEnv*, jthread, jclass klass) {
   if (!profiler->enter_callback()) return;
-  {
-    std::lock_guard<std::mutex> lock(profiler->output_mutex_);
+  if (profiler->output_mutex_.held_by_this_thread()) {
+    // A report running Java code (its own thread prepares a class): it holds the lock already.
+    profiler->classes_.serial_of(klass);
+  } else {
+    std::lock_guard<OutputMutex> lock(profiler->output_mutex_);
     profiler->classes_.serial_of(klass);
   }
   profiler->leave_callback();

@@ -63,7 +63,7 @@ class Profiler {
 
   std::string output_path_;  // empty for net=
   std::unique_ptr<AsyncSink> sink_;
-  std::mutex output_mutex_;  // serializes every call on writer_, classes_, threads_ and the sink
+  OutputMutex output_mutex_;  // serializes every call on writer_, classes_, threads_ and the sink
   ClassTracker classes_;
   std::unique_ptr<ProfileWriter> writer_;
   std::unique_ptr<ThreadTracker> threads_;

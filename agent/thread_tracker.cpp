@@ -20,7 +20,7 @@ void ThreadTracker::thread_seen(JNIEnv* jni, jthread thread) {
   jvmti::ThreadNames names;
   if (!jvmti::describe_thread(jvmti_, jni, thread, &names)) return;
 
-  std::lock_guard<std::mutex> lock(output_mutex_);
+  std::lock_guard<OutputMutex> lock(output_mutex_);
   // Another path (event or enumeration) may have recorded it while we asked for its names.
   if (jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || recorded(tag)) return;
   ThreadIdentity identity = output_.thread_started({names.name, names.group, names.parent_group});
@@ -33,7 +33,7 @@ void ThreadTracker::thread_seen(JNIEnv* jni, jthread thread) {
 void ThreadTracker::thread_ended(jthread thread) {
   jlong tag = 0;
   if (jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || tag == 0) return;
-  std::lock_guard<std::mutex> lock(output_mutex_);
+  std::lock_guard<OutputMutex> lock(output_mutex_);
   auto found = serial_by_tag_.find(tag);
   if (found == serial_by_tag_.end()) return;
   output_.thread_ended(found->second);
@@ -52,7 +52,7 @@ void ThreadTracker::record_existing_threads(JNIEnv* jni) {
 }
 
 uint32_t ThreadTracker::serial_for_tag(jlong tag) {
-  std::lock_guard<std::mutex> lock(output_mutex_);
+  std::lock_guard<OutputMutex> lock(output_mutex_);
   auto found = serial_by_tag_.find(tag);
   return found == serial_by_tag_.end() ? 0 : found->second;
 }

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "output_mutex.h"
 #include "profile_writer.h"
 
 namespace fasthprof {
@@ -15,7 +16,7 @@ namespace fasthprof {
 class ThreadTracker {
  public:
   // output_mutex serializes every call on output.
-  ThreadTracker(jvmtiEnv* jvmti, ProfileWriter& output, std::mutex& output_mutex)
+  ThreadTracker(jvmtiEnv* jvmti, ProfileWriter& output, OutputMutex& output_mutex)
       : jvmti_(jvmti), output_(output), output_mutex_(output_mutex) {}
 
   // Records a thread the first time it is seen; later calls for it do nothing. Any Java thread.
@@ -34,7 +35,7 @@ class ThreadTracker {
  private:
   jvmtiEnv* jvmti_;
   ProfileWriter& output_;
-  std::mutex& output_mutex_;
+  OutputMutex& output_mutex_;
   std::unordered_map<jlong, uint32_t> serial_by_tag_;  // guarded by output_mutex_
 };
 
