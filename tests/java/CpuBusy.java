@@ -1,6 +1,7 @@
 /**
  * N threads that spin for a fixed time, for the cpu=samples benchmark. Usage: CpuBusy threads
- * milliseconds. Prints the work done, so that runs with and without the agent can be compared.
+ * milliseconds. Prints the work done, so that runs with and without the agent can be compared, and
+ * the CPU time the busy threads got.
  */
 public class CpuBusy {
     static volatile boolean running = true;
@@ -33,11 +34,16 @@ public class CpuBusy {
         long began = System.nanoTime();
         for (Thread w : workers) w.start();
         Thread.sleep(millis);
+        // CPU time of the busy threads, for the samples a CPU-time rule can count.
+        java.lang.management.ThreadMXBean bean = java.lang.management.ManagementFactory.getThreadMXBean();
+        long cpuNanos = 0;
+        for (Thread w : workers) cpuNanos += Math.max(0, bean.getThreadCpuTime(w.getId()));
         running = false;
         for (Thread w : workers) w.join();
         long elapsed = System.nanoTime() - began;
         long total = 0;
         for (int t = 0; t < threads; t++) total += work[t * 8];
-        System.out.printf("CpuBusy threads=%d run_ms=%.1f work=%d%n", threads, elapsed / 1e6, total);
+        System.out.printf("CpuBusy threads=%d run_ms=%.1f work=%d cpu_ms=%.1f%n", threads, elapsed / 1e6, total,
+                          cpuNanos / 1e6);
     }
 }
