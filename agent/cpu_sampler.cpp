@@ -454,6 +454,13 @@ void CpuSampler::sample_round(JNIEnv* jni) {
   } else {
     active_.clear();
     for (const Candidate& candidate : candidates_) {
+      if (mode_ == Mode::kSignal && signal_->outstanding(candidate.entry->ticket)) {
+        // Its last signal is not handled yet, so it has not run since it was counted: it is still
+        // RUNNABLE and waiting for a core. One more count on that request, without asking the VM.
+        active_.push_back(candidate);
+        signal_one(jni, candidate);
+        continue;
+      }
       jint state = 0;
       if (jvmti_->GetThreadState(candidate.thread, &state) != JVMTI_ERROR_NONE) continue;
       if (!counts_as_running(state)) continue;

@@ -2,7 +2,8 @@
 wait, park or block on a monitor are never counted, the total matches run time / interval x busy
 threads, counts restart after each kill -QUIT report, the binary output verifies, the sampler works
 under attach with thread CPU times, depth=0 records nothing, javac's own methods top a compile, and
-cpu=samples with heap=dump (a heap dump while the sampler runs) stays consistent."""
+cpu=samples with heap=dump (a heap dump while the sampler runs) stays consistent, and with more
+busy threads than cores the total still keeps to run time / interval x busy threads."""
 import os
 import re
 import signal
@@ -128,7 +129,25 @@ def check_mix(label, rows, traces, total, figures, run):
           f"{by_cpu:.0f} by CPU time)", run)
 
 
+def many_busy_threads(label, home, threads=8):
+    """More busy threads than cores (this machine has 2): every busy thread is due a sample per
+    interval, whether it ran in that interval or waited for a core, so the total keeps to run time /
+    interval x threads."""
+    run = run_java(home, agentpath(f"cpu=samples,depth=4,interval={INTERVAL_MS},file=busy.txt"), "CpuBusy",
+                   [str(threads), "2000"])
+    match = re.search(r"CpuBusy threads=\d+ run_ms=([\d.]+)", run.stdout)
+    if not check(run.code == 0 and match, f"{label} {threads} busy: CpuBusy runs with cpu=samples", run):
+        return
+    sections = text_sections(run.text("busy.txt"))
+    total = sections[0][1] if sections else 0
+    expected = float(match.group(1)) / INTERVAL_MS * threads
+    print(f"{label} {threads} busy threads on {os.cpu_count()} CPUs: total {total}, expected {expected:.0f}")
+    check(0.7 * expected <= total <= 1.3 * expected,
+          f"{label} {threads} busy: total {total} within 30 % of {expected:.0f} (threads waiting for a core count)", run)
+
+
 for label, home in jdks():
+    many_busy_threads(label, home)
     # Text: one section at exit, its TRACEs before it. Both stack mechanisms: the signal one (the
     # default: AsyncGetCallTrace in a SIGPROF handler) and the deferred per-thread requests (its
     # fallback), each confirmed by the sampler's own figures line.
