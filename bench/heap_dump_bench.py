@@ -107,6 +107,8 @@ def main():
         jdk_seconds = time.monotonic() - started
         jdk_size = jdk_dump.stat().st_size
         jdk_dump.unlink()
+        # Nothing of the heap builds or the JDK's dump left to write back while (b) writes.
+        os.sync()
         before = rss_kib(jvm.proc.pid)
         started = time.monotonic()
         os.kill(jvm.proc.pid, signal.SIGQUIT)
