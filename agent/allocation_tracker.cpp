@@ -15,6 +15,9 @@
 #include "xxhash.h"
 
 namespace fasthprof {
+
+using jvmti::write_stderr;
+
 namespace {
 
 std::atomic<AllocationTracker*> active_tracker{nullptr};
@@ -28,11 +31,6 @@ static_assert(offsetof(jvmtiFrameInfo, location) == offsetof(SlotFrame, location
 constexpr uint64_t kSignatureKeyBit = uint64_t{1} << 63;
 
 constexpr size_t kShortDrain = 4096;
-
-void write_stderr(const std::string& text) {
-  ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
-  (void)ignored;
-}
 
 uint64_t frame_budget(uint32_t max_slots, uint32_t depth) {
   uint64_t frames = uint64_t{max_slots} * (depth == 0 ? 1 : depth);

@@ -17,6 +17,9 @@
 #include "thread_tracker.h"
 
 namespace fasthprof {
+
+using jvmti::write_stderr;
+
 namespace {
 
 constexpr const char* kAgentThreadPrefix = "fasthprof";
@@ -50,11 +53,6 @@ uint64_t monotonic_ns() {
 
 bool counts_as_running(jint state) {
   return (state & kCountedState) == kCountedState && (state & kExcludedState) == 0;
-}
-
-void write_stderr(const std::string& text) {
-  ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
-  (void)ignored;
 }
 
 CpuSampler::Mode mode_from_environment() {

@@ -1,10 +1,7 @@
 #include "heap_class_layouts.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
-#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -13,14 +10,12 @@
 #include "jvmti_support.h"
 
 namespace fasthprof {
+
+using jvmti::write_stderr;
+
 namespace {
 
 constexpr jint kStaticModifier = 0x0008;
-
-void write_stderr(std::string_view text) {
-  ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
-  (void)ignored;
-}
 
 BasicType type_of_signature(const char* signature) {
   switch (signature == nullptr ? 'L' : signature[0]) {

@@ -23,12 +23,10 @@
 #include "thread_tracker.h"
 
 namespace fasthprof {
-namespace {
 
-void write_stderr(const std::string& text) {
-  ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
-  (void)ignored;
-}
+using jvmti::write_stderr;
+
+namespace {
 
 // Bytes the heap holds now (Runtime.totalMemory() - freeMemory()), 0 if unknown.
 uint64_t used_heap_bytes(JNIEnv* jni) {

@@ -83,11 +83,12 @@ bool start_agent_thread(jvmtiEnv* jvmti, JNIEnv* jni, const char* name, jvmtiSta
   return started;
 }
 
-void print_error(const std::string& message) {
-  std::string line = "HPROF ERROR: " + message + "\n";
-  ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+void write_stderr(std::string_view text) {
+  ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
   (void)ignored;
 }
+
+void print_error(const std::string& message) { write_stderr("HPROF ERROR: " + message + "\n"); }
 
 bool collector_runs_on_own_threads() {
   DIR* tasks = opendir("/proc/self/task");

@@ -5,6 +5,7 @@
 #include <jvmti.h>
 
 #include <string>
+#include <string_view>
 
 namespace fasthprof::jvmti {
 
@@ -28,6 +29,9 @@ bool describe_thread(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, ThreadNames* 
 // way the original agent's threads ran. Returns false with *error set when it cannot.
 bool start_agent_thread(jvmtiEnv* jvmti, JNIEnv* jni, const char* name, jvmtiStartFunction body,
                         void* arg, std::string* error);
+
+// text on stderr as it is, in one write (a line stays whole among other threads' lines).
+void write_stderr(std::string_view text);
 
 // `HPROF ERROR: <message>` on stderr, in one write.
 void print_error(const std::string& message);

@@ -20,6 +20,9 @@
 #include "socket_backend.h"
 
 namespace fasthprof {
+
+using jvmti::write_stderr;
+
 namespace {
 
 std::atomic<bool> agent_loaded{false};
@@ -27,11 +30,6 @@ Profiler* profiler = nullptr;
 
 constexpr const char* kTwiceMessage =
     "Cannot load this JVM TI agent twice, check your java command line for duplicate hprof options.";
-
-void write_stderr(const std::string& text) {
-  ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
-  (void)ignored;
-}
 
 [[noreturn]] void terminate_process(int code) {
   std::fflush(stdout);
