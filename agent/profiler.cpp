@@ -351,11 +351,10 @@ void JNICALL Profiler::on_thread_end(jvmtiEnv*, JNIEnv*, jthread thread) {
 
 void JNICALL Profiler::on_class_prepare(jvmtiEnv*, JNIEnv*, jthread, jclass klass) {
   if (!profiler->enter_callback()) return;
-  if (profiler->output_mutex_.held_by_this_thread()) {
-    // A report running Java code (its own thread prepares a class): it holds the lock already.
-    profiler->classes_.serial_of(klass);
-  } else {
-    std::lock_guard<OutputMutex> lock(profiler->output_mutex_);
+  {
+    // A report running Java code (its own thread prepares a class) holds the lock already.
+    std::unique_lock<OutputMutex> lock(profiler->output_mutex_, std::defer_lock);
+    if (!profiler->output_mutex_.held_by_this_thread()) lock.lock();
     profiler->classes_.serial_of(klass);
   }
   profiler->leave_callback();

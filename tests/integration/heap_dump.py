@@ -152,18 +152,6 @@ def javap_constants(home, class_name, classpath=TEST_CLASSES):
     return out
 
 
-def java_class_name(internal):
-    """javap's constant-pool class name (java/lang/String, [[I, "[Ljava/lang/String;") in Java form."""
-    internal = internal.strip('"')
-    dims = len(internal) - len(internal.lstrip("["))
-    base = internal[dims:]
-    primitives = {"Z": "boolean", "B": "byte", "C": "char", "S": "short", "I": "int", "J": "long", "F": "float",
-                  "D": "double"}
-    if dims:
-        base = primitives[base] if base in primitives else base[1:-1]
-    return base.replace("/", ".") + "[]" * dims
-
-
 def check_class_references(label, home, path, class_name, classpath=TEST_CLASSES, signed=False):
     """The CLASS DUMP of class_name names its protection domain, its signers when signed, and its
     resolved String and class constants at their constant-pool indices, as javap reads them."""
@@ -197,7 +185,7 @@ def check_class_references(label, home, path, class_name, classpath=TEST_CLASSES
         else:
             classes += 1
             named = model.classes.get(value)
-            check(named is not None and named.name == java_class_name(expected[1]),
+            check(named is not None and named.name == heap_model.java_name(expected[1].strip('"')),
                   f"{label}: constant #{index} is class {expected[1]} ({named.name if named else hex(value)})")
     check(strings >= 1 and classes >= 2, f"{label}: {class_name} lists resolved constants "
           f"({strings} strings, {classes} classes)")

@@ -26,6 +26,7 @@ import tempfile
 import time
 
 import hprof_records
+from heap_model import ROOT_SIZES, VALUE_SIZES
 from harness import TEST_CLASSES, agentpath, check, cleanup, finish, java_bin, jdks, verify_binary, wait_for
 
 HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
@@ -34,8 +35,6 @@ NEEDED_FREE = 8 << 30
 SEGMENT = 1 << 20
 POOL = 100_000
 BYTE_ARRAYS = 1300
-VALUE_SIZES = {2: 8, 4: 1, 5: 2, 6: 4, 7: 8, 8: 1, 9: 2, 10: 4, 11: 8}
-ROOT_SIZES = {0xFF: 8, 0x01: 16, 0x02: 16, 0x03: 16, 0x04: 12, 0x05: 8, 0x06: 12, 0x07: 8, 0x08: 16}
 BYTE, INT, LONG = 8, 10, 11
 
 

@@ -12,22 +12,24 @@ class Record:
 
 def read(path):
     data = open(path, "rb").read()
-    end = data.index(b"\0")
-    version = data[:end].decode()
-    id_size, high, low = struct.unpack(">III", data[end + 1:end + 13])
-    millis = (high << 32) | low
+    return _parse(data, data.index(b"\0"))
+
+
+def _parse(data, end):
+    """(version, id size, millis, records) of a whole file in memory (bytes or a memoryview)."""
+    version = bytes(data[:end]).decode()
+    id_size, high, low = struct.unpack_from(">III", data, end + 1)
     records = []
     at = end + 13
     while at < len(data):
         if at + 9 > len(data):
             raise ValueError(f"truncated record header at {at}")
-        tag, time, length = struct.unpack(">BII", data[at:at + 9])
-        body = data[at + 9:at + 9 + length]
-        if len(body) != length:
-            raise ValueError(f"record at {at} claims {length} bytes, file has {len(body)}")
-        records.append(Record(tag, time, at, body))
+        tag, time, length = struct.unpack_from(">BII", data, at)
+        if at + 9 + length > len(data):
+            raise ValueError(f"record at {at} claims {length} bytes, file has {len(data) - at - 9}")
+        records.append(Record(tag, time, at, data[at + 9:at + 9 + length]))
         at += 9 + length
-    return version, id_size, millis, records
+    return version, id_size, (high << 32) | low, records
 
 
 def strings(records, id_size=8):
@@ -61,17 +63,4 @@ def read_mapped(path):
     instead of a copy (the map stays open while a body is referenced)."""
     with open(path, "rb") as f:
         data = memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
-    end = bytes(data[:64]).index(b"\0")
-    version = bytes(data[:end]).decode()
-    id_size, high, low = struct.unpack_from(">III", data, end + 1)
-    records = []
-    at = end + 13
-    while at < len(data):
-        if at + 9 > len(data):
-            raise ValueError(f"truncated record header at {at}")
-        tag, time, length = struct.unpack_from(">BII", data, at)
-        if at + 9 + length > len(data):
-            raise ValueError(f"record at {at} claims {length} bytes, file has {len(data) - at - 9}")
-        records.append(Record(tag, time, at, data[at + 9:at + 9 + length]))
-        at += 9 + length
-    return version, id_size, (high << 32) | low, records
+    return _parse(data, bytes(data[:64]).index(b"\0"))
