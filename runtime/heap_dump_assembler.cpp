@@ -34,13 +34,17 @@ void HeapDumpAssembler::root_jni_global(uint64_t object_id, uint64_t reference_i
 }
 
 void HeapDumpAssembler::root_system_class(uint64_t object_id) {
-  ++counts_.roots;
-  if (targets_.binary) {
-    targets_.binary->root_sticky_class(object_id);
+  // HotSpot reports what the boot loader's class data holds as "system class" roots: the class
+  // mirrors, but also constant-pool reference arrays, modules and method types. Only a class is a
+  // sticky class; the rest are roots of no kind the format names.
+  const ClassLayout* layout = classes_.find(object_id);
+  if (layout == nullptr) {
+    root_unknown(object_id);
     return;
   }
-  const ClassLayout* layout = classes_.find(object_id);
-  targets_.text_roots->root_system_class(object_id, layout ? layout->description->name : "");
+  ++counts_.roots;
+  if (targets_.binary) targets_.binary->root_sticky_class(object_id);
+  else targets_.text_roots->root_system_class(object_id, layout->description->name);
 }
 
 void HeapDumpAssembler::root_monitor(uint64_t object_id) {

@@ -299,6 +299,10 @@ def text_run(jdk, home):
             check(sum("class=HeapShapes$Leaf@" in row for row in rows) == 100, f"{label}: 100 Leaf objects")
             check(any(re.match(r"^ROOT \w+ \(kind=<Java stack>, thread=2000\d\d, frame=\d+\)$", row) for row in rows),
                   f"{label}: Java stack roots name their thread and frame")
+            system = [row for row in rows if "(kind=<system class>" in row]
+            unnamed = [row for row in system if not re.match(r"^ROOT \w+ \(kind=<system class>, name=[\w.$\[\]/]+\)$", row)]
+            check(len(system) > 100 and not unnamed,
+                  f"{label}: every system class root names its class ({len(system)} roots; {unnamed[:3]})")
             check(any(re.match(r"^ARR \w+ \(sz=\d+, trace=300000, nelems=5, elem type=java.lang.Object\[\]@\w+\)$", row)
                       for row in rows), f"{label}: an object array with its full length (nulls included)")
             check(any(re.match(r"^\tstr\t\t\w+$", row) for row in rows), f"{label}: reference fields listed")

@@ -280,6 +280,7 @@ TEST(HeapDumpAssembler, TextLinesFollowTheOriginalColumns) {
     assembler.root_thread(0x30200000000001, 200001, 300001);
     assembler.root_java_frame(0x2000000000000010, 200001, 2);
     assembler.root_system_class(class_id(5));
+    assembler.root_system_class(0x2000000000000012);  // an array the boot loader holds
     assembler.begin_object(0x2000000000000010, class_id(5), 300000, -1, 32);
     assembler.field(3, 0x2000000000000011);  // Base.r
     assembler.field(5, 0x2000000000000012);  // Leaf.next
@@ -295,6 +296,8 @@ TEST(HeapDumpAssembler, TextLinesFollowTheOriginalColumns) {
                                           "ROOT 30200000000001 (kind=<thread block>, thread=200001)\n"))
       << roots;
   EXPECT_NE(std::string::npos, roots.find("(kind=<system class>, name=Leaf)")) << roots;
+  EXPECT_NE(std::string::npos, roots.find("ROOT 2000000000000012 (kind=<unknown>)\n")) << roots;
+  EXPECT_EQ(std::string::npos, roots.find("name=)")) << roots;
   std::string objects = objects_stream.text();
   // Fields in JVMTI order: Base's before Leaf's.
   std::string leaf = "OBJ 2000000000000010 (sz=32, trace=300000, class=Leaf@301000000000005)\n"
