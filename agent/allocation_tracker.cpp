@@ -132,7 +132,7 @@ void AllocationTracker::stop(JNIEnv*) {
     write_stderr("fasthprof: the allocation site table was full: " + std::to_string(slots_.dropped()) +
                  " allocations at new sites were not tracked\n");
   }
-  if (context_.options->verbose) {
+  if (context_.options->diagnostics()) {
     PipelineStats stats = pipeline_.stats();
     std::lock_guard<std::mutex> drain(drain_mutex_);
     write_stderr("fasthprof: allocation sites: " + std::to_string(sites_.site_count()) + " sites, " +

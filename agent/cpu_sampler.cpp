@@ -231,7 +231,7 @@ void CpuSampler::start(JNIEnv* jni) {
     if (!start_signal_mode(jni, &why)) {
       make_ids_.store(false);
       mode_ = Mode::kDeferred;
-      if (context_.options->verbose) {
+      if (context_.options->diagnostics()) {
         write_stderr("fasthprof: cpu=samples: " + why + "; stacks are taken by per-thread requests\n");
       }
     }

@@ -86,8 +86,8 @@ jint Profiler::load(JavaVM* vm, const char* options, bool attach) {
   }
   const Options& chosen = parsed.options;
   for (const std::string& warning : missing_feature_warnings(chosen)) write_stderr(warning + "\n");
+  if (chosen.diagnostics()) write_stderr(memory_status.description + "\n");
   if (chosen.verbose) {
-    write_stderr(memory_status.description + "\n");
     std::string note = inert_debug_options_note(chosen);
     if (!note.empty()) write_stderr(note + "\n");
   }

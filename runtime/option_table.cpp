@@ -167,6 +167,12 @@ bool apply_switch(const OptionValue& value, Options* options) {
   return parse_switch(value.text, &(options->*Member));
 }
 
+bool apply_verbose(const OptionValue& value, Options* options) {
+  if (!parse_switch(value.text, &options->verbose)) return false;
+  options->verbose_given = true;
+  return true;
+}
+
 bool apply_gc_okay(const OptionValue& value, Options* options) {
   bool ignored = false;
   if (!parse_switch(value.text, &ignored)) return false;
@@ -220,7 +226,7 @@ constexpr OptionRow kRows[] = {
      apply_switch<&Options::force>, nullptr, false},
     {"verbose", "y|n", "print messages about dumps", "y", B::kMain, S::kSwitch,
      "verbose option value must be y|n", "verbose option value must be y|n",
-     apply_switch<&Options::verbose>, nullptr, false},
+     apply_verbose, nullptr, false},
 
     {"gc_okay", "y|n", "", "", B::kObsolete, S::kSwitch, "gc_okay option value must be y|n",
      "gc_okay option value must be y|n", apply_gc_okay, nullptr, false},

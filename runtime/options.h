@@ -27,6 +27,7 @@ struct Options {
   int interval_ms = 10;
   double cutoff = 0.0001;
   bool lineno = true, thread_in_traces = false, doe = true, msa = false, force = true, verbose = true;
+  bool verbose_given = false;  // verbose=y written out, not just the default
   bool primfields = true, primarrays = true;
   long logflags = 0, debugflags = 0, experiment = 0;  // experiment is X=
   bool coredump = false, errorexit = false, pause = false, debug = false;
@@ -40,6 +41,11 @@ struct Options {
   // The file to write: file= as given, else java.hprof (format=b) / java.hprof.txt (format=a);
   // empty with net=. Allocates the returned string.
   std::string output_path() const;
+
+  // The agent's own diagnostics (allocator, pipeline statistics, fallbacks) go to stderr only when
+  // the user wrote verbose=y: the default verbose=y prints the original's dump messages alone, and a
+  // user's logs see every line the agent prints.
+  bool diagnostics() const { return verbose && verbose_given; }
 };
 
 struct ParseResult {

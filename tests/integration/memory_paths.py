@@ -1,6 +1,7 @@
-"""jemalloc where the process allows it, the system allocator otherwise, said under verbose=y:
-plain java, java with LD_PRELOAD of jemalloc, and java with the glibc tunable that leaves static
-TLS room for opening it."""
+"""jemalloc where the process allows it, the system allocator otherwise, said when verbose=y is
+written out: plain java, java with LD_PRELOAD of jemalloc, and java with the glibc tunable that
+leaves static TLS room for opening it. The default (verbose=y implied) prints only the original's
+dump messages: a user's logs see every line the agent prints."""
 from harness import agentpath, check, finish, jdks, run_java
 
 for label, home in jdks():
@@ -16,5 +17,10 @@ for label, home in jdks():
           f"{label}: with static TLS room the agent opens jemalloc itself", run)
     run = run_java(home, agentpath("verbose=n,heap=sites"))
     check("fasthprof: memory:" not in run.stderr, f"{label}: verbose=n says nothing about memory", run)
+    for options in ("heap=sites", "heap=all", "cpu=samples", "heap=dump,format=b"):
+        run = run_java(home, agentpath(options))
+        own = [line for line in run.stderr.splitlines() if line.startswith("fasthprof:")]
+        check(run.code == 0 and not own and "Dumping " in run.stderr,
+              f"{label} {options}: the default run prints the dump line and nothing of its own ({own})", run)
 
 finish("memory_paths")
