@@ -19,6 +19,6 @@ echo "demo: java -agentpath:build/agent/libfasthprof.so=$OPTIONS,file=$OUT Demo"
   -cp build/demo/classes Demo
 echo "demo: fasthprof wrote $PWD/$OUT ($(wc -c < "$OUT") bytes)"
 case "$OUT" in
-  *.hprof) build/tools/hprof-verify "$OUT" ;;
+  *.hprof) build/tools/hprof-verify --strict "$OUT" ;;
   *) head -n 40 "$OUT" ;;
 esac

@@ -115,6 +115,7 @@ class Verifier {
   bool thread_root(uint64_t at, const char* what, uint32_t thread_serial, bool has_frame);
   bool define_object(uint64_t at, uint64_t object_id);
   bool finish_dump();
+  bool lay_out_classes();
   bool resolve_sub_record(uint8_t tag, uint64_t at);
   bool resolve_class_dump(uint64_t at);
   bool resolve(uint64_t field_at, uint64_t object_id, const char* what);
@@ -132,6 +133,8 @@ class Verifier {
   std::unordered_map<uint64_t, uint64_t> utf8_;                // UTF8 id -> record offset
   std::unordered_set<uint64_t> frames_;                        // STACK FRAME ids
   std::unordered_map<uint32_t, TraceInfo> traces_;             // trace serial -> TRACE
+  // Without strict: trace serials named before their STACK TRACE -> (offset, what named it).
+  std::unordered_map<uint32_t, std::pair<uint64_t, const char*>> forward_traces_;
   std::unordered_set<uint32_t> class_serials_;                 // from LOAD CLASS
   std::unordered_map<uint64_t, uint64_t> class_name_ids_;      // class object id -> name UTF8 id
   std::unordered_set<uint32_t> started_threads_;
@@ -169,6 +172,17 @@ bool Verifier::check_file() {
     return fail(size_, "file ends inside the heap dump that began at byte %" PRIu64 " (no HEAP DUMP END)",
                 dump_.offset);
   }
+  const std::pair<uint64_t, const char*>* first_missing = nullptr;
+  uint32_t missing_serial = 0;
+  for (const auto& [serial, named] : forward_traces_) {
+    if (traces_.count(serial) || (first_missing != nullptr && first_missing->first <= named.first)) continue;
+    first_missing = &named;
+    missing_serial = serial;
+  }
+  if (first_missing != nullptr) {
+    return fail(first_missing->first, "%s names stack trace serial %" PRIu32 ", which no STACK TRACE in the file defines",
+                first_missing->second, missing_serial);
+  }
   return true;
 }
 
@@ -200,6 +214,10 @@ bool Verifier::expect_length(uint64_t at, const char* what, uint32_t length, uin
 
 bool Verifier::check_trace_serial(uint64_t at, uint32_t serial, const char* what) {
   if (traces_.count(serial)) return true;
+  if (!options_.strict) {
+    forward_traces_.emplace(serial, std::make_pair(at, what));  // checked at the end of the file
+    return true;
+  }
   return fail(at, "%s names stack trace serial %" PRIu32 ", which no earlier STACK TRACE defines", what, serial);
 }
 
@@ -481,7 +499,9 @@ bool Verifier::collect_sub_record(uint8_t tag, uint64_t at) {
     case HeapTag::kRootThreadObject: {
       uint32_t trace = u4(at + 1 + n + 4);
       if (!check_trace_serial(at, trace, name)) return false;
-      thread_frames_[u4(at + 1 + n)] = traces_[trace].frames;
+      // A trace defined later (lenient mode) has an unknown length: any frame number is taken.
+      auto known = traces_.find(trace);
+      thread_frames_[u4(at + 1 + n)] = known != traces_.end() ? known->second.frames : UINT32_MAX;
       ++dump_.roots;
       return true;
     }
@@ -549,13 +569,15 @@ bool Verifier::collect_class_dump(uint64_t at) {
 // ---- heap dumps, second pass: references, class order, instance layouts ----
 
 bool Verifier::finish_dump() {
+  if (!options_.strict && !lay_out_classes()) return false;
   for (const auto& [body, length] : segments_) {
     const uint64_t end = body + length;
     for (uint64_t at = body; at < end;) {
       uint8_t tag = u1(at);
       uint64_t size = 0;
       if (!sub_record_size(tag, at, end, &size)) return false;
-      if (!resolve_sub_record(tag, at)) return false;
+      bool laid_out = tag == static_cast<uint8_t>(HeapTag::kClassDump) && classes_[id(at + 1)].laid_out;
+      if (!laid_out && !resolve_sub_record(tag, at)) return false;
       at += size;
     }
   }
@@ -581,8 +603,34 @@ bool Verifier::finish_dump() {
   return true;
 }
 
+// Without strict, a class may come before its super class: each chain of classes not yet laid out
+// is laid out from its top, before the pass in file order.
+bool Verifier::lay_out_classes() {
+  std::vector<uint64_t> chain;
+  for (const auto& [class_id, info] : classes_) {
+    chain.clear();
+    for (uint64_t next = class_id; next != 0;) {
+      auto found = classes_.find(next);
+      if (found == classes_.end() || found->second.laid_out) break;  // resolve_class_dump says what is missing
+      if (chain.size() > classes_.size()) {
+        return fail(info.offset, "CLASS DUMP 0x%" PRIx64 " is its own super class (through its chain)", class_id);
+      }
+      chain.push_back(next);
+      next = found->second.super_id;
+    }
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      if (!resolve_class_dump(classes_.find(*it)->second.offset)) return false;
+    }
+  }
+  return true;
+}
+
 bool Verifier::resolve(uint64_t field_at, uint64_t object_id, const char* what) {
   if (object_id == 0 || objects_.contains(object_id)) return true;
+  if (!options_.strict) {
+    ++dump_.unresolved_references;
+    return true;
+  }
   return fail(field_at, "%s 0x%" PRIx64 " is not an object, array or class in this dump", what, object_id);
 }
 
@@ -601,7 +649,7 @@ ClassInfo* Verifier::find_class(uint64_t at, uint64_t class_id, const char* what
     }
     return nullptr;
   }
-  if (it->second.offset > at) {
+  if (options_.strict && it->second.offset > at) {
     fail(at, "%s 0x%" PRIx64 " is dumped later, at byte %" PRIu64 " (a CLASS DUMP must come first)", what, class_id,
          it->second.offset);
     return nullptr;

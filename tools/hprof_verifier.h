@@ -18,6 +18,12 @@ namespace fasthprof {
 struct VerifyOptions {
   // Count instances and arrays per class name in every dump (DumpSummary::class_counts).
   bool count_classes = false;
+  // Also enforce what only fasthprof's own files promise: every trace serial a record names was
+  // defined by an earlier STACK TRACE; in a dump every CLASS DUMP comes before its subclasses' and
+  // before its instances and arrays, and every reference resolves to a record of the dump. Without it, a serial may be defined anywhere in the file
+  // and classes may come in any order within their dump (the JDK's dumper writes LOAD CLASS records
+  // before the STACK TRACE they name, and classes in no particular order).
+  bool strict = false;
 };
 
 // What one heap dump (HEAP DUMP, or HEAP DUMP SEGMENTs up to their HEAP DUMP END) holds.
@@ -29,6 +35,9 @@ struct DumpSummary {
   uint64_t object_arrays = 0;
   uint64_t primitive_arrays = 0;
   uint64_t roots = 0;
+  // References to IDs that no record of the dump defines (only without strict: the JDK's dumper
+  // leaves out some objects that arrays of the VM's own still reference).
+  uint64_t unresolved_references = 0;
   std::array<uint64_t, 256> sub_record_counts{};  // indexed by HeapTag value
   // Only with VerifyOptions::count_classes: (class name, instances + arrays of that class), largest
   // count first, then by name. Primitive arrays count under "int[]", "char[]", ...

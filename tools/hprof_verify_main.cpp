@@ -16,8 +16,10 @@
 namespace {
 
 constexpr char kUsage[] =
-    "usage: hprof-verify [--classes] [--quiet] FILE...\n"
+    "usage: hprof-verify [--strict] [--classes] [--quiet] FILE...\n"
     "Checks HPROF binary files (JAVA PROFILE 1.0.1 / 1.0.2) and prints a summary of each.\n"
+    "Every file the JDK's own dumper writes passes; --strict adds what fasthprof's files promise.\n"
+    "  --strict   also require every trace serial to be defined before a record names it\n"
     "  --classes  also print, per heap dump, the number of objects of each class\n"
     "  --quiet    print nothing for files that pass\n"
     "  --help     print this text\n"
@@ -72,10 +74,13 @@ class MappedFile {
 int main(int argc, char** argv) {
   bool classes = false;
   bool quiet = false;
+  bool strict = false;
   std::vector<const char*> files;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--classes") == 0) {
       classes = true;
+    } else if (std::strcmp(argv[i], "--strict") == 0) {
+      strict = true;
     } else if (std::strcmp(argv[i], "--quiet") == 0) {
       quiet = true;
     } else if (std::strcmp(argv[i], "--help") == 0) {
@@ -94,6 +99,7 @@ int main(int argc, char** argv) {
   }
   fasthprof::VerifyOptions options;
   options.count_classes = classes;
+  options.strict = strict;
   int status = 0;
   for (const char* path : files) {
     MappedFile file;

@@ -70,6 +70,9 @@ std::string format_verify_summary(const VerifyResult& result, bool classes) {
         " object arrays, %" PRIu64 " primitive arrays, %" PRIu64 " roots\n",
         i + 1, dump.offset, dump.segments, dump.classes, dump.instances, dump.object_arrays, dump.primitive_arrays,
         dump.roots);
+    if (dump.unresolved_references) {
+      add("    %" PRIu64 " references to objects that are not in the dump\n", dump.unresolved_references);
+    }
     for (size_t tag = 0; tag < dump.sub_record_counts.size(); ++tag) {
       if (dump.sub_record_counts[tag]) {
         add("    %-20s %12" PRIu64 "\n", heap_tag_name(static_cast<uint8_t>(tag)), dump.sub_record_counts[tag]);

@@ -237,6 +237,8 @@ def binary_run(jdk, home, gc, compare=False, jvm_args=()):
             jcmd = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "GC.heap_dump", str(folder / "jdk.hprof")],
                                   capture_output=True, text=True, timeout=120)
             check(jcmd.returncode == 0, f"{label}: jcmd GC.heap_dump: {jcmd.stdout}{jcmd.stderr}")
+            ok, output = verify_binary(folder / "jdk.hprof", strict=False)
+            check(ok, f"{label}: hprof-verify accepts the JDK's own dump:\n{output[-2000:]}")
         check(quit_and_wait(proc, folder, 1), f"{label}: kill -QUIT gives a dump:\n{text(folder / 'stderr.txt')}")
         ok, output = heap_check("shapes", dump, 0)
         check(ok, f"{label}: VisualVM reads the dump and finds the known heap:\n{output[-3000:]}")
