@@ -17,7 +17,7 @@ import tempfile
 import time
 
 import heap_model
-from harness import (TEST_CLASSES, agentpath, check, cleanup, finish, java_bin, jdks, verify_binary,
+from harness import (AGENT, TEST_CLASSES, agentpath, check, cleanup, finish, java_bin, jdks, verify_binary,
                      wait_for)
 
 HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
@@ -26,8 +26,10 @@ FULL = os.environ.get("FASTHPROF_HEAP_MATRIX", "") == "full"
 
 
 def start(home, options, main="HeapShapes", args=(), jvm_args=(), classpath=TEST_CLASSES):
+    """Runs main with the agent and options (None: without the agent) in a scratch folder."""
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-heap-"))
-    command = [java_bin(home), *jvm_args, agentpath(options), "-cp", classpath, main, *map(str, args)]
+    agent = [agentpath(options)] if options is not None else []
+    command = [java_bin(home), *jvm_args, *agent, "-cp", classpath, main, *map(str, args)]
     env = dict(os.environ)
     env.pop("_JAVA_HPROF_OPTIONS", None)
     env.pop("JAVA_TOOL_OPTIONS", None)
@@ -365,16 +367,23 @@ def binary_run(jdk, home, gc, compare=False, jvm_args=()):
         cleanup(folder)
 
 
-def quiescent_run(jdk, home):
+def quiescent_run(jdk, home, attach=False):
     """-Xshare:off, -Xcheck:jni: a first dump (which links the classes loaded but not linked), the
-    JDK's dump, a second dump; the second compared with the JDK's exactly, class by class."""
-    label = f"{jdk} quiescent -Xshare:off"
-    proc, folder = start(home, "heap=dump,format=b,file=dump.hprof,doe=n", args=[60],
-                         jvm_args=["-Xshare:off", "-Xcheck:jni"])
+    JDK's dump, a second dump; the second compared with the JDK's exactly, class by class. With
+    attach, the agent is loaded by jcmd once the program is ready."""
+    label = f"{jdk} quiescent -Xshare:off{' attached' if attach else ''}"
+    options = "heap=dump,format=b,file=dump.hprof,doe=n"
+    quiet = ["-XX:+EnableDynamicAgentLoading"] if attach and jdk != "jdk17" else []
+    proc, folder = start(home, None if attach else options, args=[60], jvm_args=["-Xshare:off", "-Xcheck:jni", *quiet])
     try:
         dump = folder / "dump.hprof"
         if not check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready"):
             return
+        if attach:
+            loaded = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "JVMTI.agent_load", AGENT, f'"{options}"'],
+                                    capture_output=True, text=True, timeout=120)
+            check(loaded.returncode == 0 and "return code: 0" in loaded.stdout,
+                  f"{label}: jcmd JVMTI.agent_load: {loaded.stdout}{loaded.stderr}")
         check(quit_and_wait(proc, folder, 1), f"{label}: a first dump:\n{text(folder / 'stderr.txt')}")
         linked = re.search(r"classes_linked=(\d+)", text(folder / "stderr.txt"))
         check(linked is not None and int(linked.group(1)) > 10,
@@ -627,6 +636,7 @@ def has_gc(home, gc):
 for jdk, home in jdks():
     binary_run(jdk, home, "G1", compare=True)
     quiescent_run(jdk, home)
+    quiescent_run(jdk, home, attach=True)
     binary_run(jdk, home, "Z")
     text_run(jdk, home)
     if FULL:
