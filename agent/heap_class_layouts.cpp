@@ -94,9 +94,8 @@ class Collector {
     out->super_id = class_id(super);
     jobject loader = nullptr;
     if (jvmti_->GetClassLoader(klass, &loader) == JVMTI_ERROR_NONE) out->loader_id = object_id(loader);
-    // GetClassFields refuses classes that are not linked yet. JDK 25 has instances of archived
-    // (CDS) classes in that state (jdk.internal.math.FDBigInteger): they are written without
-    // field values (linking them here through reflection would add objects to the heap).
+    // GetClassFields refuses classes that are not linked yet. The dump linked every such class
+    // before (class_linker.h); one that failed to link, or was loaded since, has no fields here.
     if (out->is_array || (status & JVMTI_CLASS_STATUS_PREPARED) == 0) return true;
 
     jint interface_count = 0;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "allocation_tracker.h"
+#include "class_linker.h"
 #include "class_tracker.h"
 #include "heap_class_layouts.h"
 #include "heap_dump_assembler.h"
@@ -181,6 +182,17 @@ void HeapDumper::write_report(ReportContext& report) {
   // waiting for the lock while holding what they need (a class loader's lock, say).
   report.output_lock->unlock();
   warn_if_disk_small(jni, options);
+  auto link_started = std::chrono::steady_clock::now();
+  ClassLinkResult linking = link_unprepared_classes(jvmti, jni);
+  double link_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - link_started).count();
+  if (!linking.error.empty()) {
+    write_stderr("fasthprof: warning: classes that are not linked yet are dumped without fields: " + linking.error +
+                 "\n");
+  } else if (linking.failed != 0) {
+    write_stderr("fasthprof: warning: " + std::to_string(linking.failed) +
+                 " classes could not be linked and are dumped without fields (first: " + linking.first_failure +
+                 ")\n");
+  }
   held.hold(*context_.threads);
   report.output_lock->lock();
   // While the lock was released the writer thread may have interned new allocation sites; their
@@ -278,11 +290,13 @@ void HeapDumper::write_report(ReportContext& report) {
   if (stats) {
     char line[512];
     std::snprintf(line, sizeof line,
-                  "fasthprof: heap dump stats: seconds=%.3f classes_seconds=%.3f walk_seconds=%.3f objects=%llu instances=%llu "
+                  "fasthprof: heap dump stats: seconds=%.3f link_seconds=%.3f classes_linked=%llu classes_seconds=%.3f "
+                  "walk_seconds=%.3f objects=%llu instances=%llu "
                   "object_arrays=%llu primitive_arrays=%llu classes=%llu roots=%llu class_instances=%llu "
                   "unknown_class_objects=%llu class_field_objects=%llu threads=%zu suspended=%zu "
                   "peak_pending=%zu tags_cleared=%llu clear_seconds=%.3f\n",
-                  dump_seconds, classes_seconds, walk.seconds, static_cast<unsigned long long>(counts.objects()),
+                  dump_seconds, link_seconds, static_cast<unsigned long long>(linking.linked), classes_seconds,
+                  walk.seconds, static_cast<unsigned long long>(counts.objects()),
                   static_cast<unsigned long long>(counts.instances),
                   static_cast<unsigned long long>(counts.object_arrays),
                   static_cast<unsigned long long>(counts.primitive_arrays),

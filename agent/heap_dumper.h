@@ -1,7 +1,10 @@
 // heap=dump (and heap=all): a complete heap dump in every report (kill -QUIT, and VM death with
 // doe=y), binary (HEAP DUMP SEGMENTs closed by HEAP DUMP END) or text (HEAP DUMP BEGIN ... END).
 //
-// One dump, on the report's thread, output lock held:
+// One dump, on the report's thread:
+//   0. without the output lock and before any thread is suspended: the classes that are loaded
+//      but not linked yet are linked (class_linker.h), so that every class has its fields;
+// then with the output lock held:
 //   1. threads: every live thread registered, the application's suspended (the agent's own
 //      "fasthprof ..." threads and the dumping thread excepted), each one's full stack interned
 //      and its STACK TRACE written;

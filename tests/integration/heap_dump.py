@@ -17,7 +17,7 @@ import tempfile
 import time
 
 import heap_model
-from harness import (TEST_CLASSES, agentpath, check, cleanup, finish, java_bin, jdks, verify_binary,
+from harness import (AGENT, TEST_CLASSES, agentpath, check, cleanup, finish, java_bin, jdks, verify_binary,
                      wait_for)
 
 HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
@@ -26,8 +26,10 @@ FULL = os.environ.get("FASTHPROF_HEAP_MATRIX", "") == "full"
 
 
 def start(home, options, main="HeapShapes", args=(), jvm_args=(), classpath=TEST_CLASSES):
+    """Runs main with the agent and options (None: without the agent) in a scratch folder."""
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-heap-"))
-    command = [java_bin(home), *jvm_args, agentpath(options), "-cp", classpath, main, *map(str, args)]
+    agent = [agentpath(options)] if options is not None else []
+    command = [java_bin(home), *jvm_args, *agent, "-cp", classpath, main, *map(str, args)]
     env = dict(os.environ)
     env.pop("_JAVA_HPROF_OPTIONS", None)
     env.pop("JAVA_TOOL_OPTIONS", None)
@@ -139,6 +141,112 @@ def compare_with_jdk(label, ours_path, jdk_path, skip=("java.lang.Class",), init
           f"{worst[0]} ({worst[1]})")
 
 
+# Threads that JVMTI hides (GetAllThreads, the heap walk's thread roots) while the JDK's dump
+# holds their thread objects, measured with -Xshare:off.
+HIDDEN_THREADS = {"jdk17": {"Service Thread", "Monitor Deflation Thread", "Sweeper thread"},
+                  "jdk25": {"Service Thread", "Monitor Deflation Thread"}}
+# Fields that JVMTI's GetClassFields leaves out (HotSpot's reflection filter), by JDK.
+JVMTI_FILTERED_FIELDS = {"jdk17": {}, "jdk25": {"jdk.internal.reflect.ConstantPool": 1}}
+
+
+def class_shapes(model):
+    """{Java class name: (instance fields, static fields)} of the names with one CLASS DUMP, without
+    the JDK dumper's synthetic statics (<resolved_references>, <init_lock>)."""
+    by_name = {}
+    for heap_class in model.classes.values():
+        by_name.setdefault(heap_model.java_name(heap_class.name or "?"), []).append(heap_class)
+    return {name: (len(found[0].fields), sum(not s[0].startswith("<") for s in found[0].statics))
+            for name, found in by_name.items() if len(found) == 1}
+
+
+def compare_class_fields(label, jdk, ours_model, jdk_model):
+    """Every class in both dumps declares as many instance and static fields here as in the JDK's
+    dump (a class loaded but not linked included)."""
+    ours, theirs = class_shapes(ours_model), class_shapes(jdk_model)
+    filtered = JVMTI_FILTERED_FIELDS[jdk]
+    wrong = [f"{name}: {ours[name]} here, {theirs[name]} in the JDK's dump" for name in sorted(set(ours) & set(theirs))
+             if ours[name] != (theirs[name][0] - filtered.get(name, 0), theirs[name][1])]
+    check(len(set(ours) & set(theirs)) > 400, f"{label}: classes in both dumps ({len(set(ours) & set(theirs))})")
+    check(not wrong, f"{label}: {len(wrong)} classes with other field counts than the JDK's dump:\n  " +
+          "\n  ".join(wrong[:50]))
+
+
+def reachable(model, starts):
+    stack, seen = list(starts), set()
+    while stack:
+        at = stack.pop()
+        if at not in seen:
+            seen.add(at)
+            stack += model.references_of(at)
+    return seen
+
+
+def explained_differences(label, jdk, model, main_class):
+    """{category: object IDs} of the JDK's dump that JVMTI cannot see, each category measured and
+    explained in the README. Objects that nothing in the JDK's dump reaches are either held by the
+    fields of java.lang.Class objects (which its CLASS DUMPs do not show; fasthprof has them) or
+    in one of these categories."""
+    everything = set(model.instances) | set(model.object_arrays) | set(model.primitive_arrays)
+    unreached = everything - reachable(model, [oid for _, oid in model.roots] + list(model.classes))
+    referenced = {r for oid in everything for r in model.references_of(oid)}
+
+    def named(oid, name):
+        heap_class = model.class_of(oid)
+        return heap_class is not None and heap_model.java_name(heap_class.name) == name
+
+    def thread_name(oid):
+        name = model.fields_of(oid).get("name")
+        return model.string_value(name) if name else None
+
+    threads = [oid for oid in unreached if oid in model.instances and
+               any(named_class == "java.lang.Thread" for named_class in superclass_names(model, oid))]
+    check({thread_name(oid) for oid in threads} == HIDDEN_THREADS[jdk],
+          f"{label}: threads JVMTI hides: {sorted(map(str, (thread_name(oid) for oid in threads)))}, "
+          f"expected {sorted(HIDDEN_THREADS[jdk])}")
+    # The launcher keeps the main class's name in a JNI local reference outside any Java frame:
+    # neither dumper reports it as a root. (Another String of that text, Class.name's cache, is
+    # unreferenced in the JDK's dump too, and fasthprof has it.)
+    names = sorted(oid for oid in unreached - referenced if named(oid, "java.lang.String")
+                   and model.string_value(oid) == main_class)
+    launcher = set(names[:1])
+    mirrors = {oid for oid in unreached - referenced if named(oid, "java.lang.Class")}
+    return {
+        "held only by the VM's handles": only_vm_held(model, init_locks=jdk != "jdk17"),
+        "hidden threads": reachable(model, threads) & unreached,
+        "the launcher's main class name": reachable(model, launcher),
+        "unnamed class mirrors": reachable(model, mirrors) & unreached,
+        "int[] nothing refers to": {oid for oid in unreached - referenced if oid in model.primitive_arrays
+                                    and model.primitive_arrays[oid][0] == 10},
+    }
+
+
+def superclass_names(model, oid):
+    heap_class = model.class_of(oid)
+    while heap_class is not None:
+        yield heap_model.java_name(heap_class.name)
+        heap_class = model.classes.get(heap_class.super_id)
+
+
+def compare_exactly_with_jdk(label, jdk, ours_path, dump, jdk_path, main_class):
+    """Instance counts per class, exactly, after the measured differences (explained_differences);
+    field counts per class as in compare_class_fields."""
+    jdk_model = heap_model.read(jdk_path, 0)
+    ours_model = heap_model.read(ours_path, dump)
+    compare_class_fields(label, jdk, ours_model, jdk_model)
+    ours = ours_model.histogram()
+    explained = explained_differences(label, jdk, jdk_model, main_class)
+    left_out = set().union(*explained.values())
+    theirs = {name: count - jdk_model.histogram(left_out).get(name, 0) for name, count in jdk_model.histogram().items()}
+    theirs = {name: count for name, count in theirs.items() if count}
+    wrong = [f"{name}: {ours.get(name, 0)} here, {theirs.get(name, 0)} in the JDK's dump"
+             for name in sorted(set(ours) | set(theirs)) if ours.get(name, 0) != theirs.get(name, 0)]
+    check(len(theirs) > 100, f"{label}: the JDK's dump read ({len(theirs)} classes)")
+    check(not wrong, f"{label}: {len(wrong)} classes with other instance counts than the JDK's dump:\n  " +
+          "\n  ".join(wrong[:50]))
+    print(f"{label}: {sum(ours.values())} objects, as in the JDK's dump after leaving out " +
+          ", ".join(f"{len(ids)} {what}" for what, ids in explained.items()))
+
+
 def javap_constants(home, class_name, classpath=TEST_CLASSES):
     """{index: ("String", text) or ("Class", name)} from the class file, as javap reads it."""
     proc = subprocess.run([java_bin(home, "javap"), "-v", "-cp", classpath, class_name],
@@ -246,6 +354,7 @@ def binary_run(jdk, home, gc, compare=False, jvm_args=()):
             check_class_references(label, home, dump, "HeapShapes")
             skip = ("java.lang.Class",) if jdk == "jdk17" else ("java.lang.Class", "int[]")
             compare_with_jdk(label, dump, folder / "jdk.hprof", skip, init_locks=jdk != "jdk17")
+            compare_class_fields(label, jdk, heap_model.read(dump, 0), heap_model.read(folder / "jdk.hprof", 0))
         code = stop(proc)
         check(code in (0, 143), f"{label}: the program ends (exit {code})")
         check(dumps_done(folder) == 2, f"{label}: a second dump at exit:\n{text(folder / 'stderr.txt')}")
@@ -256,6 +365,112 @@ def binary_run(jdk, home, gc, compare=False, jvm_args=()):
         check("HPROF ERROR" not in text(folder / "stderr.txt"), f"{label}: no error:\n{text(folder / 'stderr.txt')}")
     finally:
         if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
+def quiescent_run(jdk, home, attach=False):
+    """-Xshare:off, -Xcheck:jni: a first dump (which links the classes loaded but not linked), the
+    JDK's dump, a second dump; the second compared with the JDK's exactly, class by class. With
+    attach, the agent is loaded by jcmd once the program is ready."""
+    label = f"{jdk} quiescent -Xshare:off{' attached' if attach else ''}"
+    options = "heap=dump,format=b,file=dump.hprof,doe=n"
+    quiet = ["-XX:+EnableDynamicAgentLoading"] if attach and jdk != "jdk17" else []
+    proc, folder = start(home, None if attach else options, args=[60], jvm_args=["-Xshare:off", "-Xcheck:jni", *quiet])
+    try:
+        dump = folder / "dump.hprof"
+        if not check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready"):
+            return
+        if attach:
+            loaded = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "JVMTI.agent_load", AGENT, f'"{options}"'],
+                                    capture_output=True, text=True, timeout=120)
+            check(loaded.returncode == 0 and "return code: 0" in loaded.stdout,
+                  f"{label}: jcmd JVMTI.agent_load: {loaded.stdout}{loaded.stderr}")
+        check(quit_and_wait(proc, folder, 1), f"{label}: a first dump:\n{text(folder / 'stderr.txt')}")
+        linked = re.search(r"classes_linked=(\d+)", text(folder / "stderr.txt"))
+        check(linked is not None and int(linked.group(1)) > 10,
+              f"{label}: the first dump linked the classes loaded but not linked ({linked and linked.group(1)})")
+        jcmd = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "GC.heap_dump", str(folder / "jdk.hprof")],
+                              capture_output=True, text=True, timeout=120)
+        check(jcmd.returncode == 0, f"{label}: jcmd GC.heap_dump: {jcmd.stdout}{jcmd.stderr}")
+        check(quit_and_wait(proc, folder, 2), f"{label}: a second dump:\n{text(folder / 'stderr.txt')}")
+        proc.kill()
+        proc.wait()
+        compare_class_fields(f"{label}, first dump", jdk, heap_model.read(dump, 0), heap_model.read(folder / "jdk.hprof", 0))
+        compare_exactly_with_jdk(label, jdk, dump, 1, folder / "jdk.hprof", "HeapShapes")
+        stderr = text(folder / "stderr.txt")
+        check("WARNING" not in stderr and "could not be linked" not in stderr, f"{label}: no warning:\n{stderr}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
+LINK_FAILURE_SOURCES = {
+    "Base.java": "public class Base {}\n",
+    "Missing.java": "public class Missing extends Base {}\n",
+    # Verifying pick() needs Missing (is it a Base?), whose class file is deleted below.
+    "Unlinkable.java": "public class Unlinkable { static int constant = 7; static Base pick(Missing m) { return m; } }\n",
+    "LinkFailure.java": """import java.nio.file.*;
+public class LinkFailure {
+    public static void main(String[] args) throws Exception {
+        Class<?> unlinkable = Class.forName("Unlinkable", false, LinkFailure.class.getClassLoader());
+        System.out.println("ready " + unlinkable.getName());
+        while (!Files.exists(Paths.get("go"))) Thread.sleep(50);
+        try {
+            unlinkable.getDeclaredMethod("pick", Class.forName("Base"));
+        } catch (Throwable t) {
+            System.out.println("program sees " + t.getClass().getName());
+        }
+        try {
+            Class.forName("Unlinkable").getDeclaredField("constant");
+            System.out.println("program linked Unlinkable");
+        } catch (Throwable t) {
+            System.out.println("program sees " + t.getClass().getName());
+        }
+        System.out.println("done");
+    }
+}
+""",
+}
+
+
+def link_failure_run(home):
+    """A class whose linking fails (its verifier needs a class file that is missing): the dump says
+    so once, has the class without fields, and the program sees the same error as without the agent."""
+    label = "jdk17 class that cannot be linked"
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-link-"))
+    proc = None
+    try:
+        classes = folder / "classes"
+        for name, source in LINK_FAILURE_SOURCES.items():
+            (folder / name).write_text(source)
+        made = subprocess.run([java_bin(home, "javac"), "-d", str(classes), *[str(folder / n) for n in LINK_FAILURE_SOURCES]],
+                              capture_output=True, text=True, timeout=120)
+        if not check(made.returncode == 0, f"{label}: javac: {made.stdout}{made.stderr}"):
+            return
+        (classes / "Missing.class").unlink()
+        proc, run = start(home, "heap=dump,format=b,file=dump.hprof,doe=n", main="LinkFailure",
+                          jvm_args=["-Xcheck:jni"], classpath=str(classes))
+        check(wait_for(lambda: "ready" in text(run / "stdout.txt"), 60), f"{label}: program ready")
+        check(quit_and_wait(proc, run, 1), f"{label}: a dump:\n{text(run / 'stderr.txt')}")
+        (run / "go").write_text("")
+        check(proc.wait(timeout=60) == 0, f"{label}: the program ends normally")
+        stderr, stdout = text(run / "stderr.txt"), text(run / "stdout.txt")
+        check("fasthprof: warning: 1 classes could not be linked and are dumped without fields "
+              "(first: Unlinkable: java.lang.NoClassDefFoundError)" in stderr, f"{label}: the failure is reported:\n{stderr}")
+        check("WARNING" not in stderr, f"{label}: no JNI warning:\n{stderr}")
+        check(stdout.count("program sees java.lang.NoClassDefFoundError") == 2 and "done" in stdout,
+              f"{label}: the program sees the linkage error itself:\n{stdout}")
+        ok, output = verify_binary(run / "dump.hprof")
+        check(ok, f"{label}: the verifier accepts the dump:\n{output[-2000:]}")
+        model = heap_model.read(run / "dump.hprof", 0)
+        unlinkable, base = model.class_named("Unlinkable"), model.class_named("Base")
+        check(unlinkable is not None and not unlinkable.statics and base is not None,
+              f"{label}: Unlinkable is dumped, without fields")
+        cleanup(run)
+    finally:
+        if proc is not None and proc.poll() is None:
             proc.kill()
         cleanup(folder)
 
@@ -426,6 +641,8 @@ def has_gc(home, gc):
 
 for jdk, home in jdks():
     binary_run(jdk, home, "G1", compare=True)
+    quiescent_run(jdk, home)
+    quiescent_run(jdk, home, attach=True)
     binary_run(jdk, home, "Z")
     text_run(jdk, home)
     if FULL:
@@ -439,6 +656,7 @@ for jdk, home in jdks():
 binary_run("jdk17", JAVA17, "Parallel", jvm_args=["-XX:-UseCompressedOops"])
 blank_run(JAVA17)
 signed_run(JAVA17)
+link_failure_run(JAVA17)
 heap_all_run(JAVA17)
 busy_run(JAVA17)
 churn_run(JAVA17)
