@@ -114,6 +114,23 @@ void AllocationTracker::start(JNIEnv* jni) {
     accepting_.store(false);
     jvmti::print_error("Unable to enable SampledObjectAlloc events (" + jvmti::error_name(enabled) +
                        "); heap=sites records nothing.");
+    return;
+  }
+  retire_allocation_buffers();
+}
+
+// HotSpot cuts a thread's TLAB short at its next sampling point only while SampledObjectAlloc is
+// enabled, when the TLAB is refilled or a sample is taken: allocations inside a TLAB filled while
+// the event was off never reach the sampler. The event cannot be on earlier than the live phase
+// (HotSpot masks it before), and by then main and the VM's other threads own TLABs (JDK 17 lost
+// the first thousands of small allocations of main, all of them with Serial and Parallel). A
+// collection retires every TLAB: Serial, Parallel and G1 in their pause, ZGC as it processes each
+// thread's stack at mark start. Each thread's next allocation then refills, and is sampled.
+void AllocationTracker::retire_allocation_buffers() {
+  jvmtiError collected = context_.jvmti->ForceGarbageCollection();
+  if (collected != JVMTI_ERROR_NONE) {
+    jvmti::print_error("Unable to force a garbage collection (" + jvmti::error_name(collected) +
+                       "); allocations of running threads may go uncounted until their next TLAB.");
   }
 }
 
