@@ -116,16 +116,19 @@ void AllocationTracker::start(JNIEnv* jni) {
                        "); heap=sites records nothing.");
     return;
   }
-  retire_allocation_buffers();
+  if (!context_.attached) retire_allocation_buffers();
 }
 
-// HotSpot cuts a thread's TLAB short at its next sampling point only while SampledObjectAlloc is
+// JDK 17 cuts a thread's TLAB short at its next sampling point only while SampledObjectAlloc is
 // enabled, when the TLAB is refilled or a sample is taken: allocations inside a TLAB filled while
-// the event was off never reach the sampler. The event cannot be on earlier than the live phase
-// (HotSpot masks it before), and by then main and the VM's other threads own TLABs (JDK 17 lost
-// the first thousands of small allocations of main, all of them with Serial and Parallel). A
-// collection retires every TLAB: Serial, Parallel and G1 in their pause, ZGC as it processes each
-// thread's stack at mark start. Each thread's next allocation then refills, and is sampled.
+// the event was off never reach the sampler. HotSpot masks the event until the live phase, and by
+// VMInit main already owns a TLAB (JDK 17 lost the first thousands of small allocations of main,
+// all of them with Serial and Parallel; JDK 25 does not depend on the TLAB). A collection
+// retires every TLAB: Serial, Parallel and G1 in their pause, ZGC as it processes each thread's
+// stack at mark start; each thread's next allocation refills, and is sampled. At VMInit the heap
+// is a few MiB. Under attach it is not done: a running thread's first sampling point after the
+// attach, drawn at the default interval, cuts its TLAB anyway, and until then nothing it
+// allocates is seen whatever the TLAB (README).
 void AllocationTracker::retire_allocation_buffers() {
   jvmtiError collected = context_.jvmti->ForceGarbageCollection();
   if (collected != JVMTI_ERROR_NONE) {
