@@ -119,16 +119,12 @@ void AllocationTracker::start(JNIEnv* jni) {
   if (!context_.attached) retire_allocation_buffers();
 }
 
-// JDK 17 cuts a thread's TLAB short at its next sampling point only while SampledObjectAlloc is
-// enabled, when the TLAB is refilled or a sample is taken: allocations inside a TLAB filled while
-// the event was off never reach the sampler. HotSpot masks the event until the live phase, and by
-// VMInit main already owns a TLAB (JDK 17 lost the first thousands of small allocations of main,
-// all of them with Serial and Parallel; JDK 25 does not depend on the TLAB). A collection
-// retires every TLAB: Serial, Parallel and G1 in their pause, ZGC as it processes each thread's
-// stack at mark start; each thread's next allocation refills, and is sampled. At VMInit the heap
-// is a few MiB. Under attach it is not done: a running thread's first sampling point after the
-// attach, drawn at the default interval, cuts its TLAB anyway, and until then nothing it
-// allocates is seen whatever the TLAB (README).
+// JDK 17 sets a TLAB's sampling end only while SampledObjectAlloc is on, and the event is masked
+// until the live phase: main's TLAB from start-up was never sampled (all of its first allocations
+// lost with Serial and Parallel). A collection retires every TLAB (ZGC's too, at mark start), so
+// each thread's next allocation refills and is sampled; at VMInit it costs a few milliseconds.
+// Not under attach: there a running thread is unseen until its first sampling point, drawn at
+// the default interval, whatever its TLAB (README).
 void AllocationTracker::retire_allocation_buffers() {
   jvmtiError collected = context_.jvmti->ForceGarbageCollection();
   if (collected != JVMTI_ERROR_NONE) {
