@@ -114,6 +114,22 @@ void AllocationTracker::start(JNIEnv* jni) {
     accepting_.store(false);
     jvmti::print_error("Unable to enable SampledObjectAlloc events (" + jvmti::error_name(enabled) +
                        "); heap=sites records nothing.");
+    return;
+  }
+  if (!context_.attached) retire_allocation_buffers();
+}
+
+// JDK 17 sets a TLAB's sampling end only while SampledObjectAlloc is on, and the event is masked
+// until the live phase: main's TLAB from start-up was never sampled (all of its first allocations
+// lost with Serial and Parallel). A collection retires every TLAB (ZGC's too, at mark start), so
+// each thread's next allocation refills and is sampled; at VMInit it costs a few milliseconds.
+// Not under attach: there a running thread is unseen until its first sampling point, drawn at
+// the default interval, whatever its TLAB (README).
+void AllocationTracker::retire_allocation_buffers() {
+  jvmtiError collected = context_.jvmti->ForceGarbageCollection();
+  if (collected != JVMTI_ERROR_NONE) {
+    jvmti::print_error("Unable to force a garbage collection (" + jvmti::error_name(collected) +
+                       "); allocations of running threads may go uncounted until their next TLAB.");
   }
 }
 

@@ -93,6 +93,7 @@ class AllocationTracker final : public Feature {
                          jclass klass, jlong size);
   ThreadState& thread_state();
   bool set_sampling_interval();
+  void retire_allocation_buffers();
 
   // Drains the pipeline into sites_ and interns new sites. Drain lock held by the caller; the
   // output lock is taken per new site unless output_held.
@@ -111,9 +112,9 @@ class AllocationTracker final : public Feature {
   AllocationPipeline pipeline_;
   std::atomic<uint64_t> sequence_counter_{1};
   std::atomic<bool> accepting_{false};
-  std::atomic<uint64_t> unregistered_class_allocations_{0};
-  std::atomic<jlong> class_class_tag_{0};
-  bool gc_stops_before_death_ = false;  // ZGC/Shenandoah: no ForceGarbageCollection at VM death  // registry ID of java.lang.Class, set at start()  // keyed by signature (slow path)
+  std::atomic<uint64_t> unregistered_class_allocations_{0};  // keyed by signature (slow path)
+  std::atomic<jlong> class_class_tag_{0};  // registry ID of java.lang.Class, set at start()
+  bool gc_stops_before_death_ = false;  // ZGC/Shenandoah: no ForceGarbageCollection at VM death
 
   std::mutex drain_mutex_;  // one consumer of pipeline_ at a time; guards sites_. Taken before output.
   SiteTable sites_;

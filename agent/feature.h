@@ -32,6 +32,7 @@ struct AgentContext {
   OutputMutex* output_mutex = nullptr;
   ClassTracker* classes = nullptr;
   ThreadTracker* threads = nullptr;
+  bool attached = false;  // loaded into a running VM (Agent_OnAttach)
 };
 
 struct ReportContext {

@@ -161,7 +161,8 @@ bool Profiler::open_output(std::string* error) {
   writer_ = std::make_unique<ProfileWriter>(options_, *sink_, &classes_);
   classes_.attach_writer(writer_.get());
   threads_ = std::make_unique<ThreadTracker>(jvmti_, *writer_, output_mutex_);
-  context_ = {vm_, jvmti_, &options_, writer_.get(), sink_.get(), &output_mutex_, &classes_, threads_.get()};
+  context_ = {vm_,      jvmti_,         &options_, writer_.get(), sink_.get(), &output_mutex_,
+              &classes_, threads_.get(), attach_};
   create_features();
   return true;
 }
