@@ -180,11 +180,10 @@ bool Profiler::open_output(std::string* error) {
       return false;
     }
   } else {
-    std::string path = options_.output_path();
-    if (!options_.force) {
-      path = unique_output_path(path, options_.format == OutputFormat::kBinary, getpid());
-    }
-    int fd = create_output_file(path, error);
+    OutputFileChoice choice{options_.output_path(), !options_.file.empty(), options_.force,
+                            options_.format == OutputFormat::kBinary, getpid()};
+    std::string path;
+    int fd = open_output_file(choice, &path, error);
     if (fd < 0) return false;
     output_path_ = path;
     backend = std::make_unique<FileBackend>(fd, path);
