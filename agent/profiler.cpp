@@ -293,7 +293,11 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
   writer_->flush();
   // The records streamed since the last report are a "report" of their own, so that a write
   // error among them cuts back only to the end of the last complete report.
-  if (!sink_->end_report()) writer_->output_lost();
+  if (sink_->end_report()) {
+    writer_->report_complete();
+  } else {
+    writer_->output_lost();
+  }
   sink_->begin_report();
   writer_->reannounce();
   classes_.record_unloaded_classes(jni);
@@ -317,7 +321,11 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
         });
   }
   writer_->flush();
-  if (!sink_->end_report()) writer_->output_lost();
+  if (sink_->end_report()) {
+    writer_->report_complete();
+  } else {
+    writer_->output_lost();
+  }
   sink_->begin_report();
   writer_->reannounce();
   if (options_.verbose && !features_.empty()) write_stderr(" done.\n");
