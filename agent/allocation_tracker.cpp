@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "class_tracker.h"
+#include "entry_guard.h"
 #include "ids.h"
 #include "jvmti_support.h"
 #include "xxhash.h"
@@ -31,6 +32,9 @@ static_assert(offsetof(jvmtiFrameInfo, location) == offsetof(SlotFrame, location
 constexpr uint64_t kSignatureKeyBit = uint64_t{1} << 63;
 
 constexpr size_t kShortDrain = 4096;
+
+constexpr const char* kTrackingStopped =
+    "heap=sites stops tracking new allocations; reports keep what was counted so far";
 
 uint64_t frame_budget(uint32_t max_slots, uint32_t depth) {
   uint64_t frames = uint64_t{max_slots} * (depth == 0 ? 1 : depth);
@@ -169,7 +173,10 @@ void JNICALL AllocationTracker::on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, 
                                                         jclass klass, jlong size) {
   AllocationTracker* self = active_tracker.load(std::memory_order_acquire);
   if (self == nullptr || !self->accepting_.load(std::memory_order_relaxed)) return;
-  self->record_allocation(self->thread_state(), jni, thread, object, klass, size);
+  guard_entry(
+      "SampledObjectAlloc", kTrackingStopped,
+      [&] { self->record_allocation(self->thread_state(), jni, thread, object, klass, size); },
+      [self] { self->accepting_.store(false, std::memory_order_release); });
 }
 
 void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthread thread, jobject object,
@@ -226,6 +233,7 @@ void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthre
 void JNICALL AllocationTracker::writer_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg) {
   auto* self = static_cast<AllocationTracker*>(arg);
   size_t drained = 0;
+  bool failed = false;
   for (;;) {
     jvmti->RawMonitorEnter(self->writer_lock_);
     // A short drain: wait a millisecond so that the next one takes a batch rather than contending
@@ -234,8 +242,23 @@ void JNICALL AllocationTracker::writer_main(jvmtiEnv* jvmti, JNIEnv* jni, void* 
     bool stop = self->writer_stop_;
     jvmti->RawMonitorExit(self->writer_lock_);
     if (stop) break;
-    std::lock_guard<std::mutex> drain(self->drain_mutex_);
-    drained = self->drain_events(jni, /*output_held=*/false);
+    if (failed) {
+      // Producers wait while the queue is full: keep emptying it, counting nothing.
+      std::lock_guard<std::mutex> drain(self->drain_mutex_);
+      self->pipeline_.drain([](std::span<const AllocationEvent>) {});
+      drained = 0;
+      continue;
+    }
+    guard_entry(
+        "the allocation writer thread", kTrackingStopped,
+        [&] {
+          std::lock_guard<std::mutex> drain(self->drain_mutex_);
+          drained = self->drain_events(jni, /*output_held=*/false);
+        },
+        [&] {
+          failed = true;
+          self->accepting_.store(false, std::memory_order_release);
+        });
   }
   jvmti->RawMonitorEnter(self->writer_lock_);
   self->writer_running_ = false;

@@ -13,6 +13,7 @@
 #include <ctime>
 #include <string>
 
+#include "entry_guard.h"
 #include "jvmti_support.h"
 #include "thread_tracker.h"
 
@@ -82,6 +83,12 @@ const char* mode_name(CpuSampler::Mode mode) {
 
 CpuSampler* CpuSampler::hooked_ = nullptr;
 
+template <typename Body>
+void CpuSampler::guarded(const char* where, Body&& body) {
+  guard_entry(where, "cpu=samples stops; reports keep the samples counted so far", std::forward<Body>(body),
+              [this] { failed_.store(true); });
+}
+
 CpuSampler::CpuSampler(const AgentContext& context)
     : context_(context),
       jvmti_(context.jvmti),
@@ -129,12 +136,12 @@ void CpuSampler::add_callbacks(jvmtiEventCallbacks* callbacks) {
 
 void JNICALL CpuSampler::on_thread_start(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   if (hooked_->previous_thread_start_ != nullptr) hooked_->previous_thread_start_(jvmti, jni, thread);
-  hooked_->remember_tid(thread, current_tid());  // ThreadStart runs on the new thread
+  hooked_->guarded("ThreadStart", [&] { hooked_->remember_tid(thread, current_tid()); });  // on the new thread
 }
 
 void JNICALL CpuSampler::on_thread_end(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   if (hooked_->previous_thread_end_ != nullptr) hooked_->previous_thread_end_(jvmti, jni, thread);
-  hooked_->remember_tid(thread, 0);
+  hooked_->guarded("ThreadEnd", [&] { hooked_->remember_tid(thread, 0); });
 }
 
 void JNICALL CpuSampler::on_class_prepare(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jclass klass) {
@@ -315,14 +322,16 @@ void CpuSampler::pause() {
   jvmti_->RawMonitorExit(lock_);
   signal_->cancel_all();
   jvmti_->RawMonitorEnter(lock_);
-  harvest_signal_stacks();
+  guarded("a report's pause of the CPU sampler", [&] { harvest_signal_stacks(); });
   jvmti_->RawMonitorExit(lock_);
   // Failed walks are retried by per-thread requests on this thread (a Java thread: the reporter,
   // or the one that posts VMDeath), before the heap walk starts.
   JNIEnv* jni = nullptr;
   if (context_.vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) != JNI_OK) jni = nullptr;
-  std::unordered_map<jlong, Pending> none;
-  stacks_pass(jni, none);
+  guarded("a report's pause of the CPU sampler", [&] {
+    std::unordered_map<jlong, Pending> none;
+    stacks_pass(jni, none);
+  });
   jvmti_->RawMonitorEnter(lock_);
   taking_stacks_ = false;
   jvmti_->RawMonitorNotifyAll(lock_);
@@ -337,6 +346,7 @@ void CpuSampler::resume() {
   jvmti_->RawMonitorExit(lock_);
 }
 
+// The loops guard each part that can throw themselves: a throw must not leave lock_ entered.
 void JNICALL CpuSampler::sampler_main(jvmtiEnv*, JNIEnv* jni, void* arg) {
   static_cast<CpuSampler*>(arg)->run_rounds(jni);
 }
@@ -352,7 +362,7 @@ void CpuSampler::run_rounds(JNIEnv* jni) {
   const uint64_t interval_ns = static_cast<uint64_t>(std::max(context_.options->interval_ms, 1)) * 1000000u;
   uint64_t next = monotonic_ns() + interval_ns;
   jvmti_->RawMonitorEnter(lock_);
-  while (!stop_requested_) {
+  while (!stop_requested_ && !failed_.load()) {
     uint64_t now = monotonic_ns();
     if (now < next) {
       jvmti_->RawMonitorWait(lock_, static_cast<jlong>((next - now + 999999u) / 1000000u));
@@ -367,7 +377,7 @@ void CpuSampler::run_rounds(JNIEnv* jni) {
     jvmti_->RawMonitorExit(lock_);
 
     uint64_t began = monotonic_ns();
-    sample_round(jni);
+    guarded("the CPU sampler thread", [&] { sample_round(jni); });
     uint64_t ended = monotonic_ns();
     uint64_t cost = ended - began;
     round_ns_total_ += cost;
@@ -388,7 +398,7 @@ void CpuSampler::run_rounds(JNIEnv* jni) {
 void CpuSampler::run_stacks(JNIEnv* jni) {
   std::unordered_map<jlong, Pending> batch;
   jvmti_->RawMonitorEnter(lock_);
-  while (!stop_requested_) {
+  while (!stop_requested_ && !failed_.load()) {
     if ((pending_.empty() && !signal_work_) || pauses_ > 0) {
       jvmti_->RawMonitorWait(lock_, 0);
       continue;
@@ -396,11 +406,11 @@ void CpuSampler::run_stacks(JNIEnv* jni) {
     batch.swap(pending_);
     signal_work_ = false;
     taking_stacks_ = true;
-    if (signal_ != nullptr) harvest_signal_stacks();
+    if (signal_ != nullptr) guarded("the CPU stacks thread", [&] { harvest_signal_stacks(); });
     jvmti_->RawMonitorExit(lock_);
 
     uint64_t began = monotonic_ns();
-    stacks_pass(jni, batch);
+    guarded("the CPU stacks thread", [&] { stacks_pass(jni, batch); });
     stack_ns_total_ += monotonic_ns() - began;
 
     jvmti_->RawMonitorEnter(lock_);

@@ -115,6 +115,10 @@ class CpuSampler final : public Feature {
                                               const jvmtiAddrLocationMap* map, const void* compile_info);
   static void JNICALL sampler_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
   static void JNICALL stacks_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
+  // Runs body behind the entry guard (entry_guard.h): if it throws, sampling stops for the rest
+  // of the run (failed_) and the reports keep the samples counted so far.
+  template <typename Body>
+  void guarded(const char* where, Body&& body);
   void run_rounds(JNIEnv* jni);
   void run_stacks(JNIEnv* jni);
   void sample_round(JNIEnv* jni);
@@ -174,6 +178,7 @@ class CpuSampler final : public Feature {
   jrawMonitorID lock_ = nullptr;  // guards everything down to pending_
   int threads_running_ = 0;
   bool stop_requested_ = false;
+  std::atomic<bool> failed_{false};  // a guarded part threw: the threads stop, nothing is sampled
   bool in_round_ = false;
   bool taking_stacks_ = false;
   bool signal_work_ = false;  // signals went out since the stacks thread last looked

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "class_tracker.h"
+#include "entry_guard.h"
 #include "java_names.h"
 #include "jvmti_support.h"
 
@@ -212,12 +213,11 @@ struct ClassReferenceWalk {
   uint64_t class_class_id = 0;
   const IdSource* new_id = nullptr;
   std::unordered_map<uint64_t, ClassReferences>* found = nullptr;
+  bool failed = false;  // a callback threw: the walk was aborted
 };
 
-jint JNICALL on_class_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
-                                jlong /*class_tag*/, jlong referrer_class_tag, jlong /*size*/, jlong* tag_ptr,
-                                jlong* referrer_tag_ptr, jint /*length*/, void* user_data) {
-  ClassReferenceWalk& walk = *static_cast<ClassReferenceWalk*>(user_data);
+jint visit_class_reference(ClassReferenceWalk& walk, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
+                           jlong referrer_class_tag, jlong* tag_ptr, jlong* referrer_tag_ptr) {
   if (referrer_tag_ptr == nullptr) return 0;
   uint64_t referrer = static_cast<uint64_t>(*referrer_tag_ptr);
   if (referrer == walk.start_id) return kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT ? JVMTI_VISIT_OBJECTS : 0;
@@ -237,6 +237,16 @@ jint JNICALL on_class_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRefe
     references.constant_pool.push_back({static_cast<uint16_t>(info->constant_pool.index), BasicType::kObject, id});
   }
   return 0;
+}
+
+jint JNICALL on_class_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
+                                jlong /*class_tag*/, jlong referrer_class_tag, jlong /*size*/, jlong* tag_ptr,
+                                jlong* referrer_tag_ptr, jint /*length*/, void* user_data) {
+  ClassReferenceWalk& walk = *static_cast<ClassReferenceWalk*>(user_data);
+  return guard_entry<jint>(
+      "the walk of the class objects", "that walk was stopped", JVMTI_VISIT_ABORT,
+      [&] { return visit_class_reference(walk, kind, info, referrer_class_tag, tag_ptr, referrer_tag_ptr); },
+      [&walk] { walk.failed = true; });
 }
 
 }  // namespace
@@ -268,7 +278,7 @@ bool find_class_references(jvmtiEnv* jvmti, JNIEnv* jni, const jclass* classes, 
     std::sort(references.constant_pool.begin(), references.constant_pool.end(),
               [](const ConstantPoolEntry& a, const ConstantPoolEntry& b) { return a.index > b.index; });
   }
-  return error == JVMTI_ERROR_NONE;
+  return error == JVMTI_ERROR_NONE && !walk.failed;
 }
 
 bool collect_classes(jvmtiEnv* jvmti, JNIEnv* jni, ProfileWriter& writer, ClassTracker& tracker,

@@ -242,6 +242,7 @@ void HeapDumper::write_report(ReportContext& report) {
     held.release();
     segments.finish();
     counts = assembler.counts();
+    if (walk.failed) context_.sink->abandon_report("the heap dump was left out: its walk was stopped");
   } else {
     std::string folder = options.net_host.empty() ? folder_of(options.output_path()) : std::string();
     std::unique_ptr<StagingFile> staged = StagingFile::create(folder, &staging_error);
@@ -266,13 +267,23 @@ void HeapDumper::write_report(ReportContext& report) {
       counts = assembler.counts();
     }
     TextWriter& text = writer.text();
-    text.heap_dump_begin(counts.objects(), counts.bytes, std::time(nullptr));
-    text.raw(roots.text());
     text.flush();
-    if (!staged->copy_to(*context_.sink, &staging_error)) {
-      write_stderr("fasthprof: the heap dump is incomplete: " + staging_error + "\n");
+    // A dump without its objects would look complete (BEGIN, roots, END): the report is cut back
+    // as a failed write would cut it, so that the file holds only complete reports.
+    if (walk.failed) {
+      context_.sink->abandon_report("the heap dump was left out: its walk was stopped");
+    } else if (staged->failed()) {
+      context_.sink->abandon_report("the heap dump was left out: " + staged->error());
+    } else {
+      text.heap_dump_begin(counts.objects(), counts.bytes, std::time(nullptr));
+      text.raw(roots.text());
+      text.flush();
+      if (staged->copy_to(*context_.sink, &staging_error)) {
+        text.heap_dump_end();
+      } else {
+        context_.sink->abandon_report("the heap dump was left out: " + staging_error);
+      }
     }
-    text.heap_dump_end();
   }
   release_class_collection(jni, &collection);
   double dump_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "allocation_tracker.h"
+#include "entry_guard.h"
 #include "ids.h"
 
 namespace fasthprof {
@@ -36,7 +37,17 @@ struct WalkState {
   std::chrono::steady_clock::time_point started;
   std::chrono::steady_clock::time_point last_progress;
   bool printed_progress = false;
+  bool failed = false;  // a callback threw: the walk was aborted
 };
+
+constexpr const char* kWalkFailed = "the heap walk was stopped and this heap dump is left out";
+
+// Runs a heap callback's body; if it throws, the walk stops (JVMTI_VISIT_ABORT) and is marked failed.
+template <typename Body>
+jint guard_walk(WalkState& state, Body&& body) {
+  return guard_entry<jint>("a heap walk callback", kWalkFailed, JVMTI_VISIT_ABORT, std::forward<Body>(body),
+                           [&state] { state.failed = true; });
+}
 
 bool set_before_walk(const WalkState& state, uint64_t id) {
   return id_space(id) != IdSpace::kFirstHeapDumpTag || id_index(id) <= state.ids_before_walk;
@@ -122,10 +133,9 @@ void root(WalkState& state, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenc
   }
 }
 
-jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info, jlong class_tag,
-                          jlong referrer_class_tag, jlong size, jlong* tag_ptr, jlong* referrer_tag_ptr,
-                          jint length, void* user_data) {
-  WalkState& state = *static_cast<WalkState*>(user_data);
+jint visit_reference(WalkState& state, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
+                     jlong class_tag, jlong referrer_class_tag, jlong size, jlong* tag_ptr, jlong* referrer_tag_ptr,
+                     jint length) {
   bool fresh = *tag_ptr == 0;
   if (fresh) *tag_ptr = static_cast<jlong>(next_heap_dump_id());
   uint64_t id = static_cast<uint64_t>(*tag_ptr);
@@ -171,6 +181,15 @@ jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
   return JVMTI_VISIT_OBJECTS;
 }
 
+jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info, jlong class_tag,
+                          jlong referrer_class_tag, jlong size, jlong* tag_ptr, jlong* referrer_tag_ptr,
+                          jint length, void* user_data) {
+  WalkState& state = *static_cast<WalkState*>(user_data);
+  return guard_walk(state, [&] {
+    return visit_reference(state, kind, info, class_tag, referrer_class_tag, size, tag_ptr, referrer_tag_ptr, length);
+  });
+}
+
 BasicType basic_type_of(jvmtiPrimitiveType type) {
   switch (type) {
     case JVMTI_PRIMITIVE_TYPE_BOOLEAN: return BasicType::kBoolean;
@@ -213,16 +232,20 @@ jint JNICALL on_primitive_field(jvmtiHeapReferenceKind kind, const jvmtiHeapRefe
   WalkState& state = *static_cast<WalkState*>(user_data);
   if (kind != JVMTI_HEAP_REFERENCE_FIELD || *object_tag_ptr == 0) return 0;
   if (state.out->current_object() != static_cast<uint64_t>(*object_tag_ptr)) return 0;
-  state.out->primitive_field(info->field.index, bits_of(value, value_type));
-  return 0;
+  return guard_walk(state, [&] {
+    state.out->primitive_field(info->field.index, bits_of(value, value_type));
+    return 0;
+  });
 }
 
 jint JNICALL on_array_values(jlong /*class_tag*/, jlong /*size*/, jlong* tag_ptr, jint element_count,
                              jvmtiPrimitiveType element_type, const void* elements, void* user_data) {
   WalkState& state = *static_cast<WalkState*>(user_data);
   if (*tag_ptr == 0 || state.out->current_object() != static_cast<uint64_t>(*tag_ptr)) return 0;
-  state.out->primitive_array(basic_type_of(element_type), elements, static_cast<uint64_t>(element_count));
-  return 0;
+  return guard_walk(state, [&] {
+    state.out->primitive_array(basic_type_of(element_type), elements, static_cast<uint64_t>(element_count));
+    return 0;
+  });
 }
 
 jint JNICALL on_clear_tag(jlong /*class_tag*/, jlong /*size*/, jlong* tag_ptr, jint /*length*/, void* user_data) {
@@ -259,6 +282,7 @@ HeapWalkResult run_heap_walk(jvmtiEnv* jvmti, const HeapWalkSetup& setup) {
   for (const auto& [id, size] : state.class_instances) state.out->class_instance(id, size);
   result.class_instances = state.class_instances.size();
   result.peak_pending = state.peak_pending;
+  result.failed = state.failed;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - state.started).count();
   return result;
 }

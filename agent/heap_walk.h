@@ -45,6 +45,7 @@ struct HeapWalkResult {
   double seconds = 0;
   uint64_t class_instances = 0;  // int.class and kin, written as java.lang.Class instances
   size_t peak_pending = 0;       // largest side table of carried lengths/sizes
+  bool failed = false;           // a callback threw (reported on stderr) and the walk was aborted
 };
 
 // The next object ID of the heap-dump space (ids.h); IDs are never reused within a run.

@@ -11,6 +11,7 @@
 
 #include "allocation_tracker.h"
 #include "cpu_sampler.h"
+#include "entry_guard.h"
 #include "exit_check.h"
 #include "file_backend.h"
 #include "heap_dumper.h"
@@ -27,6 +28,11 @@ namespace {
 
 std::atomic<bool> agent_loaded{false};
 Profiler* profiler = nullptr;
+// While a load() that claimed agent_loaded runs: what abandon_load() may undo.
+bool load_claimed = false;
+Profiler* being_loaded = nullptr;
+
+constexpr const char* kProfilingStopped = "profiling stopped; the file keeps every complete report";
 
 constexpr const char* kTwiceMessage =
     "Cannot load this JVM TI agent twice, check your java command line for duplicate hprof options.";
@@ -50,6 +56,13 @@ void pause_for_debugger() {
 
 }  // namespace
 
+template <typename Body>
+void Profiler::guarded(const char* where, Body&& body) {
+  guard_entry(where, kProfilingStopped, std::forward<Body>(body), [] {
+    if (profiler != nullptr) profiler->stop_after_failure();
+  });
+}
+
 jint Profiler::load(JavaVM* vm, const char* options, bool attach) {
   if (agent_loaded.exchange(true)) {
     jvmti::print_error(kTwiceMessage);
@@ -57,8 +70,10 @@ jint Profiler::load(JavaVM* vm, const char* options, bool attach) {
     write_stderr("HPROF TERMINATED PROCESS\n");
     terminate_process(9);
   }
+  load_claimed = true;
   // A failed attach leaves the VM as it was, so that a corrected attach can follow.
   auto refuse = [attach](int exit_code) -> jint {
+    load_claimed = false;
     if (!attach) terminate_process(exit_code);
     agent_loaded.store(false);
     return JNI_ERR;
@@ -101,7 +116,10 @@ jint Profiler::load(JavaVM* vm, const char* options, bool attach) {
   }
   auto* created = new Profiler(vm, jvmti, chosen, attach);
   profiler = created;
+  being_loaded = created;
   jint result = created->start(live_jni);
+  being_loaded = nullptr;
+  load_claimed = false;
   if (result != JNI_OK) {
     // Only reachable under attach: at OnLoad start() exits as the original did.
     profiler = nullptr;
@@ -110,6 +128,21 @@ jint Profiler::load(JavaVM* vm, const char* options, bool attach) {
     // The object may still be referenced by a callback that raced the failure; it is left.
   }
   return result;
+}
+
+void Profiler::abandon_load(bool attach) {
+  if (!load_claimed) return;  // the throw came before this load claimed anything
+  load_claimed = false;
+  if (Profiler* created = being_loaded) {
+    being_loaded = nullptr;
+    // Left allocated and still reachable through `profiler`: a callback may be on its way in,
+    // and finds live_ false.
+    created->live_.store(false);
+    created->failed_.store(true);
+    created->jvmti_->DisposeEnvironment();
+  }
+  if (!attach) terminate_process(1);
+  agent_loaded.store(false);
 }
 
 void Profiler::unload() {
@@ -147,11 +180,10 @@ bool Profiler::open_output(std::string* error) {
       return false;
     }
   } else {
-    std::string path = options_.output_path();
-    if (!options_.force) {
-      path = unique_output_path(path, options_.format == OutputFormat::kBinary, getpid());
-    }
-    int fd = create_output_file(path, error);
+    OutputFileChoice choice{options_.output_path(), !options_.file.empty(), options_.force,
+                            options_.format == OutputFormat::kBinary, getpid()};
+    std::string path;
+    int fd = open_output_file(choice, &path, error);
     if (fd < 0) return false;
     output_path_ = path;
     backend = std::make_unique<FileBackend>(fd, path);
@@ -173,6 +205,7 @@ void Profiler::create_features() {
   if (options_.heap_dump) features_.push_back(std::make_unique<HeapDumper>(context_));
   if (options_.alloc_sites) features_.push_back(std::make_unique<AllocationTracker>(context_));
   if (options_.cpu_sampling) features_.push_back(std::make_unique<CpuSampler>(context_));
+  feature_failed_.assign(features_.size(), false);
 }
 
 bool Profiler::set_up_jvmti(std::string* error) {
@@ -250,6 +283,7 @@ void Profiler::go_live(JNIEnv* jni) {
 
 void Profiler::run_report(JNIEnv* jni, bool at_exit) {
   std::lock_guard<std::mutex> one_report(report_mutex_);
+  if (failed_.load()) return;
   for (auto& feature : features_) feature->pause_background();
   run_report_sections(jni, at_exit);
   for (auto& feature : features_) feature->resume_background();
@@ -260,18 +294,39 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
   writer_->flush();
   // The records streamed since the last report are a "report" of their own, so that a write
   // error among them cuts back only to the end of the last complete report.
-  if (!sink_->end_report()) writer_->output_lost();
+  if (sink_->end_report()) {
+    writer_->report_complete();
+  } else {
+    writer_->output_lost();
+  }
   sink_->begin_report();
   writer_->reannounce();
   classes_.record_unloaded_classes(jni);
   if (options_.verbose && !features_.empty()) write_stderr("Dumping");
   ReportContext report{jni, &lock, at_exit};
-  for (auto& feature : features_) {
-    if (options_.verbose) write_stderr(feature->dump_message());
-    feature->write_report(report);
+  for (size_t i = 0; i < features_.size(); ++i) {
+    if (feature_failed_[i]) continue;
+    Feature& feature = *features_[i];
+    if (options_.verbose) write_stderr(feature.dump_message());
+    // The section named in the message, e.g. "the report's allocation sites".
+    std::string where = std::string("the report's") + feature.dump_message();
+    if (where.size() > 4 && where.compare(where.size() - 4, 4, " ...") == 0) where.resize(where.size() - 4);
+    guard_entry(
+        where.c_str(), "that section is left out of this report and of later ones",
+        [&] { feature.write_report(report); },
+        [&] {
+          feature_failed_[i] = true;
+          if (!lock.owns_lock()) lock.lock();
+          writer_->flush();
+          sink_->abandon_report("the report was left out: one of its sections failed");
+        });
   }
   writer_->flush();
-  if (!sink_->end_report()) writer_->output_lost();
+  if (sink_->end_report()) {
+    writer_->report_complete();
+  } else {
+    writer_->output_lost();
+  }
   sink_->begin_report();
   writer_->reannounce();
   if (options_.verbose && !features_.empty()) write_stderr(" done.\n");
@@ -287,7 +342,7 @@ void JNICALL Profiler::reporter_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg) {
     }
     --self->pending_reports_;
     jvmti->RawMonitorExit(self->reporter_lock_);
-    self->run_report(jni, /*at_exit=*/false);
+    guarded("the reporter thread", [&] { self->run_report(jni, /*at_exit=*/false); });
     jvmti->RawMonitorEnter(self->reporter_lock_);
   }
   self->reporter_running_ = false;
@@ -304,7 +359,7 @@ void Profiler::shut_down(JNIEnv* jni) {
   while (reporter_running_) jvmti_->RawMonitorWait(reporter_lock_, 100);
   jvmti_->RawMonitorExit(reporter_lock_);
 
-  if (options_.doe) run_report(jni, /*at_exit=*/true);
+  if (options_.doe && !failed_.load()) run_report(jni, /*at_exit=*/true);
 
   // The file ends with the last section, as the original's did: the agent's own threads that
   // stop below write no THREAD END after it.
@@ -334,30 +389,45 @@ bool Profiler::enter_callback() {
   return true;
 }
 
-void JNICALL Profiler::on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread) { profiler->go_live(jni); }
+void Profiler::stop_after_failure() {
+  if (failed_.exchange(true)) return;
+  live_.store(false);
+  if (!sink_) return;
+  std::unique_lock<OutputMutex> lock(output_mutex_, std::defer_lock);
+  if (!output_mutex_.held_by_this_thread()) lock.lock();
+  // Nothing after this point reaches the file: no begin_report() clears the failure again.
+  sink_->abandon_report("the output ends here after an error");
+}
 
-void JNICALL Profiler::on_vm_death(jvmtiEnv*, JNIEnv* jni) { profiler->shut_down(jni); }
+void JNICALL Profiler::on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread) {
+  guarded("VMInit", [&] { profiler->go_live(jni); });
+}
 
+void JNICALL Profiler::on_vm_death(jvmtiEnv*, JNIEnv* jni) {
+  guarded("VMDeath", [&] { profiler->shut_down(jni); });
+}
+
+// enter_callback() and leave_callback() stay outside the guard: shut_down() waits for the count.
 void JNICALL Profiler::on_thread_start(jvmtiEnv*, JNIEnv* jni, jthread thread) {
   if (!profiler->enter_callback()) return;
-  profiler->threads_->thread_seen(jni, thread);
+  guarded("ThreadStart", [&] { profiler->threads_->thread_seen(jni, thread); });
   profiler->leave_callback();
 }
 
 void JNICALL Profiler::on_thread_end(jvmtiEnv*, JNIEnv*, jthread thread) {
   if (!profiler->enter_callback()) return;
-  profiler->threads_->thread_ended(thread);
+  guarded("ThreadEnd", [&] { profiler->threads_->thread_ended(thread); });
   profiler->leave_callback();
 }
 
 void JNICALL Profiler::on_class_prepare(jvmtiEnv*, JNIEnv*, jthread, jclass klass) {
   if (!profiler->enter_callback()) return;
-  {
+  guarded("ClassPrepare", [&] {
     // A report running Java code (its own thread prepares a class) holds the lock already.
     std::unique_lock<OutputMutex> lock(profiler->output_mutex_, std::defer_lock);
     if (!profiler->output_mutex_.held_by_this_thread()) lock.lock();
     profiler->classes_.serial_of(klass);
-  }
+  });
   profiler->leave_callback();
 }
 

@@ -29,6 +29,11 @@ class Profiler {
   // Agent_OnUnload.
   static void unload();
 
+  // After load() threw: the agent gives up (its JVMTI environment is disposed, so that no
+  // callback reaches it again), at OnLoad the process exits 1 as after any start-up error, under
+  // attach the attach fails and the VM runs on. Allocates nothing.
+  static void abandon_load(bool attach);
+
  private:
   Profiler(JavaVM* vm, jvmtiEnv* jvmti, Options options, bool attach);
 
@@ -40,6 +45,12 @@ class Profiler {
   void run_report(JNIEnv* jni, bool at_exit);
   void run_report_sections(JNIEnv* jni, bool at_exit);
   void shut_down(JNIEnv* jni);
+  // A profiler-level callback threw: records and reports stop for the rest of the run, the
+  // unfinished report is cut back, and the file keeps every complete report. Any thread.
+  void stop_after_failure();
+  // Runs one of the profiler's own callbacks behind the entry guard (entry_guard.h).
+  template <typename Body>
+  static void guarded(const char* where, Body&& body);
 
   // Reports requested by DataDumpRequest run here, on an agent thread, so that the Signal
   // Dispatcher (and with it jcmd and further signals) is never held up by a long report.
@@ -71,6 +82,8 @@ class Profiler {
   std::vector<std::unique_ptr<Feature>> features_;  // in report order (original-hprof.md §2.5)
 
   std::atomic<bool> live_{false};
+  std::atomic<bool> failed_{false};  // stop_after_failure() ran
+  std::vector<bool> feature_failed_;  // per features_ entry: its report threw; no more reports
   std::atomic<int> active_callbacks_{0};
 
   std::mutex report_mutex_;  // one report at a time (VM death, DataDumpRequest)

@@ -184,20 +184,29 @@ void AsyncSink::handle_write_error(int error) {
     backend_->close();
     output_ended_.store(true, std::memory_order_release);
   } else {
-    message += backend_->name() + ": " + error_text(error);
-    if (backend_->can_truncate()) {
-      // A partly written report would corrupt the file: readers would take the next report as
-      // its continuation.
-      const WriteResult truncated = backend_->truncate_to(report_start_);
-      if (truncated.ok()) {
-        message += "; the file was truncated to the last complete report (" +
-                   std::to_string(report_start_) + " bytes)";
-      } else {
-        message += "; the file could not be truncated to the last complete report: " +
-                   error_text(truncated.error);
-      }
-    }
+    message += backend_->name() + ": " + error_text(error) + cut_back_report();
   }
+  report_failed_.store(true, std::memory_order_release);
+  report(message);
+}
+
+std::string AsyncSink::cut_back_report() {
+  if (!backend_->can_truncate()) return "";
+  // A partly written report would corrupt the file: readers would take the next report as its
+  // continuation.
+  const WriteResult truncated = backend_->truncate_to(report_start_);
+  if (truncated.ok()) {
+    return "; the file was truncated to the last complete report (" + std::to_string(report_start_) + " bytes)";
+  }
+  return "; the file could not be truncated to the last complete report: " + error_text(truncated.error);
+}
+
+void AsyncSink::abandon_report(const std::string& reason) {
+  if (closed_) return;
+  drain();
+  if (report_failed_.load(std::memory_order_acquire)) return;
+  std::string message = "fasthprof: " + reason;
+  if (!output_ended_.load(std::memory_order_acquire)) message += cut_back_report();
   report_failed_.store(true, std::memory_order_release);
   report(message);
 }

@@ -87,6 +87,14 @@ class AsyncSink final : public OutputStream {
   // output has ended). Producer only.
   bool end_report();
 
+  // Gives up the current report for a reason of the caller's (a heap dump whose staging file
+  // could not be written): as after a write error, a truncatable backend is cut back to where
+  // the report began, the rest of the report is dropped, end_report() returns false and one
+  // message ("fasthprof: <reason>; the file was truncated to the last complete report (N bytes)")
+  // goes to the reporter. Does nothing when the report already failed. Waits for the io thread
+  // first. Producer only.
+  void abandon_report(const std::string& reason);
+
   // Hands over what is buffered and waits until it is on the backend (or dropped after an error).
   // Producer only.
   void flush();
@@ -116,6 +124,8 @@ class AsyncSink final : public OutputStream {
   // io thread: writes one buffer, or drops it after an error.
   void write_pending(const uint8_t* data, size_t size);
   void handle_write_error(int error);
+  // Cuts a truncatable backend back to report_start_; returns the clause for the message.
+  std::string cut_back_report();
   void report(const std::string& message);
 
   std::unique_ptr<SinkBackend> backend_;

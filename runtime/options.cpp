@@ -99,6 +99,9 @@ std::string check_combination(Options* options) {
     if (options->cpu_timing) return "cpu=times|old is not supported with format=b";
     if (options->monitor_tracing) return "monitor=y is not supported with format=b";
   }
+  if (options->depth > kMaxDepth) {
+    return "depth option value must be <= " + std::to_string(kMaxDepth);
+  }
   if (options->old_timing) options->prof_trace_depth = 2;
   if (!options->cpu_timing && !options->cpu_sampling && !options->monitor_tracing &&
       !options->alloc_sites && !options->heap_dump) {
@@ -247,6 +250,7 @@ std::string usage_text() {
       "  - The option format=b cannot be used with monitor=y.\n"
       "  - The option format=b cannot be used with cpu=old|times.\n"
       "  - The option gz=y needs format=b; sample=<bytes> needs heap=sites|all.\n"
+      "  - The option depth=<size> is at most 65535, the most a binary file records.\n"
       "  - Use of the -Xrunhprof interface can still be used, e.g.\n"
       "       java -Xrunhprof:[help]|[<option>=<value>, ...]\n"
       "    will behave exactly the same as:\n"

@@ -14,6 +14,11 @@ enum class OutputFormat { kText, kBinary };
 inline constexpr const char* kDefaultBinaryFile = "java.hprof";
 inline constexpr const char* kDefaultTextFile = "java.hprof.txt";
 
+// The largest depth= accepted: CONTROL SETTINGS records the depth in a u2, so a deeper trace could
+// not be described by the file it lands in. It also bounds every buffer the depth sizes (1 MiB of
+// frames per allocating thread, 64 MiB of signal-handler slots for cpu=samples).
+inline constexpr int kMaxDepth = 65535;
+
 struct Options {
   bool heap_dump = false, alloc_sites = false;  // heap=dump|sites|all (accumulate)
   bool cpu_sampling = false, cpu_timing = false, old_timing = false;  // cpu=samples|y|times|old

@@ -67,29 +67,42 @@ void ProfileWriter::write_start_thread(uint32_t serial, uint64_t object_id,
   record.group_name_id = name_id(thread.group);
   record.parent_group_name_id = name_id(thread.parent_group);
   records_->write_start_thread(record);
+  uncommitted_threads_.push_back(serial);
+}
+
+void ProfileWriter::report_complete() {
+  uncommitted_classes_.clear();
+  uncommitted_threads_.clear();
 }
 
 void ProfileWriter::output_lost() {
   names_.reset();
   frames_.reset_written();
   traces_.reset_written();
+  traces_.claim(traces_.empty_trace_serial());  // in the header, before any cut
+  lost_classes_.insert(lost_classes_.end(), uncommitted_classes_.begin(), uncommitted_classes_.end());
+  lost_threads_.insert(lost_threads_.end(), uncommitted_threads_.begin(), uncommitted_threads_.end());
+  report_complete();
   reannounce_pending_ = binary_;
 }
 
 void ProfileWriter::reannounce() {
   if (!reannounce_pending_ || !records_) return;
   reannounce_pending_ = false;
-  write_trace(traces_.empty_trace_serial());
-  classes_.for_each_loaded([this](const ClassInfo& info) {
-    records_->write_load_class(info.serial, info.object_id, traces_.empty_trace_serial(),
-                               name_id(info.name));
-  });
-  threads_.for_each_alive([this](const ThreadInfo& info) {
-    auto names = thread_names_.find(info.serial);
-    if (names == thread_names_.end()) return;
-    write_start_thread(info.serial, info.object_id,
-                       {names->second[0], names->second[1], names->second[2]});
-  });
+  for (uint32_t serial : lost_classes_) {
+    const ClassInfo* info = classes_.find_by_serial(serial);
+    if (info == nullptr || !info->loaded) continue;
+    records_->write_load_class(info->serial, info->object_id, traces_.empty_trace_serial(), name_id(info->name));
+    uncommitted_classes_.push_back(serial);
+  }
+  for (uint32_t serial : lost_threads_) {
+    const ThreadInfo* info = threads_.find_by_serial(serial);
+    auto names = thread_names_.find(serial);
+    if (info == nullptr || !info->alive || names == thread_names_.end()) continue;
+    write_start_thread(serial, info->object_id, {names->second[0], names->second[1], names->second[2]});
+  }
+  lost_classes_.clear();
+  lost_threads_.clear();
 }
 
 void ProfileWriter::thread_ended(uint32_t serial) {
@@ -109,6 +122,7 @@ ClassRef ProfileWriter::class_loaded(std::string_view signature, uint64_t loader
     const ClassInfo* info = classes_.find_by_serial(ref.serial);
     write_trace(trace_serial);
     records_->write_load_class(ref.serial, ref.object_id, trace_serial, name_id(info->name));
+    uncommitted_classes_.push_back(ref.serial);
   }
   return ref;
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "class_registry.h"
 #include "frame_registry.h"
@@ -108,16 +109,21 @@ class ProfileWriter {
   // Pushes what is buffered towards the stream.
   void flush();
 
-  // The sink cut the file back after a write error, so records written since the last complete
-  // report may be gone. Forgets which names, frames and traces the file holds, and makes the next
-  // reannounce() write LOAD CLASS and START THREAD again for the live classes and threads, so that
-  // every later record still names records that are in the file. Readers take the repeats as
-  // redefinitions of the same serials.
+  // The report that began at the sink's last begin_report() reached the file completely: the
+  // LOAD CLASS and START THREAD records written in it are there for good.
+  void report_complete();
+
+  // The sink cut the file back to where the current report began, so the records written since
+  // the last report_complete() are gone. Forgets which names, frames and traces the file holds
+  // (they are written again when named), and makes the next reannounce() write LOAD CLASS and
+  // START THREAD again for the classes and threads whose records were cut and that are still
+  // loaded or alive: so that later records name records that are in the file, and no class or
+  // thread is in the file twice however many reports fail.
   void output_lost();
 
-  // After output_lost(): the empty trace, UTF8 + LOAD CLASS of every loaded class and START THREAD
-  // of every live thread (binary only; text has nothing to repeat). Call right after the sink
-  // began the next report. Does nothing otherwise.
+  // After output_lost(): UTF8 + LOAD CLASS and START THREAD of what the cut removed (binary only;
+  // text has nothing to repeat). Call right after the sink began the next report. Does nothing
+  // otherwise.
   void reannounce();
 
  private:
@@ -138,6 +144,10 @@ class ProfileWriter {
   // Names of live threads, kept for reannounce(): serial -> name, group, parent group.
   std::unordered_map<uint32_t, std::array<std::string, 3>> thread_names_;
   bool reannounce_pending_ = false;
+  // Serials whose LOAD CLASS / START THREAD went out since the last report_complete(), and those
+  // a cut removed, waiting for reannounce().
+  std::vector<uint32_t> uncommitted_classes_, uncommitted_threads_;
+  std::vector<uint32_t> lost_classes_, lost_threads_;
 };
 
 }  // namespace fasthprof

@@ -100,6 +100,7 @@ class Verifier {
   bool check_record(uint8_t tag, uint64_t at, uint64_t body, uint32_t length);
   bool expect_length(uint64_t at, const char* what, uint32_t length, uint64_t expected);
   bool check_trace_serial(uint64_t at, uint32_t serial, const char* what);
+  bool check_class_loaded_once(uint64_t at, uint32_t serial, uint64_t class_id);
   bool check_utf8(uint64_t at, uint64_t name, const char* what, bool zero_allowed);
   bool check_stack_trace(uint64_t at, uint64_t body, uint32_t length);
   bool check_alloc_sites(uint64_t at, uint64_t body, uint32_t length);
@@ -138,6 +139,9 @@ class Verifier {
   std::unordered_set<uint32_t> class_serials_;                 // from LOAD CLASS
   std::unordered_map<uint64_t, uint64_t> class_name_ids_;      // class object id -> name UTF8 id
   std::unordered_set<uint32_t> started_threads_;
+  // Classes loaded and not unloaded: serial -> (class object id, LOAD CLASS offset), and the ids.
+  std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> loaded_classes_;
+  std::unordered_map<uint64_t, uint32_t> loaded_class_ids_;  // class object id -> serial
 
   bool dump_open_ = false;
   DumpSummary dump_;
@@ -221,6 +225,24 @@ bool Verifier::check_trace_serial(uint64_t at, uint32_t serial, const char* what
   return fail(at, "%s names stack trace serial %" PRIu32 ", which no earlier STACK TRACE defines", what, serial);
 }
 
+// A class is loaded once until it is unloaded: a second LOAD CLASS of its serial or of its class
+// object ID (repeats that a writer left behind after cutting back failed reports) is an error.
+bool Verifier::check_class_loaded_once(uint64_t at, uint32_t serial, uint64_t class_id) {
+  auto by_serial = loaded_classes_.find(serial);
+  if (by_serial != loaded_classes_.end()) {
+    return fail(at, "LOAD CLASS of class serial %" PRIu32 ", which the LOAD CLASS at byte %" PRIu64
+                " loaded already", serial, by_serial->second.second);
+  }
+  auto by_id = loaded_class_ids_.find(class_id);
+  if (by_id != loaded_class_ids_.end()) {
+    return fail(at, "LOAD CLASS of class object ID 0x%" PRIx64 ", which the LOAD CLASS of class serial %" PRIu32
+                " at byte %" PRIu64 " loaded already", class_id, by_id->second, loaded_classes_[by_id->second].second);
+  }
+  loaded_classes_.emplace(serial, std::make_pair(class_id, at));
+  loaded_class_ids_.emplace(class_id, serial);
+  return true;
+}
+
 bool Verifier::check_utf8(uint64_t at, uint64_t name, const char* what, bool zero_allowed) {
   if (name == 0 && zero_allowed) return true;
   if (utf8_.count(name)) return true;
@@ -249,6 +271,7 @@ bool Verifier::check_record(uint8_t tag, uint64_t at, uint64_t body, uint32_t le
       if (!check_trace_serial(at, u4(body + 4 + n), "LOAD CLASS")) return false;
       uint64_t name = id(body + 8 + n);
       if (!check_utf8(at, name, "LOAD CLASS class name", false)) return false;
+      if (!check_class_loaded_once(at, serial, class_id)) return false;
       class_serials_.insert(serial);
       class_name_ids_[class_id] = name;
       return true;
@@ -257,6 +280,11 @@ bool Verifier::check_record(uint8_t tag, uint64_t at, uint64_t body, uint32_t le
       if (!expect_length(at, "UNLOAD CLASS", length, 4)) return false;
       if (!class_serials_.count(u4(body))) {
         return fail(at, "UNLOAD CLASS names class serial %" PRIu32 ", which no LOAD CLASS defined", u4(body));
+      }
+      auto loaded = loaded_classes_.find(u4(body));
+      if (loaded != loaded_classes_.end()) {
+        loaded_class_ids_.erase(loaded->second.first);
+        loaded_classes_.erase(loaded);
       }
       return true;
     }

@@ -48,6 +48,12 @@ for label, home in jdks():
         check("hprof option error: Unknown option: bogus (bogus=1)" in stderr_text,
               f"{label}: attach with a bad option prints the option error in the target\n{bad.stdout}")
         check(proc.poll() is None, f"{label}: attach with a bad option leaves the target running")
+        deep = attach(f"heap=sites,depth=2147483647,file={folder}/deep.txt")
+        stderr_text = (folder / "stderr.txt").read_text()
+        check("hprof option error: depth option value must be <= 65535" in stderr_text,
+              f"{label}: attach with an absurd depth prints the option error in the target\n{deep.stdout}")
+        check(proc.poll() is None, f"{label}: attach with an absurd depth leaves the target running")
+        check("return code: 0" not in deep.stdout, f"{label}: attach with an absurd depth fails\n{deep.stdout}")
         good = attach(f"file={folder}/attached.txt")
         check(proc.poll() is None, f"{label}: a good attach leaves the target running")
         check(wait_for(lambda: (folder / "attached.txt").exists(), 10),

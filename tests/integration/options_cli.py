@@ -11,6 +11,10 @@ BAD_OPTIONS = {
     "cpu=": "syntax error parsing cpu=y|samples|times|old",
     "format=x": "format option value must be a|b",
     "depth=-1": "depth option value must be decimal and >= 0",
+    # Beyond what a binary file can record; these used to end in std::bad_alloc and exit 134.
+    "heap=sites,depth=2147483647": "depth option value must be <= 65535",
+    "cpu=samples,depth=30000000": "depth option value must be <= 65535",
+    "heap=all,format=b,depth=65536": "depth option value must be <= 65535",
     "interval=0": "interval option value must be decimal and > 0",
     "cutoff=abc": "cutoff option value must be floating point and >= 0",
     "lineno=maybe": "lineno option value must be y|n",

@@ -116,9 +116,73 @@ def full_device_and_lost_peer(label, home):
         cleanup(folder)
 
 
+def repeated_binary_failures(jdk, home):
+    """Failed binary reports, one after the other, must not leave a copy of every LOAD CLASS each:
+    after the cuts the file holds each class once (hprof-verify refuses a class loaded twice)."""
+    label = f"{jdk} repeated failures"
+    proc, folder = start_java(home, agentpath("heap=sites,doe=n,format=b,file=out.hprof"), "ThreadChurn", ["8", "50"])
+    try:
+        out = folder / "out.hprof"
+        stderr = folder / "stderr.txt"
+        check(wait_for(lambda: "churning" in (folder / "stdout.txt").read_text(), 30), f"{label}: started")
+        os.kill(proc.pid, signal.SIGQUIT)
+        check(wait_for(lambda: "done." in stderr.read_text(), 20), f"{label}: a first complete report")
+        time.sleep(0.3)
+        prlimit_fsize(proc.pid, out.stat().st_size + 300)
+        for reports in range(2, 8):
+            os.kill(proc.pid, signal.SIGQUIT)
+            wait_for(lambda: stderr.read_text().count("done.") >= reports, 20)
+        check("error writing" in stderr.read_text(), f"{label}: the reports failed:\n{stderr.read_text()}")
+        prlimit_fsize(proc.pid, "unlimited")
+        os.kill(proc.pid, signal.SIGQUIT)
+        check(wait_for(lambda: stderr.read_text().count("done.") >= 8, 20), f"{label}: a report after the limit")
+        code = proc.wait(timeout=60)
+        check(code == 0, f"{label}: the program finishes normally (exit {code})")
+        ok, output = verify_binary(out)
+        check(ok, f"{label}: each class is in the file once, and every record names records in it:\n{output[-1500:]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
+def text_dump_staging_fails(jdk, home):
+    """A text heap dump whose staging file cannot be written: the report is cut back with one
+    message saying why, rather than leaving BEGIN, the roots and END without the objects."""
+    label = f"{jdk} text dump staging"
+    proc, folder = start_java(home, agentpath("heap=dump,doe=n,file=out.txt"), "ThreadChurn", ["8", "50"])
+    try:
+        out = folder / "out.txt"
+        stderr = folder / "stderr.txt"
+        check(wait_for(lambda: "churning" in (folder / "stdout.txt").read_text(), 30), f"{label}: started")
+        # Room for the roots in the output (tens of KB), not for the objects in the staging file
+        # (which starts empty and needs well over a MB).
+        prlimit_fsize(proc.pid, out.stat().st_size + 400000)
+        os.kill(proc.pid, signal.SIGQUIT)
+        check(wait_for(lambda: "done." in stderr.read_text(), 30), f"{label}: the report ran")
+        messages = [l for l in stderr.read_text().splitlines() if "heap dump" in l and "left out" in l]
+        check(len(messages) == 1 and "staging file" in messages[0] and "truncated to the last complete report" in messages[0],
+              f"{label}: one message says why the dump is missing:\n{stderr.read_text()}")
+        check("HEAP DUMP BEGIN" not in out.read_text(), f"{label}: no dump without its objects is left in the file")
+        prlimit_fsize(proc.pid, "unlimited")
+        os.kill(proc.pid, signal.SIGQUIT)
+        check(wait_for(lambda: stderr.read_text().count("done.") >= 2, 60), f"{label}: the next report runs")
+        code = proc.wait(timeout=60)
+        check(code == 0, f"{label}: the program finishes normally (exit {code})")
+        text = out.read_text()
+        check(text.count("HEAP DUMP BEGIN") == 1 and text.count("HEAP DUMP END") == 1 and "\nOBJ " in text,
+              f"{label}: the next report's dump is complete")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
 for jdk, home in jdks():
     for fmt in ("a", "b"):
         file_size_limit(jdk, home, fmt)
     full_device_and_lost_peer(jdk, home)
+    repeated_binary_failures(jdk, home)
+    text_dump_staging_fails(jdk, home)
 
 finish("sink_errors")

@@ -357,6 +357,19 @@ TEST(Net, BracketedIpv6Host) {
   EXPECT_EQ("net option missing ':'", parse_error("net=[::1"));
 }
 
+// Every buffer the depth sizes is bounded by the largest depth a binary file can record; above
+// it the JVM used to die of std::bad_alloc (depth=2147483647 with heap=sites or cpu=samples).
+TEST(Numbers, DepthAboveTheLargestRecordableIsRefused) {
+  EXPECT_EQ(kMaxDepth, parse_ok("depth=65535").depth);
+  EXPECT_EQ(kMaxDepth, parse_ok("cpu=samples,depth=65535,format=b").depth);
+  for (const char* options : {"depth=65536", "heap=sites,depth=2147483647", "cpu=samples,depth=30000000"}) {
+    EXPECT_EQ("depth option value must be <= 65535", parse_error(options)) << options;
+  }
+  // The original's own message still comes first for values it refused.
+  EXPECT_EQ("depth option value must be decimal and >= 0", parse_error("depth=-1"));
+  EXPECT_NE(std::string::npos, usage_text().find("depth=<size> is at most 65535"));
+}
+
 TEST(Numbers, DecimalAndFloatingPointRules) {
   EXPECT_EQ(0, parse_ok("depth=0").depth);
   EXPECT_EQ("depth option value must be decimal and >= 0", parse_error("depth=5x"));

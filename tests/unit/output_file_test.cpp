@@ -129,5 +129,115 @@ TEST_F(OutputFileTest, UncreatablePathReportsTheReason) {
   EXPECT_EQ("can't create profile file: " + path + ": No such file or directory", error);
 }
 
+
+OutputFileChoice choice(const std::string& path, bool user_named, bool force) {
+  return {path, user_named, force, /*binary_format=*/false, kPid};
+}
+
+TEST_F(OutputFileTest, UniqueCandidatesNumberAfterThePid) {
+  EXPECT_EQ("d/java.hprof.4242.txt", unique_output_candidate("d/java.hprof.txt", false, kPid, 0));
+  EXPECT_EQ("d/java.hprof.4242.3.txt", unique_output_candidate("d/java.hprof.txt", false, kPid, 3));
+  EXPECT_EQ("java.hprof.4242.1", unique_output_candidate("java.hprof", true, kPid, 1));
+}
+
+TEST_F(OutputFileTest, DefaultNameLinkIsReplacedNeverFollowed) {
+  std::string target = touch("target", "secret");
+  ASSERT_EQ(0, chmod(target.c_str(), 0644));
+  std::string path = dir_ + "/java.hprof.txt";
+  ASSERT_EQ(0, symlink(target.c_str(), path.c_str()));
+  std::string opened, error;
+  int fd = open_output_file(choice(path, false, true), &opened, &error);
+  ASSERT_GE(fd, 0) << error;
+  EXPECT_EQ(4, write(fd, "data", 4));
+  close(fd);
+  EXPECT_EQ(path, opened);
+  EXPECT_EQ("secret", read(target));
+  EXPECT_EQ(0644u, mode_of(target));
+  struct stat info;
+  ASSERT_EQ(0, lstat(path.c_str(), &info));
+  EXPECT_TRUE(S_ISREG(info.st_mode));
+  EXPECT_EQ(0600u, info.st_mode & 07777);
+  EXPECT_EQ("data", read(path));
+}
+
+TEST_F(OutputFileTest, DefaultNameDanglingLinkCreatesNothingWhereItPoints) {
+  std::string path = dir_ + "/java.hprof";
+  ASSERT_EQ(0, symlink((dir_ + "/elsewhere").c_str(), path.c_str()));
+  std::string opened, error;
+  int fd = open_output_file(choice(path, false, true), &opened, &error);
+  ASSERT_GE(fd, 0) << error;
+  close(fd);
+  EXPECT_NE(0, access((dir_ + "/elsewhere").c_str(), F_OK));
+}
+
+TEST_F(OutputFileTest, DefaultNameExistingFileIsReplacedOwnerOnly) {
+  std::string path = touch("java.hprof.txt", "old contents");
+  ASSERT_EQ(0, chmod(path.c_str(), 0644));
+  std::string opened, error;
+  int fd = open_output_file(choice(path, false, true), &opened, &error);
+  ASSERT_GE(fd, 0) << error;
+  close(fd);
+  EXPECT_EQ("", read(path));
+  EXPECT_EQ(0600u, mode_of(path));
+}
+
+TEST_F(OutputFileTest, DefaultNameThatIsAFolderIsAnError) {
+  std::string path = dir_ + "/java.hprof.txt";
+  ASSERT_EQ(0, mkdir(path.c_str(), 0700));
+  std::string opened, error;
+  EXPECT_EQ(-1, open_output_file(choice(path, false, true), &opened, &error));
+  EXPECT_EQ(0u, error.find("can't create profile file: " + path + ": ")) << error;
+}
+
+TEST_F(OutputFileTest, ForceNoCreatesAMissingNameAsIs) {
+  std::string path = dir_ + "/java.hprof.txt";
+  std::string opened, error;
+  int fd = open_output_file(choice(path, false, false), &opened, &error);
+  ASSERT_GE(fd, 0) << error;
+  close(fd);
+  EXPECT_EQ(path, opened);
+  EXPECT_EQ(0600u, mode_of(path));
+}
+
+TEST_F(OutputFileTest, ForceNoSkipsAPlantedLinkAtTheUniqueName) {
+  std::string existing = touch("java.hprof.txt", "earlier run");
+  std::string target = touch("target", "secret");
+  ASSERT_EQ(0, symlink(target.c_str(), (dir_ + "/java.hprof.4242.txt").c_str()));
+  std::string opened, error;
+  int fd = open_output_file(choice(existing, false, false), &opened, &error);
+  ASSERT_GE(fd, 0) << error;
+  EXPECT_EQ(4, write(fd, "data", 4));
+  close(fd);
+  EXPECT_EQ(dir_ + "/java.hprof.4242.1.txt", opened);
+  EXPECT_EQ("secret", read(target));
+  EXPECT_EQ("earlier run", read(existing));
+  EXPECT_EQ("data", read(opened));
+}
+
+TEST_F(OutputFileTest, ForceNoNeverOpensALinkTheUserNamed) {
+  std::string target = touch("target", "secret");
+  std::string named = dir_ + "/mine.txt";
+  ASSERT_EQ(0, symlink(target.c_str(), named.c_str()));
+  std::string opened, error;
+  int fd = open_output_file(choice(named, true, false), &opened, &error);
+  ASSERT_GE(fd, 0) << error;
+  close(fd);
+  EXPECT_EQ(dir_ + "/mine.4242.txt", opened);
+  EXPECT_EQ("secret", read(target));
+}
+
+TEST_F(OutputFileTest, ForceYesFollowsALinkTheUserNamed) {
+  std::string target = touch("target", "old");
+  std::string named = dir_ + "/mine.txt";
+  ASSERT_EQ(0, symlink(target.c_str(), named.c_str()));
+  std::string opened, error;
+  int fd = open_output_file(choice(named, true, true), &opened, &error);
+  ASSERT_GE(fd, 0) << error;
+  EXPECT_EQ(3, write(fd, "new", 3));
+  close(fd);
+  EXPECT_EQ(named, opened);
+  EXPECT_EQ("new", read(target));
+}
+
 }  // namespace
 }  // namespace fasthprof

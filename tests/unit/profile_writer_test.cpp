@@ -183,5 +183,38 @@ TEST(ProfileWriter, AfterOutputIsLostLiveClassesAndThreadsAreAnnouncedAgain) {
   EXPECT_EQ(result.record_counts[0x04], 1u);  // the FRAME again
 }
 
+
+// A full disk fails report after report: each cut goes back to where the failed report began,
+// and what the writer repeats after it must not pile up (21 110 LOAD CLASS for 675 classes after
+// 32 failed reports, before).
+TEST(ProfileWriter, RepeatedlyLostReportsLeaveEachClassAndThreadOnce) {
+  FakeResolver resolver;
+  MemoryStream stream;
+  ProfileWriter writer(options_for(OutputFormat::kBinary), stream, &resolver);
+  writer.write_header(0, 0);
+  writer.thread_started({"main", "main", "system"});
+  writer.class_loaded("Ljava/lang/Object;", 0);
+  writer.flush();
+  writer.report_complete();
+  size_t complete = stream.bytes.size();
+  ThreadIdentity late = writer.thread_started({"late", "workers", "main"});
+  writer.class_loaded("Lcom/example/Shop$Cart;", 0);
+  for (int failed = 0; failed < 32; ++failed) {
+    StackFrame frames[] = {{1, 7}};
+    writer.write_trace(writer.intern_trace(late.serial, frames));
+    writer.flush();
+    stream.bytes.resize(complete);  // the cut back to where this report began
+    writer.output_lost();
+    writer.reannounce();
+  }
+  writer.flush();
+  writer.report_complete();
+  VerifyResult result = verify_hprof(stream.bytes.data(), stream.bytes.size(), VerifyOptions{});
+  ASSERT_TRUE(result.ok) << result.error << " at " << result.error_offset;
+  EXPECT_EQ(result.record_counts[0x02], 2u);  // Object, and the cart class once
+  EXPECT_EQ(result.record_counts[0x0A], 2u);  // main, and late once
+  EXPECT_EQ(result.record_counts[0x05], 1u);  // the empty trace, from the header only
+}
+
 }  // namespace
 }  // namespace fasthprof

@@ -431,6 +431,38 @@ TEST(VerifierRecords, RejectsLoadClassNamingUtf8WrittenLater) {
   EXPECT_FAILS_AT(f.verify(), at, "LOAD CLASS class name 0x1 is not a UTF8 written earlier");
 }
 
+// What a writer leaves when it repeats LOAD CLASS after cutting back failed reports.
+TEST(VerifierRecords, RejectsAClassLoadedTwice) {
+  File f;
+  f.trace(kEmptyTrace, 0, {});
+  f.utf8(1, "A");
+  size_t first = f.load_class(100000, kObjectClass, kEmptyTrace, 1);
+  size_t at = f.load_class(100000, kObjectClass, kEmptyTrace, 1);
+  EXPECT_FAILS_AT(f.verify(), at,
+                  "LOAD CLASS of class serial 100000, which the LOAD CLASS at byte " + std::to_string(first) +
+                      " loaded already");
+}
+
+TEST(VerifierRecords, RejectsAClassObjectLoadedUnderTwoSerials) {
+  File f;
+  f.trace(kEmptyTrace, 0, {});
+  f.utf8(1, "A");
+  f.load_class(100000, kObjectClass, kEmptyTrace, 1);
+  size_t at = f.load_class(100001, kObjectClass, kEmptyTrace, 1);
+  EXPECT_FAILS_AT(f.verify(), at, "which the LOAD CLASS of class serial 100000");
+}
+
+TEST(VerifierRecords, AcceptsAClassObjectIdLoadedAgainAfterItsUnload) {
+  File f;
+  f.trace(kEmptyTrace, 0, {});
+  f.utf8(1, "A");
+  f.load_class(100000, kObjectClass, kEmptyTrace, 1);
+  f.record(RecordTag::kUnloadClass, f.body().u4(100000));
+  f.load_class(100001, kObjectClass, kEmptyTrace, 1);
+  VerifyResult result = f.verify();
+  EXPECT_TRUE(result.ok) << result.error;
+}
+
 TEST(VerifierRecords, RejectsUnknownClassInAllocSites) {
   File f;
   f.prologue();
