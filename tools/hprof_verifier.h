@@ -19,8 +19,9 @@ struct VerifyOptions {
   // Count instances and arrays per class name in every dump (DumpSummary::class_counts).
   bool count_classes = false;
   // Also enforce what only fasthprof's own files promise: every trace serial a record names was
-  // defined by an earlier STACK TRACE; in a dump every CLASS DUMP comes before its subclasses' and
-  // before its instances and arrays, and every reference resolves to a record of the dump. Without it, a serial may be defined anywhere in the file
+  // defined by an earlier STACK TRACE; a class object is loaded by one LOAD CLASS; in a dump every
+  // CLASS DUMP comes before its subclasses' and before its instances and arrays, and every
+  // reference resolves to a record of the dump. Without it, a serial may be defined anywhere in the file
   // and classes may come in any order within their dump (the JDK's dumper writes LOAD CLASS records
   // before the STACK TRACE they name, and classes in no particular order).
   bool strict = false;
