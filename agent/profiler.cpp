@@ -249,9 +249,11 @@ void Profiler::go_live(JNIEnv* jni) {
 
 void Profiler::run_report(JNIEnv* jni, bool at_exit) {
   std::lock_guard<std::mutex> one_report(report_mutex_);
-  for (auto& feature : features_) feature->pause_background();
+  // Sampling goes on while a report runs, except while a heap dump holds the program's threads
+  // (ReportContext::pause_background): a report's CPU samples cover the time since the previous
+  // report's, however long its heap dump took.
+  for (auto& feature : features_) feature->settle_background();
   run_report_sections(jni, at_exit);
-  for (auto& feature : features_) feature->resume_background();
 }
 
 void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
@@ -265,6 +267,12 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
   classes_.record_unloaded_classes(jni);
   if (options_.verbose && !features_.empty()) write_stderr("Dumping");
   ReportContext report{jni, &lock, at_exit};
+  report.pause_background = [this] {
+    for (auto& feature : features_) feature->pause_background();
+  };
+  report.resume_background = [this] {
+    for (auto& feature : features_) feature->resume_background();
+  };
   for (auto& feature : features_) {
     if (options_.verbose) write_stderr(feature->dump_message());
     feature->write_report(report);
