@@ -140,7 +140,7 @@ bool Profiler::open_output(std::string* error) {
   std::unique_ptr<SinkBackend> backend;
   if (!options_.net_host.empty()) {
     std::string why;
-    backend = SocketBackend::connect(options_.net_host, options_.net_port, &why);
+    backend = SocketBackend::connect(options_.net_host, options_.net_port, &why, options_.net_timeout_seconds);
     if (!backend) {
       *error = "can't connect to " + options_.net_host + ":" + std::to_string(options_.net_port) +
                ": " + why;
