@@ -338,6 +338,11 @@ void CpuSampler::pause() {
   jvmti_->RawMonitorExit(lock_);
 }
 
+void CpuSampler::settle_background() {
+  pause();
+  resume();
+}
+
 void CpuSampler::resume() {
   if (lock_ == nullptr) return;
   jvmti_->RawMonitorEnter(lock_);

@@ -73,6 +73,7 @@ class CpuSampler final : public Feature {
   // stack thread may be waiting for it). Any thread but the sampler's own two.
   void pause();
   void resume();
+  void settle_background() override;
   void pause_background() override { pause(); }
   void resume_background() override { resume(); }
 

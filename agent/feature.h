@@ -9,6 +9,7 @@
 
 #include <jvmti.h>
 
+#include <functional>
 #include <mutex>
 
 #include "async_sink.h"
@@ -41,6 +42,11 @@ struct ReportContext {
   // (a heap walk) and must hold it again when it returns.
   std::unique_lock<OutputMutex>* output_lock = nullptr;
   bool at_exit = false;  // VM death (doe=y) rather than a DataDumpRequest
+  // Hold every feature's background work (CPU sampling) still, and let it go again: a heap dump
+  // calls these around the time it keeps the application's threads suspended, which use no CPU
+  // then and whose stacks must not be walked meanwhile. Call without the output lock.
+  std::function<void()> pause_background;
+  std::function<void()> resume_background;
 };
 
 class Feature {
@@ -62,8 +68,13 @@ class Feature {
   // Writes the feature's section(s) of one report, TRACEs first.
   virtual void write_report(ReportContext& /*report*/) {}
 
-  // A report is about to run (a heap dump stops the world for long): background work such as
-  // sampling holds still until resume_background(). Called without the output lock.
+  // A report is about to run: background work in flight (stacks being taken for CPU samples) is
+  // finished and counted, so that the report has it. Called without the output lock.
+  virtual void settle_background() {}
+
+  // A heap dump is about to suspend the application's threads (ReportContext::pause_background):
+  // background work such as sampling holds still until resume_background(). Called without the
+  // output lock.
   virtual void pause_background() {}
   virtual void resume_background() {}
 

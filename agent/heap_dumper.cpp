@@ -80,15 +80,18 @@ bool is_agent_thread(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   return agent;
 }
 
-// The threads of one dump: suspended from before their stacks are taken until after the walk.
+// The threads of one dump: suspended from before their stacks are taken until after the walk,
+// and the CPU sampler held still for as long (report.pause_background).
 class HeldThreads {
  public:
-  HeldThreads(jvmtiEnv* jvmti, JNIEnv* jni) : jvmti_(jvmti), jni_(jni) {}
+  HeldThreads(jvmtiEnv* jvmti, ReportContext& report) : jvmti_(jvmti), jni_(report.jni), report_(report) {}
   ~HeldThreads() { release(); }
 
   // Registers every live thread (THREAD START for those not yet seen) and suspends the
-  // application's. Call without the output lock: registering takes it.
+  // application's. Call without the output lock: registering and pausing take it.
   void hold(ThreadTracker& tracker) {
+    if (report_.pause_background) report_.pause_background();
+    background_paused_ = true;
     jint count = 0;
     jthread* threads = nullptr;
     if (jvmti_->GetAllThreads(&count, &threads) != JVMTI_ERROR_NONE) return;
@@ -147,6 +150,8 @@ class HeldThreads {
     }
     for (jthread thread : threads_) jni_->DeleteLocalRef(thread);
     threads_.clear();
+    if (background_paused_ && report_.resume_background) report_.resume_background();
+    background_paused_ = false;
   }
 
   size_t suspended() const { return suspended_count_; }
@@ -157,6 +162,8 @@ class HeldThreads {
   std::vector<jthread> threads_;
   std::vector<jthread> suspended_;
   size_t suspended_count_ = 0;
+  ReportContext& report_;
+  bool background_paused_ = false;
 };
 
 }  // namespace
@@ -177,7 +184,7 @@ void HeapDumper::write_report(ReportContext& report) {
   // heap=all: every allocation so far interned and its TRACE written, so that objects tagged by
   // allocation tracking name their allocation trace (looked up from the tag during the walk).
   if (AllocationTracker* tracker = AllocationTracker::active()) tracker->intern_pending(report);
-  HeldThreads held(jvmti, jni);
+  HeldThreads held(jvmti, report);
   // Without the output lock: both run Java code or wait on the VM, and another thread may be
   // waiting for the lock while holding what they need (a class loader's lock, say).
   report.output_lock->unlock();

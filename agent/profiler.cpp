@@ -173,7 +173,7 @@ bool Profiler::open_output(std::string* error) {
   std::unique_ptr<SinkBackend> backend;
   if (!options_.net_host.empty()) {
     std::string why;
-    backend = SocketBackend::connect(options_.net_host, options_.net_port, &why);
+    backend = SocketBackend::connect(options_.net_host, options_.net_port, &why, options_.net_timeout_seconds);
     if (!backend) {
       *error = "can't connect to " + options_.net_host + ":" + std::to_string(options_.net_port) +
                ": " + why;
@@ -284,9 +284,11 @@ void Profiler::go_live(JNIEnv* jni) {
 void Profiler::run_report(JNIEnv* jni, bool at_exit) {
   std::lock_guard<std::mutex> one_report(report_mutex_);
   if (failed_.load()) return;
-  for (auto& feature : features_) feature->pause_background();
+  // Sampling goes on while a report runs, except while a heap dump holds the program's threads
+  // (ReportContext::pause_background): a report's CPU samples cover the time since the previous
+  // report's, however long its heap dump took.
+  for (auto& feature : features_) feature->settle_background();
   run_report_sections(jni, at_exit);
-  for (auto& feature : features_) feature->resume_background();
 }
 
 void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
@@ -304,6 +306,12 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
   classes_.record_unloaded_classes(jni);
   if (options_.verbose && !features_.empty()) write_stderr("Dumping");
   ReportContext report{jni, &lock, at_exit};
+  report.pause_background = [this] {
+    for (auto& feature : features_) feature->pause_background();
+  };
+  report.resume_background = [this] {
+    for (auto& feature : features_) feature->resume_background();
+  };
   for (size_t i = 0; i < features_.size(); ++i) {
     if (feature_failed_[i]) continue;
     Feature& feature = *features_[i];

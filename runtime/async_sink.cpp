@@ -179,12 +179,12 @@ void AsyncSink::write_pending(const uint8_t* data, size_t size) {
 void AsyncSink::handle_write_error(int error) {
   std::string message = "fasthprof: error writing ";
   if (backend_->error_ends_output()) {
-    message += "to " + backend_->name() + ": " + error_text(error) +
+    message += "to " + backend_->name() + ": " + backend_->describe_error(error) +
                "; the connection was closed and no more output will be sent";
     backend_->close();
     output_ended_.store(true, std::memory_order_release);
   } else {
-    message += backend_->name() + ": " + error_text(error) + cut_back_report();
+    message += backend_->name() + ": " + backend_->describe_error(error) + cut_back_report();
   }
   report_failed_.store(true, std::memory_order_release);
   report(message);

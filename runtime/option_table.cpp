@@ -161,6 +161,14 @@ bool apply_sample(const OptionValue& value, Options* options) {
   return true;
 }
 
+bool apply_timeout(const OptionValue& value, Options* options) {
+  int seconds = 0;
+  if (!parse_int(value.text, &seconds) || seconds < 0 || seconds > kMaxNetTimeoutSeconds) return false;
+  options->net_timeout_seconds = seconds;
+  options->net_timeout_given = true;
+  return true;
+}
+
 // One apply function per y|n switch, generated from the member it sets.
 template <bool Options::*Member>
 bool apply_switch(const OptionValue& value, Options* options) {
@@ -278,6 +286,16 @@ constexpr OptionRow kRows[] = {
     {"gz", "y|n", "gzip the binary output", "n", B::kFasthprof, S::kSwitch,
      "gz option value must be y|n", "gz option value must be y|n", apply_switch<&Options::gzip>,
      nullptr, false},
+    {"timeout", "<seconds>", "net= peer stall limit", "10", B::kFasthprof, S::kText,
+     "syntax error parsing timeout=SECONDS", "timeout option value must be seconds from 0 to 86400",
+     apply_timeout,
+     "A net= peer that takes no data for this long is\n"
+     "disconnected, with one message, and output ends for\n"
+     "the rest of the run (until then the program may wait\n"
+     "for it: a heap dump keeps its threads suspended until\n"
+     "the dump is sent). A peer that reads slowly but\n"
+     "steadily gets everything. 0 waits for ever.",
+     false},
 };
 
 }  // namespace

@@ -113,6 +113,9 @@ std::string check_combination(Options* options) {
   if (options->sample_bytes != 0 && !options->alloc_sites) {
     return "sample=<bytes> needs heap=sites or heap=all";
   }
+  if (options->net_timeout_given && options->net_host.empty()) {
+    return "timeout=<seconds> needs net=<host>:<port>";
+  }
   return "";
 }
 
@@ -251,6 +254,7 @@ std::string usage_text() {
       "  - The option format=b cannot be used with cpu=old|times.\n"
       "  - The option gz=y needs format=b; sample=<bytes> needs heap=sites|all.\n"
       "  - The option depth=<size> is at most 65535, the most a binary file records.\n"
+      "  - The option timeout=<seconds> needs net=<host>:<port>.\n"
       "  - Use of the -Xrunhprof interface can still be used, e.g.\n"
       "       java -Xrunhprof:[help]|[<option>=<value>, ...]\n"
       "    will behave exactly the same as:\n"

@@ -13,6 +13,8 @@ enum class OutputFormat { kText, kBinary };
 
 inline constexpr const char* kDefaultBinaryFile = "java.hprof";
 inline constexpr const char* kDefaultTextFile = "java.hprof.txt";
+inline constexpr int kDefaultNetTimeoutSeconds = 10;
+inline constexpr int kMaxNetTimeoutSeconds = 86400;
 
 // The largest depth= accepted: CONTROL SETTINGS records the depth in a u2, so a deeper trace could
 // not be described by the file it lands in. It also bounds every buffer the depth sizes (1 MiB of
@@ -40,6 +42,10 @@ struct Options {
   // fasthprof's own options
   uint64_t sample_bytes = 0;  // sample=<bytes> (k/m/g suffixes); 0 = exact tracking
   bool gzip = false;          // gz=y|n
+  // timeout=<seconds>: how long a net= peer may take no data before the connection is given up;
+  // 0 waits for ever.
+  int net_timeout_seconds = kDefaultNetTimeoutSeconds;
+  bool net_timeout_given = false;
   // The combined string (command line + "," + _JAVA_HPROF_OPTIONS), echoed in errors.
   std::string all_options;
 

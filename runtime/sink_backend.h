@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace fasthprof {
@@ -47,6 +48,13 @@ class SinkBackend {
 
   // How messages name the destination: a path, or host:port.
   virtual const std::string& name() const = 0;
+
+  // The reason an errno from this backend gives in messages (strerror unless the backend knows
+  // better, e.g. what its own timeout means). Allocates.
+  virtual std::string describe_error(int error) const {
+    char buffer[128];
+    return strerror_r(error, buffer, sizeof buffer);  // GNU: returns the text, in buffer or not
+  }
 
   // Releases the destination. Idempotent. Returns the errno of a failed close (a file system may
   // report a deferred write error only here).

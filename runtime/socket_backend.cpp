@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <new>
@@ -72,18 +73,34 @@ int connect_socket(const std::string& host, int port, std::string* error) {
   return fd;
 }
 
-SocketBackend::SocketBackend(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+SocketBackend::SocketBackend(int fd, std::string name, int send_timeout_seconds)
+    : fd_(fd), name_(std::move(name)), send_timeout_seconds_(send_timeout_seconds > 0 ? send_timeout_seconds : 0) {
+  if (send_timeout_seconds_ > 0 && fd_ >= 0) {
+    // The kernel restarts the wait at each send(), and a send() that moved some bytes when the
+    // time ran out returns that short count: only a peer that takes nothing for the whole time
+    // fails a send(), with EAGAIN.
+    struct timeval timeout{};
+    timeout.tv_sec = send_timeout_seconds_;
+    if (setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout) != 0) send_timeout_seconds_ = 0;
+  }
+}
 
 SocketBackend::~SocketBackend() { close(); }
 
 std::unique_ptr<SocketBackend> SocketBackend::connect(const std::string& host, int port,
-                                                      std::string* error) {
+                                                      std::string* error, int send_timeout_seconds) {
   const int fd = connect_socket(host, port, error);
   if (fd < 0) return nullptr;
   // IPv6 literals are bracketed so that the port stays readable.
   const bool ipv6_literal = host.find(':') != std::string::npos;
   std::string name = (ipv6_literal ? "[" + host + "]" : host) + ":" + std::to_string(port);
-  return std::unique_ptr<SocketBackend>(new (std::nothrow) SocketBackend(fd, std::move(name)));
+  auto backend = std::unique_ptr<SocketBackend>(
+      new (std::nothrow) SocketBackend(fd, std::move(name), send_timeout_seconds));
+  if (backend == nullptr) {
+    ::close(fd);
+    if (error != nullptr) *error = "out of memory";
+  }
+  return backend;
 }
 
 WriteResult SocketBackend::write_all(const void* data, size_t size) {
@@ -91,6 +108,14 @@ WriteResult SocketBackend::write_all(const void* data, size_t size) {
   return write_fully(data, size, &offset_, [this](const char* bytes, size_t count) {
     return send(fd_, bytes, count, MSG_NOSIGNAL);
   });
+}
+
+std::string SocketBackend::describe_error(int error) const {
+  if ((error == EAGAIN || error == EWOULDBLOCK) && send_timeout_seconds_ > 0) {
+    return "the peer took no data for " + std::to_string(send_timeout_seconds_) +
+           (send_timeout_seconds_ == 1 ? " second" : " seconds");
+  }
+  return SinkBackend::describe_error(error);
 }
 
 WriteResult SocketBackend::truncate_to(uint64_t) { return {ESPIPE}; }

@@ -18,10 +18,14 @@ int connect_socket(const std::string& host, int port, std::string* error);
 class SocketBackend final : public SinkBackend {
  public:
   // Takes ownership of the connected socket fd. name ("host:port") names it in messages.
+  // send_timeout_seconds > 0 bounds how long a write waits while the peer takes no data (a peer
+  // that accepted and never reads would otherwise hold every writer, and with them a heap dump's
+  // suspended threads, for as long as it stays connected); 0 waits for ever. The bound is on
+  // progress, not on the whole write: a peer that reads slowly but steadily gets everything.
   // A command listener that reads from the same connection should read from its own dup() of fd:
   // after a write error this backend shuts the connection down (the listener's recv then returns
   // 0) and closes only its own descriptor.
-  SocketBackend(int fd, std::string name);
+  SocketBackend(int fd, std::string name, int send_timeout_seconds = 0);
   ~SocketBackend() override;
 
   SocketBackend(const SocketBackend&) = delete;
@@ -29,10 +33,13 @@ class SocketBackend final : public SinkBackend {
 
   // connect_socket() plus the backend. Allocates. Returns null with *error set on failure.
   static std::unique_ptr<SocketBackend> connect(const std::string& host, int port,
-                                                std::string* error);
+                                                std::string* error, int send_timeout_seconds = 0);
 
-  // Sends with MSG_NOSIGNAL: a closed peer gives EPIPE, never SIGPIPE.
+  // Sends with MSG_NOSIGNAL: a closed peer gives EPIPE, never SIGPIPE. A peer that takes no byte
+  // for the send timeout gives EAGAIN.
   WriteResult write_all(const void* data, size_t size) override;
+  // EAGAIN (the send timeout) reads "the peer took no data for N seconds".
+  std::string describe_error(int error) const override;
   uint64_t offset() const override { return offset_; }
   bool can_truncate() const override { return false; }
   // A stream cannot be cut back: always fails with ESPIPE.
@@ -47,6 +54,7 @@ class SocketBackend final : public SinkBackend {
  private:
   int fd_;
   std::string name_;
+  int send_timeout_seconds_;
   uint64_t offset_ = 0;
 };
 

@@ -1,11 +1,12 @@
 """Write errors while the JVM runs: a file size limit reached mid-report (set and lifted again on
-the live JVM with prlimit; HotSpot ignores SIGXFSZ, so writes fail with EFBIG), /dev/full, and a
-net= peer that goes away. Each gives one clear message, the JVM keeps running, and what was
+the live JVM with prlimit; HotSpot ignores SIGXFSZ, so writes fail with EFBIG), /dev/full, a net=
+peer that goes away, and net= peers that stop reading, reset, or read slowly. Each gives one clear message, the JVM keeps running, and what was
 already written stays; after a cut the next report starts where the last complete one ended."""
 import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -178,7 +179,118 @@ def text_dump_staging_fails(jdk, home):
         cleanup(folder)
 
 
+class Peer:
+    """A loopback net= peer: accepts one connection and runs behaviour(connection, self) on it;
+    what it reads lands in self.received. stop() ends it (the connection closes)."""
+
+    def __init__(self, behaviour):
+        self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(1)
+        self.server.settimeout(60)
+        self.port = self.server.getsockname()[1]
+        self.received = bytearray()
+        self.stopping = threading.Event()
+        self.behaviour = behaviour
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        try:
+            connection, _ = self.server.accept()
+        except OSError:
+            return
+        try:
+            self.behaviour(connection, self)
+        except OSError:
+            pass
+        finally:
+            connection.close()
+
+    def read(self, connection, limit=None, pause=0.0):
+        connection.settimeout(0.5)
+        while not self.stopping.is_set() and (limit is None or len(self.received) < limit):
+            try:
+                data = connection.recv(65536 if limit is None else min(65536, limit - len(self.received)))
+            except socket.timeout:
+                continue
+            if not data:
+                return
+            self.received += data
+            if pause:
+                time.sleep(pause)
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(timeout=30)
+        self.server.close()
+
+
+def never_reads(connection, peer):
+    peer.stopping.wait(120)
+
+
+def reads_then_stops(connection, peer):
+    peer.read(connection, limit=1 << 20)
+    peer.stopping.wait(120)
+
+
+def reads_then_resets(connection, peer):
+    peer.read(connection, limit=1 << 20)
+    # SO_LINGER with a zero timeout: close() sends a reset instead of a FIN.
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+def reads_slowly(connection, peer):
+    peer.read(connection, pause=0.008)  # 64 KiB per 8 ms at most: about 8 MB/s
+
+
+def stalled_peers(label, home):
+    """net= peers that stop taking data while a heap dump (40 MB, binary) is sent on kill -QUIT:
+    the program must not stay frozen for as long as the peer stays connected (120 s here). One
+    message, the program finishes; a slow but steady reader gets the whole dump."""
+    cases = [("never reads", never_reads, "", "the peer took no data for 10 seconds"),
+             ("reads then stops", reads_then_stops, ",timeout=2", "the peer took no data for 2 seconds"),
+             ("reads then resets", reads_then_resets, ",timeout=2", None),
+             ("reads slowly", reads_slowly, ",timeout=1", "")]
+    for name, behaviour, timeout, reason in cases:
+        peer = Peer(behaviour)
+        case = f"{label} net= peer that {name}"
+        proc, folder = start_java(home, agentpath(f"heap=dump,format=b,doe=n,net=127.0.0.1:{peer.port}{timeout}"),
+                                  "LiveHeap", ["40", "4"])
+        try:
+            stdout = folder / "stdout.txt"
+            stderr = folder / "stderr.txt"
+            check(wait_for(lambda: "ready" in stdout.read_text(), 60), f"{case}: program started")
+            os.kill(proc.pid, signal.SIGQUIT)
+            try:
+                code = proc.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                code = None
+            errors = [l for l in stderr.read_text().splitlines() if "error writing" in l]
+            check(code == 0 and "finished" in stdout.read_text(),
+                  f"{case}: the program finishes while the peer is still connected (exit {code})")
+            if reason == "":
+                peer.thread.join(timeout=60)  # reads to the end: the agent closes at VM death
+                dump = folder / "received.hprof"
+                dump.write_bytes(bytes(peer.received))
+                ok, output = verify_binary(dump)
+                check(not errors and ok and "heap dumps: 1" in output,
+                      f"{case}: no error, and the peer has the whole dump ({len(peer.received)} bytes): "
+                      f"{errors}\n{output[-1000:]}")
+                continue
+            check(len(errors) == 1 and f"127.0.0.1:{peer.port}" in errors[0] and
+                  "no more output will be sent" in errors[0] and (reason is None or reason in errors[0]),
+                  f"{case}: exactly one message naming the peer and why: {errors}")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            peer.stop()
+            cleanup(folder)
+
+
 for jdk, home in jdks():
+    stalled_peers(jdk, home)
     for fmt in ("a", "b"):
         file_size_limit(jdk, home, fmt)
     full_device_and_lost_peer(jdk, home)

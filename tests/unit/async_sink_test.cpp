@@ -610,5 +610,67 @@ TEST(AsyncSink, SocketPeerThatClosesEndsOutputWithOneMessage) {
       << lines[0];
 }
 
+// A peer that accepted and never reads: with a send timeout the write gives up once nothing has
+// moved for that long (instead of waiting for as long as the peer stays connected), with one
+// message, and output ends.
+TEST(AsyncSink, SocketPeerThatNeverReadsTimesOutWithOneMessage) {
+  Listener listener(AF_INET);
+  ASSERT_TRUE(listener.ok());
+  std::string error;
+  auto backend = SocketBackend::connect("127.0.0.1", listener.port(), &error, /*send_timeout_seconds=*/1);
+  ASSERT_NE(backend, nullptr) << error;
+  const std::string name = backend->name();
+  const int peer = listener.accept();
+  ASSERT_GE(peer, 0);
+  Messages messages;
+  auto sink = make_sink(std::move(backend), 1 << 16, &messages);
+  sink->begin_report();
+  // Far more than the kernel's socket buffers on both ends can hold.
+  const Bytes chunk = pattern(1 << 20, 21);
+  for (int i = 0; i < 256 && !sink->failed(); ++i) write_report(sink.get(), chunk, 1 << 16);
+  EXPECT_FALSE(sink->end_report());
+  EXPECT_TRUE(sink->output_ended());
+  sink->close();
+  ::close(peer);
+  const auto lines = messages.get();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "fasthprof: error writing to " + name +
+                          ": the peer took no data for 1 second; the connection was closed and no more "
+                          "output will be sent");
+}
+
+// The timeout bounds a stall, not the whole transfer: a peer that reads slowly but steadily (here
+// 48 MiB at about 16 MiB/s, three times the timeout in all) gets every byte.
+TEST(AsyncSink, SocketPeerThatReadsSlowlyGetsEverything) {
+  Listener listener(AF_INET);
+  ASSERT_TRUE(listener.ok());
+  std::string error;
+  auto backend = SocketBackend::connect("127.0.0.1", listener.port(), &error, /*send_timeout_seconds=*/1);
+  ASSERT_NE(backend, nullptr) << error;
+  const int peer = listener.accept();
+  ASSERT_GE(peer, 0);
+  const Bytes data = pattern(48 << 20, 22);
+  Bytes received;
+  std::thread reader([&] {
+    std::vector<uint8_t> buffer(160 << 10);
+    while (received.size() < data.size()) {
+      const ssize_t n = recv(peer, buffer.data(), buffer.size(), 0);
+      if (n <= 0) break;
+      received.insert(received.end(), buffer.begin(), buffer.begin() + n);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  Messages messages;
+  auto sink = make_sink(std::move(backend), 1 << 16, &messages);
+  sink->begin_report();
+  write_report(sink.get(), data, 1 << 16);
+  EXPECT_TRUE(sink->end_report());
+  sink->close();
+  reader.join();
+  ::close(peer);
+  EXPECT_TRUE(messages.get().empty());
+  EXPECT_TRUE(received == data) << received.size() << " of " << data.size() << " bytes";
+}
+
 }  // namespace
 }  // namespace fasthprof

@@ -101,6 +101,9 @@ const std::map<std::string, RowExpectation>& expectations() {
                   [](const Options& o) { return o.sample_bytes == 512 * 1024; }, "512kb"}},
       {"gz", {[](const Options& o) { return !o.gzip; }, "format=b,gz=y",
               [](const Options& o) { return o.gzip; }, "Y"}},
+      {"timeout", {[](const Options& o) { return o.net_timeout_seconds == 10 && !o.net_timeout_given; },
+                   "net=localhost:8000,timeout=3",
+                   [](const Options& o) { return o.net_timeout_seconds == 3 && o.net_timeout_given; }, "-1"}},
   };
   return table;
 }
@@ -263,6 +266,8 @@ TEST(CrossChecks, FasthprofOptionsNeedTheirFeature) {
   EXPECT_FALSE(parse_ok("gz=n").gzip);
   EXPECT_EQ("sample=<bytes> needs heap=sites or heap=all", parse_error("cpu=samples,sample=1k"));
   EXPECT_EQ("sample=<bytes> needs heap=sites or heap=all", parse_error("heap=dump,sample=1k"));
+  EXPECT_EQ("timeout=<seconds> needs net=<host>:<port>", parse_error("timeout=5"));
+  EXPECT_EQ("timeout=<seconds> needs net=<host>:<port>", parse_error("file=x.txt,timeout=5"));
   EXPECT_EQ(1024u, parse_ok("heap=sites,sample=1k").sample_bytes);
   EXPECT_EQ(1024u, parse_ok("sample=1K").sample_bytes);  // default heap=all tracks
 }
@@ -397,6 +402,15 @@ TEST(Numbers, SampleBytesWithSuffixes) {
   }
 }
 
+TEST(Numbers, NetTimeoutSeconds) {
+  EXPECT_EQ(0, parse_ok("net=localhost:9,timeout=0").net_timeout_seconds);  // waits for ever
+  EXPECT_EQ(86400, parse_ok("net=localhost:9,timeout=86400").net_timeout_seconds);
+  const char* kBad = find_option("timeout")->value_error;
+  for (const char* value : {"86401", "-1", "1.5", "10s", "x"}) {
+    EXPECT_EQ(kBad, parse_error(std::string("net=localhost:9,timeout=") + value)) << value;
+  }
+}
+
 TEST(Options, OutputPath) {
   EXPECT_EQ("java.hprof.txt", parse_ok("").output_path());
   EXPECT_EQ("java.hprof", parse_ok("format=b").output_path());
@@ -437,6 +451,7 @@ TEST(Usage, KeepsTheOriginalLayout) {
            "\nsample=<bytes>         allocation sampling interval   0\n",
            "weight = 1 / (1 - exp(-object size / interval))",
            "\ngz=y|n                 gzip the binary output         n\n",
+           "\ntimeout=<seconds>      net= peer stall limit          10\n",
            "\n  - The option format=b cannot be used with monitor=y.\n",
            "\n  - The option format=b cannot be used with cpu=old|times.\n",
            "\n      java -agentlib:hprof=cpu=samples,interval=20,depth=3 classname\n",

@@ -1,0 +1,66 @@
+"""kill -QUIT in quick succession with heap=dump,cpu=samples on a busy program: the requests queue
+up and the reports run back to back. Each report's CPU SAMPLES cover the time since the previous
+report's, less the time its heap dump kept the program's threads suspended, so every report after
+the first has samples, in proportion to the time the program ran in between (the program runs
+between the heap walks: while a report writes its sections and clears the dump's tags)."""
+import os
+import re
+import signal
+import time
+
+from harness import agentpath, check, cleanup, finish, jdks, start_java, wait_for
+
+BUSY_THREADS = 4
+INTERVAL_MS = 10
+REQUESTS = 6
+SECTION = re.compile(r"^CPU SAMPLES BEGIN \(total = (\d+)\)", re.M)
+DUMP_STATS = re.compile(r"heap dump stats: seconds=([\d.]+) .*clear_seconds=([\d.]+)")
+
+
+def storm(label, home):
+    proc, folder = start_java(home, agentpath(f"heap=dump,cpu=samples,interval={INTERVAL_MS},file=out.txt"),
+                              "CpuBusy", [str(BUSY_THREADS), "15000"], env_extra={"FASTHPROF_DUMP_STATS": "1"})
+    try:
+        stderr = folder / "stderr.txt"
+        wait_for(lambda: False, 2.0)
+        check(proc.poll() is None, f"{label}: CpuBusy runs")
+        for _ in range(REQUESTS):
+            os.kill(proc.pid, signal.SIGQUIT)
+            time.sleep(0.1)
+        # When each report ends ("... done."), seen by polling: the interval a report's samples cover.
+        ends = []
+        deadline = time.time() + 120
+        while len(ends) < REQUESTS and time.time() < deadline and proc.poll() is None:
+            done = stderr.read_text().count(" done.")
+            while len(ends) < done:
+                ends.append(time.monotonic())
+            time.sleep(0.01)
+        check(len(ends) == REQUESTS, f"{label}: every request gets its report ({len(ends)} of {REQUESTS})")
+        code = proc.wait(timeout=120)
+        check(code == 0, f"{label}: the program exits normally ({code})")
+        totals = [int(t) for t in SECTION.findall((folder / "out.txt").read_text())]
+        stats = [(float(s), float(c)) for s, c in DUMP_STATS.findall(stderr.read_text())]
+        print(f"{label}: CPU SAMPLES totals {totals}; report ends "
+              f"{[round(b - a, 3) for a, b in zip(ends, ends[1:])]} s apart; dumps {stats}")
+        if not check(len(totals) == REQUESTS + 1 and len(stats) == REQUESTS + 1,
+                     f"{label}: one CPU SAMPLES section and one heap dump per report and at exit"):
+            return
+        check(all(total > 0 for total in totals), f"{label}: every report has CPU samples: {totals}")
+        # The program ran between two report ends except during the dump (its walk, its tag
+        # clearing): a lower bound on the rounds a report covers, in which both busy threads count
+        # (running or waiting for a core). A tenth of it allows for a machine the sampler shares.
+        for i in range(1, REQUESTS):
+            ran = (ends[i] - ends[i - 1]) - stats[i][0] - stats[i][1]
+            floor = 0.1 * BUSY_THREADS * ran * 1000 / INTERVAL_MS
+            check(totals[i] >= floor, f"{label}: report {i + 1} has samples for the {ran:.2f} s the program "
+                                      f"ran since the previous one: {totals[i]} < {floor:.0f}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cleanup(folder)
+
+
+for jdk_label, jdk_home in jdks():
+    storm(jdk_label, jdk_home)
+
+finish("report_storm")
