@@ -103,14 +103,14 @@ class Run:
 
 
 def run_java(home, agent_arg, main="HelloThreads", args=(), env_extra=None, jvm_args=(),
-             folder=None, timeout=120):
+             folder=None, timeout=120, classpath=None):
     """Runs java with the given -agentpath/-agentlib argument (a full argument string, or None)
     in a scratch folder (kept until the process ends) and returns a Run."""
     folder = folder or tempfile.mkdtemp(prefix="fasthprof-it-")
     command = java_command(home, "-Xshare:auto")
     if agent_arg:
         command.append(agent_arg)
-    command += list(jvm_args) + ["-cp", TEST_CLASSES, main] + list(args)
+    command += list(jvm_args) + ["-cp", classpath or TEST_CLASSES, main] + list(args)
     env = dict(os.environ)
     env.pop("_JAVA_HPROF_OPTIONS", None)
     env.pop("JAVA_TOOL_OPTIONS", None)
