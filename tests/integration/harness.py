@@ -118,7 +118,7 @@ def run_java(home, agent_arg, main="HelloThreads", args=(), env_extra=None, jvm_
         env.update(env_extra)
     proc = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True,
                           timeout=timeout)
-    check_no_warnings(f"java {agent_arg or ''} {main} {' '.join(map(str, args))}".replace("  ", " "),
+    check_no_warnings(f"{os.path.basename(home)}: java {agent_arg or ''} {main} {' '.join(map(str, args))}",
                       proc.stdout, proc.stderr)
     return Run(proc, folder)
 
@@ -175,7 +175,7 @@ def start_java(home, agent_arg, main, args=(), env_extra=None, folder=None):
     out = open(folder / "stdout.txt", "w")
     err = open(folder / "stderr.txt", "w")
     proc = subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=err, text=True)
-    watch(folder, f"java {agent_arg or ''} {main} {' '.join(map(str, args))}")
+    watch(folder, f"{os.path.basename(home)}: java {agent_arg or ''} {main} {' '.join(map(str, args))}")
     return proc, folder
 
 
