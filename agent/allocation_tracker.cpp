@@ -213,6 +213,7 @@ void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthre
                                     static_cast<size_t>(count));
   uint64_t key = SiteSlotTable::key_of(class_key, thread_key, frames);
   SlotClaim claim = slots_.find_or_claim(key, class_key, thread_key, frames, [&] {
+    jvmti::plan_callback_local_refs(jni);
     return reinterpret_cast<uint64_t>(jni->NewWeakGlobalRef(klass));
   });
   if (claim.slot == 0) return;

@@ -46,25 +46,23 @@ void ClassTracker::record_loaded_classes(JNIEnv* jni) {
   jint count = 0;
   jclass* classes = nullptr;
   if (jvmti_->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return;
-  for (jint i = 0; i < count; ++i) {
-    serial_of(classes[i]);
-    jni->DeleteLocalRef(classes[i]);
-  }
-  jvmti_->Deallocate(reinterpret_cast<unsigned char*>(classes));
+  jvmti::ReturnedRefs<jclass> held(jvmti_, jni, classes, count, 4);
+  for (jint i = 0; i < count; ++i) serial_of(classes[i]);
 }
 
 void ClassTracker::record_unloaded_classes(JNIEnv* jni) {
-  jint count = 0;
-  jclass* classes = nullptr;
-  if (jvmti_->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return;
   std::unordered_set<uint64_t> alive;
-  alive.reserve(static_cast<size_t>(count));
-  for (jint i = 0; i < count; ++i) {
-    jlong tag = 0;
-    if (jvmti_->GetTag(classes[i], &tag) == JVMTI_ERROR_NONE && tag != 0) alive.insert(static_cast<uint64_t>(tag));
-    jni->DeleteLocalRef(classes[i]);
+  {
+    jint count = 0;
+    jclass* classes = nullptr;
+    if (jvmti_->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return;
+    jvmti::ReturnedRefs<jclass> held(jvmti_, jni, classes, count, 0);
+    alive.reserve(static_cast<size_t>(count));
+    for (jint i = 0; i < count; ++i) {
+      jlong tag = 0;
+      if (jvmti_->GetTag(classes[i], &tag) == JVMTI_ERROR_NONE && tag != 0) alive.insert(static_cast<uint64_t>(tag));
+    }
   }
-  jvmti_->Deallocate(reinterpret_cast<unsigned char*>(classes));
   std::vector<uint32_t> gone;
   writer_->classes().for_each_loaded([&](const ClassInfo& info) {
     if (alive.count(info.object_id) == 0) gone.push_back(info.serial);

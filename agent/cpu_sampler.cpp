@@ -208,11 +208,8 @@ bool CpuSampler::start_signal_mode(JNIEnv* jni, std::string* why) {
   jint count = 0;
   jclass* classes = nullptr;
   if (jvmti_->GetLoadedClasses(&count, &classes) == JVMTI_ERROR_NONE) {
-    for (jint i = 0; i < count; ++i) {
-      make_method_ids(classes[i]);
-      jni->DeleteLocalRef(classes[i]);
-    }
-    jvmti_->Deallocate(reinterpret_cast<unsigned char*>(classes));
+    jvmti::ReturnedRefs<jclass> held(jvmti_, jni, classes, count, 0);
+    for (jint i = 0; i < count; ++i) make_method_ids(classes[i]);
   }
   return true;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +32,9 @@ BasicType type_of_signature(const char* signature) {
     default: return BasicType::kObject;
   }
 }
+
+// The local references that describing one class makes, in the frame of its own it runs in.
+constexpr jint kClassFrameCapacity = 16;
 
 class Collector {
  public:
@@ -102,8 +106,8 @@ class Collector {
     jint interface_count = 0;
     jclass* interfaces = nullptr;
     if (jvmti_->GetImplementedInterfaces(klass, &interface_count, &interfaces) == JVMTI_ERROR_NONE) {
+      jvmti::ReturnedRefs<jclass> held(jvmti_, jni_, interfaces, interface_count, 0);
       for (jint i = 0; i < interface_count; ++i) out->interfaces.push_back(class_id(interfaces[i]));
-      jvmti_->Deallocate(reinterpret_cast<unsigned char*>(interfaces));
     }
     jint field_count = 0;
     jfieldID* fields = nullptr;
@@ -298,17 +302,18 @@ bool collect_classes(jvmtiEnv* jvmti, JNIEnv* jni, ProfileWriter& writer, ClassT
   jint count = 0;
   jclass* classes = nullptr;
   if (jvmti->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return false;
+  // Released (deleted, their frame popped) once the walk of the class objects is done with them.
+  std::optional<jvmti::ReturnedRefs<jclass>> held;
+  held.emplace(jvmti, jni, classes, count, 8);
   std::vector<ClassDescription> descriptions;
   descriptions.reserve(static_cast<size_t>(count));
   for (jint i = 0; i < count; ++i) {
-    if (jni->PushLocalFrame(64) == 0) {
-      ClassDescription description;
-      if (collector.describe(classes[i], &description)) descriptions.push_back(std::move(description));
-      collector.keep_class_fields(classes[i]);
-      jni->PopLocalFrame(nullptr);
-    }
+    jvmti::LocalFrame class_frame(jni, kClassFrameCapacity);
+    ClassDescription description;
+    if (collector.describe(classes[i], &description)) descriptions.push_back(std::move(description));
+    collector.keep_class_fields(classes[i]);
+    if (jni->ExceptionCheck()) jni->ExceptionClear();
   }
-  if (jni->ExceptionCheck()) jni->ExceptionClear();
   // Every class registered (and tagged) by now: find what only the heap walk can tell.
   std::unordered_map<uint64_t, ClassReferences> references;
   if (!find_class_references(jvmti, jni, classes, static_cast<size_t>(count), collection->class_class_id,
@@ -316,8 +321,7 @@ bool collect_classes(jvmtiEnv* jvmti, JNIEnv* jni, ProfileWriter& writer, ClassT
     write_stderr("fasthprof: warning: the heap dump's classes name no signers, protection domains or "
                  "constants (the walk of the class objects failed)\n");
   }
-  for (jint i = 0; i < count; ++i) jni->DeleteLocalRef(classes[i]);
-  jvmti->Deallocate(reinterpret_cast<unsigned char*>(classes));
+  held.reset();
   for (ClassDescription& description : descriptions) {
     auto found = references.find(description.class_id);
     if (found != references.end()) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <cstdlib>
 #include <cstring>
@@ -31,27 +32,28 @@ namespace {
 
 // Bytes the heap holds now (Runtime.totalMemory() - freeMemory()), 0 if unknown.
 uint64_t used_heap_bytes(JNIEnv* jni) {
-  jclass runtime_class = jni->FindClass("java/lang/Runtime");
-  if (runtime_class == nullptr) {
+  // Every call below may leave an exception, which must be looked at before the next JNI call.
+  auto failed = [jni] {
+    if (!jni->ExceptionCheck()) return false;
     jni->ExceptionClear();
-    return 0;
-  }
+    return true;
+  };
+  jvmti::LocalFrame frame(jni, 4);
+  jclass runtime_class = jni->FindClass("java/lang/Runtime");
+  if (failed() || runtime_class == nullptr) return 0;
   jmethodID get_runtime = jni->GetStaticMethodID(runtime_class, "getRuntime", "()Ljava/lang/Runtime;");
+  if (failed() || get_runtime == nullptr) return 0;
   jmethodID total = jni->GetMethodID(runtime_class, "totalMemory", "()J");
+  if (failed() || total == nullptr) return 0;
   jmethodID free = jni->GetMethodID(runtime_class, "freeMemory", "()J");
-  uint64_t used = 0;
-  if (get_runtime != nullptr && total != nullptr && free != nullptr) {
-    jobject runtime = jni->CallStaticObjectMethod(runtime_class, get_runtime);
-    if (runtime != nullptr) {
-      jlong t = jni->CallLongMethod(runtime, total);
-      jlong f = jni->CallLongMethod(runtime, free);
-      if (t > f) used = static_cast<uint64_t>(t - f);
-      jni->DeleteLocalRef(runtime);
-    }
-  }
-  if (jni->ExceptionCheck()) jni->ExceptionClear();
-  jni->DeleteLocalRef(runtime_class);
-  return used;
+  if (failed() || free == nullptr) return 0;
+  jobject runtime = jni->CallStaticObjectMethod(runtime_class, get_runtime);
+  if (failed() || runtime == nullptr) return 0;
+  jlong t = jni->CallLongMethod(runtime, total);
+  if (failed()) return 0;
+  jlong f = jni->CallLongMethod(runtime, free);
+  if (failed()) return 0;
+  return t > f ? static_cast<uint64_t>(t - f) : 0;
 }
 
 // DECISIONS.md: warn before a dump that will probably not fit. A binary dump takes about 1.5
@@ -95,6 +97,9 @@ class HeldThreads {
     jint count = 0;
     jthread* threads = nullptr;
     if (jvmti_->GetAllThreads(&count, &threads) != JVMTI_ERROR_NONE) return;
+    // They stay until release(), in a frame planned for them that every JNI call of the dump runs
+    // above (a few references of hold()'s own besides).
+    frame_.emplace(jni_, count + 4);
     jthread self = nullptr;
     jvmti_->GetCurrentThread(&self);
     std::vector<jthread> to_suspend;
@@ -150,6 +155,7 @@ class HeldThreads {
     }
     for (jthread thread : threads_) jni_->DeleteLocalRef(thread);
     threads_.clear();
+    frame_.reset();
     if (background_paused_ && report_.resume_background) report_.resume_background();
     background_paused_ = false;
   }
@@ -159,6 +165,7 @@ class HeldThreads {
  private:
   jvmtiEnv* jvmti_;
   JNIEnv* jni_;
+  std::optional<jvmti::LocalFrame> frame_;
   std::vector<jthread> threads_;
   std::vector<jthread> suspended_;
   size_t suspended_count_ = 0;

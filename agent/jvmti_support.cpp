@@ -21,6 +21,23 @@ std::string take_string(jvmtiEnv* jvmti, char* text) {
   return copy;
 }
 
+LocalFrame::LocalFrame(JNIEnv* jni, jint capacity) : jni_(jni) {
+  if (jni_ == nullptr) return;
+  pushed_ = jni_->PushLocalFrame(capacity) == JNI_OK;
+  if (!pushed_ && jni_->ExceptionCheck()) jni_->ExceptionClear();
+}
+
+LocalFrame::~LocalFrame() {
+  if (pushed_) jni_->PopLocalFrame(nullptr);
+}
+
+void plan_callback_local_refs(JNIEnv* jni) {
+  // The event's frame plans for 32; checked JNI raises a plan only for a larger request, and then
+  // to the request plus every reference live at that moment.
+  constexpr jint kAboveNewFramePlan = 64;
+  if (jni->EnsureLocalCapacity(kAboveNewFramePlan) != JNI_OK && jni->ExceptionCheck()) jni->ExceptionClear();
+}
+
 bool describe_thread(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, ThreadNames* names) {
   jvmtiThreadInfo info{};
   if (jvmti->GetThreadInfo(thread, &info) != JVMTI_ERROR_NONE) return false;
@@ -55,19 +72,28 @@ bool start_agent_thread(jvmtiEnv* jvmti, JNIEnv* jni, const char* name, jvmtiSta
     for (jint i = 1; i < group_count; ++i) jni->DeleteLocalRef(groups[i]);
     jvmti->Deallocate(reinterpret_cast<unsigned char*>(groups));
   }
+  // Each call that fails leaves an exception, which must be cleared before the next JNI call.
+  auto failed = [jni] {
+    if (!jni->ExceptionCheck()) return false;
+    jni->ExceptionClear();
+    return true;
+  };
   jclass thread_class = jni->FindClass("java/lang/Thread");
-  jmethodID constructor =
-      thread_class == nullptr ? nullptr
-      : system_group != nullptr
-          ? jni->GetMethodID(thread_class, "<init>", "(Ljava/lang/ThreadGroup;Ljava/lang/String;)V")
-          : jni->GetMethodID(thread_class, "<init>", "(Ljava/lang/String;)V");
-  jstring thread_name = jni->NewStringUTF(name);
+  jmethodID constructor = nullptr;
+  if (!failed() && thread_class != nullptr) {
+    constructor = system_group != nullptr
+                      ? jni->GetMethodID(thread_class, "<init>", "(Ljava/lang/ThreadGroup;Ljava/lang/String;)V")
+                      : jni->GetMethodID(thread_class, "<init>", "(Ljava/lang/String;)V");
+    if (failed()) constructor = nullptr;
+  }
+  jstring thread_name = constructor == nullptr ? nullptr : jni->NewStringUTF(name);
+  if (failed()) thread_name = nullptr;
   jthread thread = nullptr;
   if (constructor != nullptr && thread_name != nullptr) {
     thread = system_group != nullptr ? jni->NewObject(thread_class, constructor, system_group, thread_name)
                                      : jni->NewObject(thread_class, constructor, thread_name);
+    if (failed()) thread = nullptr;
   }
-  if (jni->ExceptionCheck()) jni->ExceptionClear();
   bool started = false;
   if (thread == nullptr) {
     *error = std::string("cannot create the Java thread object for \"") + name + "\"";

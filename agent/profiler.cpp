@@ -428,8 +428,9 @@ void JNICALL Profiler::on_thread_end(jvmtiEnv*, JNIEnv*, jthread thread) {
   profiler->leave_callback();
 }
 
-void JNICALL Profiler::on_class_prepare(jvmtiEnv*, JNIEnv*, jthread, jclass klass) {
+void JNICALL Profiler::on_class_prepare(jvmtiEnv*, JNIEnv* jni, jthread, jclass klass) {
   if (!profiler->enter_callback()) return;
+  jvmti::plan_callback_local_refs(jni);
   guarded("ClassPrepare", [&] {
     // A report running Java code (its own thread prepares a class) holds the lock already.
     std::unique_lock<OutputMutex> lock(profiler->output_mutex_, std::defer_lock);

@@ -44,11 +44,8 @@ void ThreadTracker::record_existing_threads(JNIEnv* jni) {
   jint count = 0;
   jthread* threads = nullptr;
   if (jvmti_->GetAllThreads(&count, &threads) != JVMTI_ERROR_NONE) return;
-  for (jint i = 0; i < count; ++i) {
-    thread_seen(jni, threads[i]);
-    jni->DeleteLocalRef(threads[i]);
-  }
-  jvmti_->Deallocate(reinterpret_cast<unsigned char*>(threads));
+  jvmti::ReturnedRefs<jthread> held(jvmti_, jni, threads, count, 4);
+  for (jint i = 0; i < count; ++i) thread_seen(jni, threads[i]);
 }
 
 uint32_t ThreadTracker::serial_for_tag(jlong tag) {

@@ -11,8 +11,8 @@ import subprocess
 import tempfile
 
 import hprof_records
-from harness import (agentpath, check, cleanup, finish, jdks, java_bin, run_java, start_java,
-                     verify_binary, wait_for)
+from harness import (agentpath, check, check_no_warnings, cleanup, finish, jdks, java_command,
+                     run_java, start_java, verify_binary, wait_for)
 
 SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "AllocSites.java"
 H2_JAR = "/usr/share/java/h2.jar"
@@ -273,9 +273,10 @@ def run_javac(label, home):
             f" byId.put(k, names.get(k)); sum += k * {i}; }} return sum; }}\n"
             f"  public String describe() {{ return String.format(\"Gen{i}(%d)\", names.size()); }}\n"
             f"  static int helper(int x) {{ return x > 0 ? helper(x - 1) + 1 : 0; }}\n}}\n")
-    command = [java_bin(home, "javac"), f"-J{agentpath('heap=sites,format=b,file=' + str(folder / 'javac.hprof'))}",
-               "-d", str(folder / "out")] + [str(p) for p in sorted(sources.iterdir())]
+    command = java_command(home, f"-J{agentpath('heap=sites,format=b,file=' + str(folder / 'javac.hprof'))}",
+                           "-d", str(folder / "out"), *[str(p) for p in sorted(sources.iterdir())], tool="javac")
     proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    check_no_warnings(f"{label}: javac with heap=sites", proc.stdout, proc.stderr)
     check(proc.returncode == 0, f"{label}: javac with heap=sites compiles 200 files: {proc.stderr[-2000:]}")
     check((folder / "out" / "gen" / "Gen199.class").exists(), f"{label}: javac wrote its classes")
     ok, output = verify_binary(folder / "javac.hprof")
@@ -298,9 +299,10 @@ def run_h2(label, home):
            "INSERT INTO T SELECT X, 'name' || X FROM SYSTEM_RANGE(1, 5000); "
            "SELECT COUNT(*), MAX(ID) FROM T")
     folder = tempfile.mkdtemp(prefix="fasthprof-h2-")
-    command = [java_bin(home), agentpath("heap=sites,file=h2.txt"), "-cp", H2_JAR, "org.h2.tools.Shell",
-               "-url", "jdbc:h2:mem:t", "-sql", sql]
+    command = java_command(home, agentpath("heap=sites,file=h2.txt"), "-cp", H2_JAR, "org.h2.tools.Shell",
+                           "-url", "jdbc:h2:mem:t", "-sql", sql)
     proc = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=300)
+    check_no_warnings(f"{label}: H2 with heap=sites", proc.stdout, proc.stderr)
     check(proc.returncode == 0 and re.search(r"5000\s*\|\s*5000", proc.stdout) is not None,
           f"{label}: H2 runs the SQL with heap=sites: {proc.stdout[-500:]} {proc.stderr[-1500:]}")
     text = pathlib.Path(folder, "h2.txt").read_text()

@@ -3,11 +3,11 @@ and Shenandoah's threads before it posts VMDeath, so nothing at exit may wait fo
 (it hung here once). Each run must end, and its file must verify."""
 import subprocess
 
-from harness import agentpath, check, finish, jdks, run_java, verify_binary
+from harness import agentpath, check, finish, java_command, jdks, run_java, verify_binary
 
 for label, home in jdks():
     for collector in ("-XX:+UseZGC", "-XX:+UseShenandoahGC", "-XX:+UseSerialGC"):
-        probe = subprocess.run([f"{home}/bin/java", collector, "-version"], capture_output=True, text=True)
+        probe = subprocess.run(java_command(home, collector, "-version"), capture_output=True, text=True)
         if probe.returncode != 0:
             print(f"SKIP: {label} has no {collector}")
             continue

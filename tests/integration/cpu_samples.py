@@ -12,8 +12,8 @@ import subprocess
 import tempfile
 
 import hprof_records
-from harness import (AGENT, agentpath, check, cleanup, finish, java_bin, jdks, run_java, start_java,
-                     verify_binary, wait_for)
+from harness import (AGENT, agentpath, check, check_no_warnings, cleanup, finish, java_bin, java_command, jdks,
+                     run_java, start_java, verify_binary, wait_for)
 
 INTERVAL_MS = 10
 # Methods of threads that never run: none of their frames may be counted.
@@ -281,9 +281,10 @@ for label, home in jdks():
                         f"    return r.isEmpty() ? Collections.emptyList() : r;\n  }}\n")
             f.write("}\n")
         sources.append(path)
-    javac = subprocess.run([java_bin(home, "javac"), f"-J{agentpath('cpu=samples,depth=1,file=javac.txt')}",
-                            "-d", os.path.join(folder, "classes"), *sources],
+    javac = subprocess.run(java_command(home, f"-J{agentpath('cpu=samples,depth=1,file=javac.txt')}",
+                                        "-d", os.path.join(folder, "classes"), *sources, tool="javac"),
                            cwd=folder, capture_output=True, text=True, timeout=300)
+    check_no_warnings(f"{label}: javac with cpu=samples", javac.stdout, javac.stderr)
     check(javac.returncode == 0, f"{label}: javac compiles with the agent\n{javac.stderr[-2000:]}")
     text = open(os.path.join(folder, "javac.txt")).read() if os.path.exists(os.path.join(folder, "javac.txt")) else ""
     sections = text_sections(text)

@@ -1,6 +1,11 @@
 """Shared helpers for the integration tests: find the JDKs, run `java` with the agent in a
 scratch folder, and read what it wrote. Environment (set by tests/meson.build):
-FASTHPROF_AGENT, FASTHPROF_AGENT_DIR, FASTHPROF_VERIFY, JAVA17_HOME, JAVA25_HOME, TEST_CLASSES."""
+FASTHPROF_AGENT, FASTHPROF_AGENT_DIR, FASTHPROF_VERIFY, JAVA17_HOME, JAVA25_HOME, TEST_CLASSES.
+
+Every JVM a test starts runs with -Xcheck:jni (java_command), and a line of its stdout or stderr
+that contains WARNING fails the test (run_java checks its own output; start_java's folders are
+checked at cleanup() or finish()). The JVM's JNI checks print "WARNING in native method: ..." and
+"WARNING: JNI local refs: ...", and neither may ever come from the agent."""
 import os
 import pathlib
 import shutil
@@ -15,6 +20,20 @@ VERIFY = os.environ.get("FASTHPROF_VERIFY", "")
 TEST_CLASSES = os.environ.get("TEST_CLASSES", "")
 
 failures = []
+
+JNI_CHECK = "-Xcheck:jni"
+
+# What JDK 21+ itself prints on stderr when an agent is loaded into a running VM (jcmd
+# JVMTI.agent_load): the only WARNING lines a test accepts.
+ATTACH_WARNINGS = (
+    f"WARNING: A JVM TI agent has been loaded dynamically ({AGENT})",
+    "WARNING: If a serviceability tool is in use, please run with -XX:+EnableDynamicAgentLoading "
+    "to hide this warning",
+    "WARNING: Dynamic loading of agents will be disallowed by default in a future release",
+)
+
+# Folders of started JVMs whose stdout.txt / stderr.txt have not been checked yet, with what ran.
+_watched = {}
 
 
 def jdks():
@@ -31,6 +50,39 @@ def jdks():
 
 def java_bin(home, tool="java"):
     return os.path.join(home, "bin", tool)
+
+
+def java_command(home, *args, tool="java"):
+    """The command line of a JDK launcher with the JNI checks on: `java -Xcheck:jni args...`, or
+    for a tool that runs on a JVM of its own (javac, jar) `tool -J-Xcheck:jni args...`."""
+    check_flag = JNI_CHECK if tool == "java" else f"-J{JNI_CHECK}"
+    return [java_bin(home, tool), check_flag, *args]
+
+
+def warning_lines(text):
+    """The lines of a JVM's output that contain WARNING, less the JVM's own attach warnings."""
+    return [line for line in text.splitlines() if "WARNING" in line and line not in ATTACH_WARNINGS]
+
+
+def check_no_warnings(what, stdout, stderr):
+    """Fails the test when the output of a JVM that ran `what` has a WARNING line."""
+    found = warning_lines(stdout) + warning_lines(stderr)
+    return check(not found, f"{what}: no WARNING on stdout or stderr, found:\n" + "\n".join(found[:20]))
+
+
+def watch(folder, what):
+    """Registers a folder where a started JVM writes stdout.txt and stderr.txt, to be checked for
+    WARNING lines by cleanup(folder) or finish()."""
+    _watched[str(folder)] = what
+
+
+def _check_watched(folder):
+    what = _watched.pop(str(folder), None)
+    if what is None:
+        return
+    read = lambda name: (pathlib.Path(folder) / name).read_text(errors="replace") \
+        if (pathlib.Path(folder) / name).exists() else ""
+    check_no_warnings(what, read("stdout.txt"), read("stderr.txt"))
 
 
 class Run:
@@ -51,14 +103,14 @@ class Run:
 
 
 def run_java(home, agent_arg, main="HelloThreads", args=(), env_extra=None, jvm_args=(),
-             folder=None, timeout=120):
+             folder=None, timeout=120, classpath=None):
     """Runs java with the given -agentpath/-agentlib argument (a full argument string, or None)
     in a scratch folder (kept until the process ends) and returns a Run."""
     folder = folder or tempfile.mkdtemp(prefix="fasthprof-it-")
-    command = [java_bin(home), "-Xshare:auto"]
+    command = java_command(home, "-Xshare:auto")
     if agent_arg:
         command.append(agent_arg)
-    command += list(jvm_args) + ["-cp", TEST_CLASSES, main] + list(args)
+    command += list(jvm_args) + ["-cp", classpath or TEST_CLASSES, main] + list(args)
     env = dict(os.environ)
     env.pop("_JAVA_HPROF_OPTIONS", None)
     env.pop("JAVA_TOOL_OPTIONS", None)
@@ -66,6 +118,8 @@ def run_java(home, agent_arg, main="HelloThreads", args=(), env_extra=None, jvm_
         env.update(env_extra)
     proc = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True,
                           timeout=timeout)
+    check_no_warnings(f"{os.path.basename(home)}: java {agent_arg or ''} {main} {' '.join(map(str, args))}",
+                      proc.stdout, proc.stderr)
     return Run(proc, folder)
 
 
@@ -91,6 +145,8 @@ def verify_binary(path, *extra, strict=True):
 
 
 def finish(name):
+    for folder in list(_watched):
+        _check_watched(folder)
     if failures:
         print(f"{name}: {len(failures)} failure(s)")
         sys.exit(1)
@@ -110,7 +166,7 @@ def wait_for(predicate, timeout=30.0, step=0.1):
 def start_java(home, agent_arg, main, args=(), env_extra=None, folder=None):
     """Starts java in the background; returns (Popen, folder). stdout/stderr go to files there."""
     folder = pathlib.Path(folder or tempfile.mkdtemp(prefix="fasthprof-it-"))
-    command = [java_bin(home)]
+    command = java_command(home)
     if agent_arg:
         command.append(agent_arg)
     command += ["-cp", TEST_CLASSES, main] + list(args)
@@ -121,8 +177,11 @@ def start_java(home, agent_arg, main, args=(), env_extra=None, folder=None):
     out = open(folder / "stdout.txt", "w")
     err = open(folder / "stderr.txt", "w")
     proc = subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=err, text=True)
+    watch(folder, f"{os.path.basename(home)}: java {agent_arg or ''} {main} {' '.join(map(str, args))}")
     return proc, folder
 
 
 def cleanup(folder):
+    """Checks a watched folder's output for WARNING lines, then removes the folder."""
+    _check_watched(folder)
     shutil.rmtree(folder, ignore_errors=True)

@@ -17,8 +17,8 @@ import tempfile
 import time
 
 import heap_model
-from harness import (AGENT, TEST_CLASSES, agentpath, check, cleanup, finish, java_bin, jdks, verify_binary,
-                     wait_for)
+from harness import (AGENT, TEST_CLASSES, agentpath, check, check_no_warnings, cleanup, finish, java_bin,
+                     java_command, jdks, verify_binary, wait_for, watch)
 
 HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
 JAVA17 = os.environ["JAVA17_HOME"]
@@ -29,7 +29,7 @@ def start(home, options, main="HeapShapes", args=(), jvm_args=(), classpath=TEST
     """Runs main with the agent and options (None: without the agent) in a scratch folder."""
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-heap-"))
     agent = [agentpath(options)] if options is not None else []
-    command = [java_bin(home), *jvm_args, *agent, "-cp", classpath, main, *map(str, args)]
+    command = java_command(home, *jvm_args, *agent, "-cp", classpath, main, *map(str, args))
     env = dict(os.environ)
     env.pop("_JAVA_HPROF_OPTIONS", None)
     env.pop("JAVA_TOOL_OPTIONS", None)
@@ -37,6 +37,7 @@ def start(home, options, main="HeapShapes", args=(), jvm_args=(), classpath=TEST
     out = open(folder / "stdout.txt", "w")
     err = open(folder / "stderr.txt", "w")
     proc = subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=err)
+    watch(folder, f"{main} {options} {' '.join(jvm_args)}")
     return proc, folder
 
 
@@ -55,8 +56,9 @@ def heap_check(mode, path, dump=0):
     """Runs the VisualVM-based checker; returns (ok, output)."""
     if not HEAP_CHECK or not os.path.isdir(HEAP_CHECK.split(":")[0]):
         return False, "the VisualVM checker is not built: install `visualvm` (tools/install-deps.sh)"
-    proc = subprocess.run([java_bin(JAVA17), "-cp", HEAP_CHECK, "HeapCheck", mode, str(path), str(dump)],
+    proc = subprocess.run(java_command(JAVA17, "-cp", HEAP_CHECK, "HeapCheck", mode, str(path), str(dump)),
                           capture_output=True, text=True, timeout=300)
+    check_no_warnings(f"HeapCheck {mode} {path.name}", proc.stdout, proc.stderr)
     return proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -635,7 +637,7 @@ def heap_all_run(home):
 
 
 def has_gc(home, gc):
-    probe = subprocess.run([java_bin(home), f"-XX:+Use{gc}GC", "-version"], capture_output=True, text=True)
+    probe = subprocess.run(java_command(home, f"-XX:+Use{gc}GC", "-version"), capture_output=True, text=True)
     return probe.returncode == 0
 
 

@@ -27,7 +27,8 @@ import time
 
 import hprof_records
 from heap_model import ROOT_SIZES, VALUE_SIZES
-from harness import TEST_CLASSES, agentpath, check, cleanup, finish, java_bin, jdks, verify_binary, wait_for
+from harness import (TEST_CLASSES, agentpath, check, check_no_warnings, cleanup, finish, java_command, jdks,
+                     verify_binary, wait_for, watch)
 
 HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
 JAVA17 = os.environ["JAVA17_HOME"]
@@ -248,9 +249,9 @@ def run(label, home):
         cleanup(folder)
         print(f"SKIP: {label}: {folder.parent} has {free >> 30} GB free, the large heap dump needs {NEEDED_FREE >> 30} GB")
         return False
-    command = [java_bin(home), "-Xms3500m", "-Xmx3500m", "-Xmn256m", "-XX:+UseParallelGC",
-               "-XX:+AlwaysPreTouch", agentpath("heap=dump,format=b,file=dump.hprof,doe=n"),
-               "-cp", TEST_CLASSES, "HeapLarge", str(BYTE_ARRAYS)]
+    command = java_command(home, "-Xms3500m", "-Xmx3500m", "-Xmn256m", "-XX:+UseParallelGC",
+                           "-XX:+AlwaysPreTouch", agentpath("heap=dump,format=b,file=dump.hprof,doe=n"),
+                           "-cp", TEST_CLASSES, "HeapLarge", str(BYTE_ARRAYS))
     env = dict(os.environ)
     env.pop("_JAVA_HPROF_OPTIONS", None)
     env.pop("JAVA_TOOL_OPTIONS", None)
@@ -260,6 +261,7 @@ def run(label, home):
     err = open(folder / "stderr.txt", "w")
     proc = subprocess.Popen(command, cwd=folder, env=env, stdin=subprocess.PIPE, stdout=out, stderr=err,
                             text=True)
+    watch(folder, f"{label}: HeapLarge")
     stderr = lambda: (folder / "stderr.txt").read_text(errors="replace")
     try:
         if not check(wait_for(lambda: "ready" in (folder / "stdout.txt").read_text() or proc.poll() is not None, 120)
@@ -311,8 +313,10 @@ def run(label, home):
         checked = time.time()
         if HEAP_CHECK and os.path.isdir(HEAP_CHECK.split(":")[0]):
             # VisualVM's heap library opens it: every instance's references resolve, every root.
-            proc_check = subprocess.run([java_bin(JAVA17), "-Xmx2g", "-cp", HEAP_CHECK, "HeapCheck", "generic",
-                                         str(folder / "dump.hprof"), "0"], capture_output=True, text=True, timeout=300)
+            proc_check = subprocess.run(java_command(JAVA17, "-Xmx2g", "-cp", HEAP_CHECK, "HeapCheck", "generic",
+                                                     str(folder / "dump.hprof"), "0"),
+                                        capture_output=True, text=True, timeout=300)
+            check_no_warnings(f"{label}: HeapCheck", proc_check.stdout, proc_check.stderr)
             check(proc_check.returncode == 0, f"{label}: VisualVM's heap library reads the dump\n"
                   f"{proc_check.stdout[-2000:]}{proc_check.stderr[-2000:]}")
             seen = re.search(r"HeapCheck: (\d+) objects", proc_check.stdout)
