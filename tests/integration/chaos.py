@@ -226,7 +226,7 @@ def scenario(jdk, home, kind, rng, seconds):
         known = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in KNOWN.finditer(out_text)}
         fixed = {k: v for k, v in known.items() if k == "Chaos$Fixed"}
         churned = {k: v for k, v in known.items() if k == "Chaos$Churned"}
-        check(fixed and churned, f"{label}: the program printed its known counts{run_note}")
+        check(fixed and churned, f"{label}: the program printed its known counts")
         reports = []
         if kind.endswith("fill"):
             check(len(errors) >= 1, f"{label}: the full disk gave a message{run_note}")
