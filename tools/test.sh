@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds fasthprof and runs every test: unit, lint, fuzz (time-capped), integration with a real
 # java on JDK 17 (and Temurin 25 when installed), then the unit tests and fuzz replays again in a
-# second build under AddressSanitizer + UndefinedBehaviorSanitizer. Usage: tools/test.sh [build-dir]
+# second build under AddressSanitizer + UndefinedBehaviorSanitizer, with that build's agent in a JVM. Usage: tools/test.sh [build-dir]
 set -eu
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
@@ -24,4 +24,5 @@ meson test -C "$BUILD" --print-errorlogs --num-processes 2
 
 setup "$SANITIZE_BUILD" -Db_sanitize=address,undefined -Db_lundef=false -Dbenchmarks=disabled
 meson compile -C "$SANITIZE_BUILD"
-meson test -C "$SANITIZE_BUILD" --setup sanitize --suite unit --suite fuzz --print-errorlogs --num-processes 2
+meson test -C "$SANITIZE_BUILD" --setup sanitize --suite unit --suite fuzz --suite asan-jvm --print-errorlogs \
+  --num-processes 2

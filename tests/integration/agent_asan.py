@@ -1,7 +1,7 @@
 """The agent built with -fsanitize=address,undefined (-Db_sanitize=address,undefined), inside a real
 JVM: java runs with the sanitizer runtime preloaded (LIBASAN, found by tests/meson.build) and options
 that leave HotSpot's own signal handling and memory alone. Every run must end normally with no
-sanitizer report. Registered only in a sanitizer build, and in no suite that CI runs (TESTING.md)."""
+sanitizer report. Registered only in a sanitizer build (suite asan-jvm, which tools/test.sh runs there)."""
 import os
 import signal
 import time
