@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <ctime>
@@ -44,8 +43,7 @@ uint64_t frame_budget(uint32_t max_slots, uint32_t depth) {
 }  // namespace
 
 struct AllocationTracker::ThreadState {
-  AllocationPipeline::ProducerPtr producer;
-  SequenceBlock sequence;
+  RecorderThread recorder;
   std::unique_ptr<jvmtiFrameInfo[]> frames;
 };
 
@@ -54,9 +52,9 @@ AllocationTracker::AllocationTracker(const AgentContext& context)
       depth_(static_cast<uint32_t>(context.options->depth)),
       sample_interval_(context.options->sample_bytes),
       thread_in_traces_(context.options->thread_in_traces),
-      slots_(SiteSlotTableOptions{uint32_t{1} << 18,
-                                  frame_budget(uint32_t{1} << 18, static_cast<uint32_t>(context.options->depth))}),
-      sites_(context.options->sample_bytes) {}
+      recorder_(SiteSlotTableOptions{uint32_t{1} << 18,
+                                     frame_budget(uint32_t{1} << 18, static_cast<uint32_t>(context.options->depth))},
+                context.options->sample_bytes) {}
 
 AllocationTracker::~AllocationTracker() {
   AllocationTracker* self = this;
@@ -96,7 +94,7 @@ void AllocationTracker::start(JNIEnv* jni) {
     jvmti::print_error("Unable to create the allocation writer's monitor; heap=sites records nothing.");
     return;
   }
-  if (!slots_.valid()) {
+  if (!recorder_.valid()) {
     jvmti::print_error("Unable to reserve the allocation site table; heap=sites records nothing.");
     return;
   }
@@ -148,14 +146,14 @@ void AllocationTracker::stop(JNIEnv*) {
     for (int rounds = 0; writer_running_ && rounds < 50; ++rounds) jvmti->RawMonitorWait(writer_lock_, 100);
     jvmti->RawMonitorExit(writer_lock_);
   }
-  if (slots_.dropped() != 0) {
-    write_stderr("fasthprof: the allocation site table was full: " + std::to_string(slots_.dropped()) +
+  if (recorder_.slots().dropped() != 0) {
+    write_stderr("fasthprof: the allocation site table was full: " + std::to_string(recorder_.slots().dropped()) +
                  " allocations at new sites were not tracked\n");
   }
   if (context_.options->diagnostics()) {
-    PipelineStats stats = pipeline_.stats();
+    PipelineStats stats = recorder_.pipeline_stats();
     std::lock_guard<std::mutex> drain(drain_mutex_);
-    write_stderr("fasthprof: allocation sites: " + std::to_string(sites_.site_count()) + " sites, " +
+    write_stderr("fasthprof: allocation sites: " + std::to_string(recorder_.sites().site_count()) + " sites, " +
                  std::to_string(stats.drained) + " events, deepest queue " +
                  std::to_string(stats.deepest_queue) + " events, " + std::to_string(stats.producer_waits) +
                  " producer waits, " + std::to_string(unregistered_class_allocations_.load()) +
@@ -182,10 +180,7 @@ void JNICALL AllocationTracker::on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, 
 void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthread thread, jobject object,
                                           jclass klass, jlong size) {
   jvmtiEnv* jvmti = context_.jvmti;
-  if (!state.producer) {
-    state.producer = pipeline_.make_producer();
-    state.frames.reset(new jvmtiFrameInfo[depth_ == 0 ? 1 : depth_]);
-  }
+  if (!state.frames) state.frames.reset(new jvmtiFrameInfo[depth_ == 0 ? 1 : depth_]);
   jint count = 0;
   if (depth_ > 0 &&
       jvmti->GetStackTrace(nullptr, 0, static_cast<jint>(depth_), state.frames.get(), &count) != JVMTI_ERROR_NONE) {
@@ -211,24 +206,23 @@ void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthre
   }
   std::span<const SlotFrame> frames(reinterpret_cast<const SlotFrame*>(state.frames.get()),
                                     static_cast<size_t>(count));
-  uint64_t key = SiteSlotTable::key_of(class_key, thread_key, frames);
-  SlotClaim claim = slots_.find_or_claim(key, class_key, thread_key, frames, [&] {
-    jvmti::plan_callback_local_refs(jni);
-    return reinterpret_cast<uint64_t>(jni->NewWeakGlobalRef(klass));
-  });
-  if (claim.slot == 0) return;
-  uint64_t tag = make_allocation_tag(claim.slot, state.sequence.next(sequence_counter_));
-  // A class mirror's allocation event can arrive after the class was registered (the VM posts
-  // sampled allocations when the defining call returns): its registry ID, which LOAD CLASS and
-  // every dump use, must stay. It is counted as allocated but not tracked as live.
-  jlong existing = 0;
-  if (class_tag != 0 && class_tag == class_class_tag_.load(std::memory_order_relaxed) &&
-      jvmti->GetTag(object, &existing) == JVMTI_ERROR_NONE && existing != 0) {
-    pipeline_.push(*state.producer, AllocationEvent{claim.slot, 0, static_cast<uint64_t>(size)});
-    return;
-  }
-  jvmti->SetTag(object, static_cast<jlong>(tag));
-  pipeline_.push(*state.producer, AllocationEvent{claim.slot, 0, static_cast<uint64_t>(size)});
+  recorder_.record(
+      state.recorder, class_key, thread_key, frames, static_cast<uint64_t>(size),
+      [&] {
+        jvmti::plan_callback_local_refs(jni);
+        return reinterpret_cast<uint64_t>(jni->NewWeakGlobalRef(klass));
+      },
+      [&](uint64_t tag) {
+        // A class mirror's allocation event can arrive after the class was registered (the VM
+        // posts sampled allocations when the defining call returns): its registry ID, which LOAD
+        // CLASS and every dump use, must stay. It is counted as allocated but not tracked as live.
+        jlong existing = 0;
+        if (class_tag != 0 && class_tag == class_class_tag_.load(std::memory_order_relaxed) &&
+            jvmti->GetTag(object, &existing) == JVMTI_ERROR_NONE && existing != 0) {
+          return;
+        }
+        jvmti->SetTag(object, static_cast<jlong>(tag));
+      });
 }
 
 void JNICALL AllocationTracker::writer_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg) {
@@ -268,8 +262,8 @@ void JNICALL AllocationTracker::writer_main(jvmtiEnv* jvmti, JNIEnv* jni, void* 
 }
 
 size_t AllocationTracker::drain_events(JNIEnv* jni, bool output_held) {
-  return pipeline_.drain([&](std::span<const AllocationEvent> batch) {
-    sites_.apply(batch, [&](uint32_t slot, SiteIdentity* site) { return resolve_slot(jni, slot, site, output_held); });
+  return recorder_.drain([&](uint32_t, const SlotDescription& slot, SiteIdentity* site) {
+    return resolve_slot(jni, slot, site, output_held);
   });
 }
 
@@ -286,9 +280,8 @@ uint32_t AllocationTracker::class_serial_of(JNIEnv* jni, const SlotDescription& 
   return serial;
 }
 
-bool AllocationTracker::resolve_slot(JNIEnv* jni, uint32_t slot, SiteIdentity* site, bool output_held) {
-  SlotDescription description;
-  if (!slots_.describe(slot, &description)) return false;
+bool AllocationTracker::resolve_slot(JNIEnv* jni, const SlotDescription& description, SiteIdentity* site,
+                                      bool output_held) {
   std::unique_lock<OutputMutex> output(*context_.output_mutex, std::defer_lock);
   if (!output_held) output.lock();
   ProfileWriter& writer = *context_.writer;
@@ -307,52 +300,27 @@ bool AllocationTracker::resolve_slot(JNIEnv* jni, uint32_t slot, SiteIdentity* s
   site->class_serial = class_serial;
   site->array_kind = array_kind_of(info->signature);
   site->trace_serial = writer.intern_trace(thread_serial, frames);
-  slots_.set_trace_serial(slot, site->trace_serial);
   if (description.class_handle != 0) jni->DeleteWeakGlobalRef(reinterpret_cast<jweak>(description.class_handle));
   return true;
 }
 
 jint JNICALL AllocationTracker::count_live_object(jlong, jlong size, jlong* tag, jint, void* user_data) {
-  auto* walk = static_cast<WalkState*>(user_data);
-  uint32_t slot = allocation_tag_slot(static_cast<uint64_t>(*tag));
-  if (slot == 0 || slot > walk->slot_count) return 0;
-  LiveTally& tally = walk->tallies[slot];
-  tally.objects += 1;
-  tally.bytes += static_cast<uint64_t>(size);
-  if (walk->sample_interval != 0) {
-    double weight = sample_weight(static_cast<uint64_t>(size), walk->sample_interval);
-    tally.weighted_objects += weight;
-    tally.weighted_bytes += weight * static_cast<double>(size);
-  }
+  static_cast<LiveCount*>(user_data)->count(static_cast<uint64_t>(*tag), static_cast<uint64_t>(size));
   return 0;
 }
 
 void AllocationTracker::count_live(JNIEnv* jni) {
-  uint32_t slot_count = slots_.claimed();
-  std::vector<LiveTally> tallies(size_t{slot_count} + 1);
-  WalkState walk{tallies.data(), slot_count, sample_interval_};
+  LiveCount live = recorder_.start_live_count();
   jvmtiHeapCallbacks callbacks{};
   callbacks.heap_iteration_callback = &count_live_object;
-  context_.jvmti->IterateThroughHeap(JVMTI_HEAP_FILTER_UNTAGGED, nullptr, &callbacks, &walk);
+  context_.jvmti->IterateThroughHeap(JVMTI_HEAP_FILTER_UNTAGGED, nullptr, &callbacks, &live);
   // Objects counted by the walk whose events were still queued.
   drain_events(jni, /*output_held=*/true);
-  sites_.clear_live();
-  for (uint32_t slot = 1; slot <= slot_count; ++slot) {
-    const LiveTally& tally = tallies[slot];
-    if (tally.objects == 0) continue;
-    if (!sites_.knows_slot(slot)) {
-      // An allocation whose callback was still running when the walk met its object.
-      SiteIdentity site;
-      if (!resolve_slot(jni, slot, &site, /*output_held=*/true)) continue;
-      sites_.bind_slot(slot, site);
-    }
-    if (sample_interval_ == 0) {
-      sites_.add_live(slot, tally.objects, tally.bytes);
-    } else {
-      sites_.add_live(slot, static_cast<uint64_t>(std::llround(tally.weighted_objects)),
-                      static_cast<uint64_t>(std::llround(tally.weighted_bytes)));
-    }
-  }
+  // A slot still unknown here belongs to an allocation whose callback was running when the walk
+  // met its object.
+  recorder_.apply_live(live, [&](uint32_t, const SlotDescription& slot, SiteIdentity* site) {
+    return resolve_slot(jni, slot, site, /*output_held=*/true);
+  });
 }
 
 void AllocationTracker::write_report(ReportContext& report) {
@@ -373,7 +341,7 @@ void AllocationTracker::write_sites() {
   ProfileWriter& writer = *context_.writer;
   const Options& options = *context_.options;
   SiteTotals totals;
-  std::vector<SiteRow> rows = sites_.report_rows(options.cutoff, &totals);
+  std::vector<SiteRow> rows = recorder_.sites().report_rows(options.cutoff, &totals);
   // As the original: every trace not yet in the file comes before the section.
   writer.write_unwritten_traces();
   if (!writer.binary()) {
@@ -433,7 +401,7 @@ bool AllocationTracker::trace_serial_of_tag(uint64_t tag, uint32_t* trace_serial
   uint32_t slot = allocation_tag_slot(tag);
   if (slot == 0) return false;
   AllocationTracker* self = active_tracker.load(std::memory_order_acquire);
-  *trace_serial = self == nullptr ? 0 : self->slots_.trace_serial(slot);
+  *trace_serial = self == nullptr ? 0 : self->recorder_.trace_serial_of_tag(tag);
   return true;
 }
 

@@ -32,10 +32,8 @@
 #include <memory>
 #include <mutex>
 
-#include "allocation_pipeline.h"
+#include "allocation_recorder.h"
 #include "feature.h"
-#include "site_slot_table.h"
-#include "site_table.h"
 
 namespace fasthprof {
 
@@ -71,18 +69,6 @@ class AllocationTracker final : public Feature {
 
  private:
   struct ThreadState;
-  struct LiveTally {
-    uint64_t objects = 0;
-    uint64_t bytes = 0;
-    double weighted_objects = 0;
-    double weighted_bytes = 0;
-  };
-  struct WalkState {
-    LiveTally* tallies = nullptr;
-    uint32_t slot_count = 0;
-    uint64_t sample_interval = 0;
-  };
-
   static void JNICALL on_sampled_object_alloc(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread,
                                                jobject object, jclass klass, jlong size);
   static void JNICALL writer_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
@@ -95,10 +81,10 @@ class AllocationTracker final : public Feature {
   bool set_sampling_interval();
   void retire_allocation_buffers();
 
-  // Drains the pipeline into sites_ and interns new sites. Drain lock held by the caller; the
+  // Drains the pipeline into the site table and interns new sites. Drain lock held by the caller; the
   // output lock is taken per new site unless output_held.
   size_t drain_events(JNIEnv* jni, bool output_held);
-  bool resolve_slot(JNIEnv* jni, uint32_t slot, SiteIdentity* site, bool output_held);
+  bool resolve_slot(JNIEnv* jni, const SlotDescription& slot, SiteIdentity* site, bool output_held);
   uint32_t class_serial_of(JNIEnv* jni, const SlotDescription& slot);
   void count_live(JNIEnv* jni);
   void write_sites();
@@ -108,16 +94,13 @@ class AllocationTracker final : public Feature {
   uint64_t sample_interval_;
   bool thread_in_traces_;
 
-  SiteSlotTable slots_;
-  AllocationPipeline pipeline_;
-  std::atomic<uint64_t> sequence_counter_{1};
+  AllocationRecorder recorder_;  // its drain side and sites under drain_mutex_
   std::atomic<bool> accepting_{false};
   std::atomic<uint64_t> unregistered_class_allocations_{0};  // keyed by signature (slow path)
   std::atomic<jlong> class_class_tag_{0};  // registry ID of java.lang.Class, set at start()
   bool gc_stops_before_death_ = false;  // ZGC/Shenandoah: no ForceGarbageCollection at VM death
 
-  std::mutex drain_mutex_;  // one consumer of pipeline_ at a time; guards sites_. Taken before output.
-  SiteTable sites_;
+  std::mutex drain_mutex_;  // one consumer of recorder_ at a time. Taken before output.
 
   jrawMonitorID writer_lock_ = nullptr;
   bool writer_stop_ = false;     // guarded by writer_lock_

@@ -15,6 +15,7 @@
 
 #include "entry_guard.h"
 #include "jvmti_support.h"
+#include "proc_task.h"
 #include "thread_tracker.h"
 
 namespace fasthprof {
@@ -721,15 +722,12 @@ bool CpuSampler::waiting_for_cpu(jlong tag, ThreadEntry* entry) {
     entry->stat_fd = ::open(path, O_RDONLY | O_CLOEXEC);
     if (entry->stat_fd < 0) return false;
   }
-  // "tid (name) S ...": the name may hold spaces and parentheses, the state follows the last ')'.
   // Reading at offset 0 makes the kernel describe the thread anew; a thread that ended reads as
   // an error, whatever thread got its id since.
   char line[256];
-  ssize_t size = ::pread(entry->stat_fd, line, sizeof line - 1, 0);
+  ssize_t size = ::pread(entry->stat_fd, line, sizeof line, 0);
   if (size <= 0) return false;
-  line[size] = '\0';
-  const char* name_end = std::strrchr(line, ')');
-  return name_end != nullptr && name_end[1] == ' ' && name_end[2] == 'R';
+  return task_stat_state(std::string_view(line, static_cast<size_t>(size))) == 'R';
 }
 
 void CpuSampler::close_stat(ThreadEntry& entry) {

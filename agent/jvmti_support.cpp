@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "proc_task.h"
+
 namespace fasthprof::jvmti {
 
 std::string error_name(jvmtiError error) {
@@ -126,10 +128,7 @@ bool collector_runs_on_own_threads() {
     FILE* file = std::fopen(path.c_str(), "re");
     if (file == nullptr) continue;
     char name[64] = {};
-    if (std::fgets(name, sizeof(name), file) != nullptr) {
-      found = std::strncmp(name, "ZDriver", 7) == 0 || std::strncmp(name, "ZDirector", 9) == 0 ||
-              std::strncmp(name, "Shenandoah", 10) == 0;
-    }
+    if (std::fgets(name, sizeof(name), file) != nullptr) found = is_concurrent_collector_thread(name);
     std::fclose(file);
     if (found) break;
   }

@@ -17,10 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "allocation_event.h"
-#include "allocation_pipeline.h"
-#include "site_slot_table.h"
-#include "site_table.h"
+#include "allocation_recorder.h"
 #include "trace_table.h"
 
 namespace fasthprof {
@@ -39,59 +36,48 @@ struct Sites {
 };
 const Sites sites;
 
-// What one allocation costs the callback once the VM has given it the stack and the class tag.
-inline void produce(SiteSlotTable& slots, AllocationPipeline& pipeline, AllocationPipeline::Producer& producer,
-                    SequenceBlock& sequence, std::atomic<uint64_t>& counter, int site) {
+// What one allocation costs the callback (AllocationRecorder::record, as the agent calls it) once
+// the VM has given it the stack and the class tag.
+inline void produce(AllocationRecorder& recorder, RecorderThread& thread, int site) {
   std::span<const SlotFrame> frames(sites.frames[site], kDepth);
   uint64_t class_key = 0x0301000000000000ULL + uint64_t(site % 8);
-  uint64_t key = SiteSlotTable::key_of(class_key, 0, frames);
-  SlotClaim claim = slots.find_or_claim(key, class_key, 0, frames, [] { return uint64_t{0}; });
-  uint64_t tag = make_allocation_tag(claim.slot, sequence.next(counter));
-  benchmark::DoNotOptimize(tag);
-  pipeline.push(producer, AllocationEvent{claim.slot, 0, 24});
+  recorder.record(thread, class_key, 0, frames, 24, [] { return uint64_t{0}; },
+                  [](uint64_t tag) { benchmark::DoNotOptimize(tag); });
 }
 
+// The agent's writer: drain, and intern the trace of each new site.
 struct Writer {
-  SiteSlotTable& slots;
-  SiteTable table;
+  AllocationRecorder& recorder;
   TraceTable traces;
-  explicit Writer(SiteSlotTable& s) : slots(s) {}
-  size_t drain(AllocationPipeline& pipeline) {
-    return pipeline.drain([&](std::span<const AllocationEvent> batch) {
-      table.apply(batch, [&](uint32_t slot, SiteIdentity* site) {
-        SlotDescription description;
-        if (!slots.describe(slot, &description)) return false;
-        uint64_t ids[kDepth];
-        for (size_t i = 0; i < description.frames.size(); ++i) ids[i] = description.frames[i].method;
-        site->class_serial = 100000 + static_cast<uint32_t>(description.class_key & 0xff);
-        site->trace_serial = traces.intern(0, std::span<const uint64_t>(ids, description.frames.size())).serial;
-        slots.set_trace_serial(slot, site->trace_serial);
-        return true;
-      });
+  explicit Writer(AllocationRecorder& r) : recorder(r) {}
+  size_t drain() {
+    return recorder.drain([&](uint32_t, const SlotDescription& description, SiteIdentity* site) {
+      uint64_t ids[kDepth];
+      for (size_t i = 0; i < description.frames.size(); ++i) ids[i] = description.frames[i].method;
+      site->class_serial = 100000 + static_cast<uint32_t>(description.class_key & 0xff);
+      site->trace_serial = traces.intern(0, std::span<const uint64_t>(ids, description.frames.size())).serial;
+      return true;
     });
   }
 };
 
 void BM_OneCore(benchmark::State& state) {
-  SiteSlotTable slots;
-  AllocationPipeline pipeline;
-  Writer writer(slots);
-  auto producer = pipeline.make_producer();
-  SequenceBlock sequence;
-  std::atomic<uint64_t> counter{1};
+  AllocationRecorder recorder(SiteSlotTableOptions{}, 0);
+  Writer writer(recorder);
+  RecorderThread thread;
   constexpr int kBatch = 4096;
   int site = 0;
   for (auto _ : state) {
     for (int i = 0; i < kBatch; ++i) {
-      produce(slots, pipeline, *producer, sequence, counter, site);
+      produce(recorder, thread, site);
       site = site + 1 == kSites ? 0 : site + 1;
     }
-    writer.drain(pipeline);
+    writer.drain();
   }
   state.SetItemsProcessed(state.iterations() * kBatch);
   state.counters["ns_per_event"] =
       benchmark::Counter(double(state.iterations() * kBatch), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-  if (writer.table.site_count() != kSites) state.SkipWithError("wrong number of sites");
+  if (recorder.sites().site_count() != kSites) state.SkipWithError("wrong number of sites");
 }
 BENCHMARK(BM_OneCore);
 
@@ -100,10 +86,8 @@ std::map<int, double> throughput_by_producers;
 void BM_Producers(benchmark::State& state) {
   const int producers = static_cast<int>(state.range(0));
   const uint64_t per_producer = 4'000'000 / uint64_t(producers);
-  SiteSlotTable slots;
-  AllocationPipeline pipeline;
-  Writer writer(slots);
-  std::atomic<uint64_t> counter{1};
+  AllocationRecorder recorder(SiteSlotTableOptions{}, 0);
+  Writer writer(recorder);
   uint64_t events = 0;
   double seconds = 0;
   for (auto _ : state) {
@@ -113,18 +97,17 @@ void BM_Producers(benchmark::State& state) {
       while (!done.load(std::memory_order_acquire)) {
         // As the agent's writer: a short drain means the producers are ahead of nothing; let a
         // batch build up instead of contending for every few events.
-        if (writer.drain(pipeline) < 4096) std::this_thread::sleep_for(std::chrono::microseconds(200));
+        if (writer.drain() < 4096) std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
-      writer.drain(pipeline);
+      writer.drain();
     });
     std::vector<std::thread> threads;
     for (int p = 0; p < producers; ++p) {
       threads.emplace_back([&, p] {
-        auto producer = pipeline.make_producer();
-        SequenceBlock sequence;
+        RecorderThread thread;
         int site = p % kSites;
         for (uint64_t i = 0; i < per_producer; ++i) {
-          produce(slots, pipeline, *producer, sequence, counter, site);
+          produce(recorder, thread, site);
           site = site + 1 == kSites ? 0 : site + 1;
         }
       });
@@ -138,7 +121,7 @@ void BM_Producers(benchmark::State& state) {
     events += per_producer * producers;
   }
   SiteTotals totals;
-  writer.table.report_rows(0, &totals);
+  recorder.sites().report_rows(0, &totals);
   if (totals.alloc_objects != events) state.SkipWithError("events were lost");
   state.SetItemsProcessed(int64_t(events));
   throughput_by_producers[producers] = double(events) / seconds;

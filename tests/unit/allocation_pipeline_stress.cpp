@@ -1,8 +1,9 @@
-// Stress test of the allocation pipeline without a JVM, built with -fsanitize=thread (see
-// tests/meson.build): the callback side (slot claims, tags, pushes) on many threads that start and
-// end, the writer side (bulk drain, site table, trace serial publication) on one thread, and
-// lock-free trace-serial lookups as a heap-walk callback would make them. Exits non-zero when a
-// count is off; ThreadSanitizer fails the run on any race outside tests/tsan.supp.
+// Stress test of allocation tracking's own code (runtime/allocation_recorder.*, which the agent's
+// callback and writer call) without a JVM, built with -fsanitize=thread (see tests/meson.build):
+// AllocationRecorder::record() on many threads that start and end, drain() on the writer thread and
+// on a report thread taking turns, live counts over a simulated heap of tags that the producers
+// keep overwriting, and lock-free trace-serial lookups as a heap-walk callback makes them. Exits
+// non-zero when a count is off; ThreadSanitizer fails the run on any race outside tests/tsan.supp.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -12,9 +13,7 @@
 #include <vector>
 
 #include "allocation_event.h"
-#include "allocation_pipeline.h"
-#include "site_slot_table.h"
-#include "site_table.h"
+#include "allocation_recorder.h"
 
 namespace fasthprof {
 namespace {
@@ -23,29 +22,41 @@ constexpr int kSites = 300;
 constexpr int kWaves = 6;
 constexpr int kThreadsPerWave = 8;
 constexpr int kEventsPerThread = 20000;
+constexpr int kHeapCells = 4096;  // the simulated heap: each cell holds one live object's tag
 
 int run() {
-  SiteSlotTable slots(SiteSlotTableOptions{1024, 1 << 14});
-  AllocationPipeline pipeline(AllocationPipelineOptions{2048, 256, 2000});
-  SiteTable sites;
+  AllocationRecorder recorder(SiteSlotTableOptions{1024, 1 << 14}, 0, AllocationPipelineOptions{2048, 256, 2000});
   std::mutex drain_mutex;  // as the agent: one consumer at a time
-  std::atomic<uint64_t> sequence{1};
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> pushed{0};
   std::atomic<uint64_t> lookups{0};
+  std::atomic<uint64_t> live_counts{0};
+  std::vector<std::atomic<uint64_t>> heap(kHeapCells);
 
+  // As the agent's writer resolves a new slot: class and trace serials from the description.
+  auto resolve = [](uint32_t, const SlotDescription& description, SiteIdentity* site) {
+    if (description.frames.size() != 4 || description.class_key == 0) std::abort();
+    site->class_serial = 100000 + static_cast<uint32_t>(description.class_key);
+    site->trace_serial = 300000 + static_cast<uint32_t>(description.frames[0].method);
+    return true;
+  };
   auto drain_once = [&] {
     std::lock_guard<std::mutex> lock(drain_mutex);
-    return pipeline.drain([&](std::span<const AllocationEvent> batch) {
-      sites.apply(batch, [&](uint32_t slot, SiteIdentity* site) {
-        SlotDescription description;
-        if (!slots.describe(slot, &description)) return false;
-        site->class_serial = 100000 + static_cast<uint32_t>(description.class_key);
-        site->trace_serial = 300000 + static_cast<uint32_t>(description.frames[0].method);
-        slots.set_trace_serial(slot, site->trace_serial);
-        return true;
-      });
-    });
+    return recorder.drain(resolve);
+  };
+  // A live count as a report makes it; returns the objects counted.
+  auto count_live = [&] {
+    std::lock_guard<std::mutex> lock(drain_mutex);
+    recorder.drain(resolve);
+    LiveCount live = recorder.start_live_count();
+    for (const auto& cell : heap) {
+      if (uint64_t tag = cell.load(std::memory_order_acquire)) live.count(tag, 16);
+    }
+    recorder.drain(resolve);
+    recorder.apply_live(live, resolve);
+    SiteTotals totals;
+    recorder.sites().report_rows(0.0, &totals);
+    return totals.live_objects;
   };
   std::thread writer([&] {
     while (!stop.load()) {
@@ -55,20 +66,20 @@ int run() {
   // A second consumer taking turns, as the report thread does.
   std::thread reporter([&] {
     while (!stop.load()) {
-      drain_once();
+      live_counts.fetch_add(count_live(), std::memory_order_relaxed);
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   });
   // Heap-walk style readers of the published trace serials.
   std::thread walker([&] {
     while (!stop.load()) {
-      uint32_t claimed = slots.claimed();
-      for (uint32_t slot = 1; slot <= claimed; ++slot) {
-        uint32_t serial = slots.trace_serial(slot);
+      for (const auto& cell : heap) {
+        uint64_t tag = cell.load(std::memory_order_acquire);
+        uint32_t serial = recorder.trace_serial_of_tag(tag);
         if (serial != 0) lookups.fetch_add(1, std::memory_order_relaxed);
         // A slot may be claimed but not yet filled; once describe() says yes, the entry is whole.
         SlotDescription description;
-        if (slots.describe(slot, &description) &&
+        if (recorder.slots().describe(allocation_tag_slot(tag), &description) &&
             (description.frames.size() != 4 || description.frames[0].method == 0 || description.class_key == 0)) {
           std::abort();
         }
@@ -81,20 +92,22 @@ int run() {
     std::vector<std::thread> producers;
     for (int t = 0; t < kThreadsPerWave; ++t) {
       producers.emplace_back([&, t] {
-        AllocationPipeline::ProducerPtr producer = pipeline.make_producer();
-        SequenceBlock block;
+        RecorderThread thread;
         SlotFrame frames[4];
         for (int i = 0; i < kEventsPerThread; ++i) {
           int site = (i * 31 + t * 17 + wave) % kSites;
           for (int f = 0; f < 4; ++f) frames[f] = {uint64_t(site) + 1 + f, f};
           uint64_t class_key = uint64_t(site % 7) + 1;
           std::span<const SlotFrame> stack(frames, 4);
-          SlotClaim claim = slots.find_or_claim(SiteSlotTable::key_of(class_key, 0, stack), class_key, 0, stack,
-                                                [] { return uint64_t{0}; });
-          if (claim.slot == 0) continue;
-          uint64_t tag = make_allocation_tag(claim.slot, block.next(sequence));
-          if (allocation_tag_slot(tag) != claim.slot) std::abort();
-          pipeline.push(*producer, {claim.slot, 0, 16});
+          uint64_t tagged = 0;
+          uint32_t slot = recorder.record(
+              thread, class_key, 0, stack, 16, [] { return uint64_t{0}; },
+              [&](uint64_t tag) {
+                tagged = tag;
+                heap[(i * 7 + t * 13 + wave) % kHeapCells].store(tag, std::memory_order_release);
+              });
+          if (slot == 0) continue;
+          if (allocation_tag_slot(tagged) != slot) std::abort();
           pushed.fetch_add(1, std::memory_order_relaxed);
         }
       });
@@ -105,10 +118,10 @@ int run() {
   writer.join();
   reporter.join();
   walker.join();
-  drain_once();
+  uint64_t live_at_end = count_live();
 
   SiteTotals totals;
-  std::vector<SiteRow> rows = sites.report_rows(0.0, &totals);
+  std::vector<SiteRow> rows = recorder.sites().report_rows(0.0, &totals);
   uint64_t expected = uint64_t{kWaves} * kThreadsPerWave * kEventsPerThread;
   int failures = 0;
   if (pushed.load() != expected || totals.alloc_objects != expected || totals.alloc_bytes != expected * 16) {
@@ -117,17 +130,28 @@ int run() {
                  (unsigned long long)totals.alloc_bytes, (unsigned long long)expected);
     ++failures;
   }
-  if (slots.claimed() != kSites || sites.site_count() != kSites || slots.dropped() != 0) {
-    std::fprintf(stderr, "sites: %u slots, %zu rows, %llu dropped, expected %d\n", slots.claimed(),
-                 sites.site_count(), (unsigned long long)slots.dropped(), kSites);
+  uint64_t filled_cells = 0;
+  for (const auto& cell : heap) filled_cells += cell.load() != 0;
+  if (live_at_end != filled_cells || totals.live_objects != filled_cells || totals.live_bytes != filled_cells * 16) {
+    std::fprintf(stderr, "live: counted %llu objects / %llu bytes, the heap holds %llu\n",
+                 (unsigned long long)totals.live_objects, (unsigned long long)totals.live_bytes,
+                 (unsigned long long)filled_cells);
     ++failures;
   }
-  PipelineStats stats = pipeline.stats();
+  const SiteSlotTable& slots = recorder.slots();
+  if (slots.claimed() != kSites || recorder.sites().site_count() != kSites || slots.dropped() != 0 ||
+      recorder.sites().unattributed() != 0) {
+    std::fprintf(stderr, "sites: %u slots, %zu rows, %llu dropped, %llu unattributed, expected %d\n",
+                 slots.claimed(), recorder.sites().site_count(), (unsigned long long)slots.dropped(),
+                 (unsigned long long)recorder.sites().unattributed(), kSites);
+    ++failures;
+  }
+  PipelineStats stats = recorder.pipeline_stats();
   std::printf("allocation pipeline stress: %llu events, %d sites, deepest queue %llu, %llu waits, "
-              "%llu forced growths, %llu serial lookups\n",
+              "%llu forced growths, %llu serial lookups, %llu live objects counted in reports\n",
               (unsigned long long)expected, kSites, (unsigned long long)stats.deepest_queue,
               (unsigned long long)stats.producer_waits, (unsigned long long)stats.forced_growth,
-              (unsigned long long)lookups.load());
+              (unsigned long long)lookups.load(), (unsigned long long)live_counts.load());
   return failures == 0 ? 0 : 1;
 }
 

@@ -77,6 +77,9 @@ TEST(Memory, OpensJemallocWhenTheTunableLeavesRoom) {
 }
 
 TEST(Memory, SharesAPreloadedJemalloc) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer must be the first library loaded: LD_PRELOAD of jemalloc makes it exit";
+#endif
   if (!is_child()) {
     EXPECT_EQ(0, rerun_with("SharesAPreloadedJemalloc", "LD_PRELOAD", "libjemalloc.so.2"));
     return;
