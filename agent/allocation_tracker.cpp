@@ -240,7 +240,7 @@ void JNICALL AllocationTracker::writer_main(jvmtiEnv* jvmti, JNIEnv* jni, void* 
     if (failed) {
       // Producers wait while the queue is full: keep emptying it, counting nothing.
       std::lock_guard<std::mutex> drain(self->drain_mutex_);
-      self->pipeline_.drain([](std::span<const AllocationEvent>) {});
+      self->recorder_.discard();
       drained = 0;
       continue;
     }

@@ -94,6 +94,12 @@ class AllocationRecorder {
     });
   }
 
+  // Empties the queues without counting: once tracking has failed, producers must still never wait
+  // on a full queue. Same caller rule as drain().
+  size_t discard() {
+    return pipeline_.drain([](std::span<const AllocationEvent>) {});
+  }
+
   // A live count sized for the slots claimed so far.
   LiveCount start_live_count() const { return LiveCount(slots_.claimed(), sites_.sample_interval()); }
 
