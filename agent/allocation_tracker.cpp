@@ -89,6 +89,8 @@ void AllocationTracker::start(JNIEnv* jni) {
     jvmti->GetTag(class_class, &tag);
     class_class_tag_.store(tag, std::memory_order_relaxed);
     jni->DeleteLocalRef(class_class);
+  } else if (jni->ExceptionCheck()) {
+    jni->ExceptionClear();
   }
   if (jvmti->CreateRawMonitor("fasthprof writer", &writer_lock_) != JVMTI_ERROR_NONE) {
     jvmti::print_error("Unable to create the allocation writer's monitor; heap=sites records nothing.");
