@@ -26,3 +26,4 @@ setup "$SANITIZE_BUILD" -Db_sanitize=address,undefined -Db_lundef=false -Dbenchm
 meson compile -C "$SANITIZE_BUILD"
 meson test -C "$SANITIZE_BUILD" --setup sanitize --suite unit --suite fuzz --suite asan-jvm --print-errorlogs \
   --num-processes 2
+tools/demo.sh
