@@ -27,6 +27,8 @@ import jdk.test.lib.hprof.parser.Reader;
  * Opens a binary heap dump of tests/java/HeapShapes.java with the OpenJDK test library's HPROF
  * parser (jdk.test.lib.hprof, the reader the JDK's own heap-dump tests use), resolves it, and checks
  * the known heap: instance counts, field values, references, array lengths, roots and threads.
+ * Array classes are named as the file names them, in the original HPROF's form ("int[]",
+ * "java.lang.Object[]"), which is also the form the parser looks up primitive array classes by.
  *
  *   OpenJdkHeapCheck read FILE DUMP     the parser reads and resolves the dump without a complaint,
  *                                       and every root names an object of the dump
@@ -112,8 +114,9 @@ public class OpenJdkHeapCheck {
         return thing == null || thing == snapshot.getNullThing() ? "null" : "<" + thing + ">";
     }
 
+    /** A null field is the parser's null thing; a null array element is Java's null. */
     static boolean isNull(JavaThing thing) {
-        return thing == snapshot.getNullThing();
+        return thing == null || thing == snapshot.getNullThing();
     }
 
     static JavaThing field(JavaHeapObject object, String name) {
@@ -197,7 +200,7 @@ public class OpenJdkHeapCheck {
             check(isNull(field(leaf, "baseNull")), what + ".baseNull is null");
             check(isNull(field(leaf, "nothing")), what + ".nothing is null");
             equal("-5", value(leaf, "midLong"), what + ".midLong");
-            JavaHeapObject ints = arrayOf(field(leaf, "ints"), "[I", 3, what + ".ints");
+            JavaHeapObject ints = arrayOf(field(leaf, "ints"), "int[]", 3, what + ".ints");
             if (ints != null) {
                 JavaThing[] values = elements(ints);
                 equal(k + "," + (k + 1) + "," + (k + 2), values[0] + "," + values[1] + "," + values[2], what + ".ints values");
@@ -231,7 +234,7 @@ public class OpenJdkHeapCheck {
         equal("x", staticField(holder, "staticChar"), "Holder.staticChar");
         equal("static string", text(staticField(holder, "staticString")), "Holder.staticString");
         check(isNull(staticField(holder, "staticNull")), "Holder.staticNull is null");
-        JavaHeapObject leaves = arrayOf(staticField(holder, "staticLeaves"), "[LHeapShapes$Leaf;", 100, "Holder.staticLeaves");
+        JavaHeapObject leaves = arrayOf(staticField(holder, "staticLeaves"), "HeapShapes$Leaf[]", 100, "Holder.staticLeaves");
         if (leaves != null) {
             JavaThing[] elements = elements(leaves);
             for (int k = 0; k < elements.length; k++) {
@@ -241,12 +244,12 @@ public class OpenJdkHeapCheck {
             check(referers((JavaHeapObject) elements[0]).contains(leaves), "staticLeaves is among leaf 0's referers");
             check(referers(leaves).contains(named(holder)), "class Holder is among staticLeaves's referers");
         }
-        JavaHeapObject longs = arrayOf(staticField(holder, "bigLongs"), "[J", 400_000, "Holder.bigLongs");
+        JavaHeapObject longs = arrayOf(staticField(holder, "bigLongs"), "long[]", 400_000, "Holder.bigLongs");
         if (longs != null) {
             JavaThing[] values = elements(longs);
             equal("11 0 -12", values[0] + " " + values[1] + " " + values[399_999], "Holder.bigLongs values");
         }
-        JavaHeapObject refs = arrayOf(staticField(holder, "bigRefs"), "[Ljava.lang.Object;", 300_000, "Holder.bigRefs");
+        JavaHeapObject refs = arrayOf(staticField(holder, "bigRefs"), "java.lang.Object[]", 300_000, "Holder.bigRefs");
         if (refs != null) {
             JavaThing[] values = elements(refs);
             check(values[1] instanceof JavaObject && value((JavaObject) values[1], "i").equals("1"),
@@ -256,7 +259,7 @@ public class OpenJdkHeapCheck {
         }
         equal("3", staticField("HeapShapes$Mixed", "s3"), "Mixed.s3");
         equal("s2", text(staticField("HeapShapes$Mixed", "s2")), "Mixed.s2");
-        JavaHeapObject s1 = arrayOf(staticField("HeapShapes$Mixed", "S1"), "[I", 1, "Mixed.S1");
+        JavaHeapObject s1 = arrayOf(staticField("HeapShapes$Mixed", "S1"), "int[]", 1, "Mixed.S1");
         if (s1 != null) equal("1", elements(s1)[0], "Mixed.S1[0]");
         equal("77", staticField("HeapShapes$Marked", "MARK"), "Marked.MARK");
     }
@@ -271,23 +274,23 @@ public class OpenJdkHeapCheck {
         JavaThing data = field((JavaObject) list, "elementData");
         if (!check(data instanceof JavaObjectArray, "keep.elementData is an Object[]")) return;
         JavaThing[] kept = ((JavaObjectArray) data).getElements();
-        JavaHeapObject five = arrayOf(kept[0], "[Ljava.lang.Object;", 5, "keep[0]");
+        JavaHeapObject five = arrayOf(kept[0], "java.lang.Object[]", 5, "keep[0]");
         if (five != null) {
             JavaThing[] e = elements(five);
             check(isNull(e[0]) && isNull(e[2]) && isNull(e[4]), "keep[0]: nulls at 0, 2, 4");
             equal("a", text(e[1]), "keep[0][1]");
             check(e[3] instanceof JavaObject && value((JavaObject) e[3], "i").equals("0"), "keep[0][3] is leaf 0");
         }
-        JavaHeapObject seven = arrayOf(kept[1], "[Ljava.lang.Object;", 7, "keep[1]");
+        JavaHeapObject seven = arrayOf(kept[1], "java.lang.Object[]", 7, "keep[1]");
         if (seven != null) {
             boolean allNull = true;
             for (JavaThing e : elements(seven)) allNull &= isNull(e);
             check(allNull, "keep[1] holds only nulls");
         }
         String[][] primitives = {
-            {"[Z", "true false true"}, {"[B", "0x1 0xfe 0x3"}, {"[C", "h e y"}, {"[S", "-1 2"},
-            {"[I", 0x01020304 + " -1"}, {"[J", Long.toString(0x0102030405060708L)}, {"[F", "0.5 -0.25"},
-            {"[D", "6.0 -1.0E300"},
+            {"boolean[]", "true false true"}, {"byte[]", "0x1 0xfe 0x3"}, {"char[]", "h e y"}, {"short[]", "-1 2"},
+            {"int[]", 0x01020304 + " -1"}, {"long[]", Long.toString(0x0102030405060708L)}, {"float[]", "0.5 -0.25"},
+            {"double[]", "6.0 -1.0E300"},
         };
         for (int k = 0; k < primitives.length; k++) {
             String[] expected = primitives[k][1].split(" ");
@@ -297,26 +300,26 @@ public class OpenJdkHeapCheck {
             for (JavaThing e : elements(array)) actual.add(e.toString());
             equal(String.join(" ", expected), String.join(" ", actual), "keep[" + (2 + k) + "] values");
         }
-        JavaHeapObject matrix = arrayOf(kept[10], "[[I", 3, "keep[10] (int[3][4])");
+        JavaHeapObject matrix = arrayOf(kept[10], "int[][]", 3, "keep[10] (int[3][4])");
         if (matrix != null) {
-            for (JavaThing row : elements(matrix)) arrayOf(row, "[I", 4, "a row of int[3][4]");
+            for (JavaThing row : elements(matrix)) arrayOf(row, "int[]", 4, "a row of int[3][4]");
         }
-        JavaHeapObject cube = arrayOf(kept[11], "[[[S", 2, "keep[11] (short[2][3][2])");
+        JavaHeapObject cube = arrayOf(kept[11], "short[][][]", 2, "keep[11] (short[2][3][2])");
         if (cube != null) {
             for (JavaThing plane : elements(cube)) {
-                JavaHeapObject rows = arrayOf(plane, "[[S", 3, "a plane of short[2][3][2]");
-                if (rows != null) for (JavaThing row : elements(rows)) arrayOf(row, "[S", 2, "a row of short[2][3][2]");
+                JavaHeapObject rows = arrayOf(plane, "short[][]", 3, "a plane of short[2][3][2]");
+                if (rows != null) for (JavaThing row : elements(rows)) arrayOf(row, "short[]", 2, "a row of short[2][3][2]");
             }
         }
-        JavaHeapObject strings = arrayOf(kept[12], "[[Ljava.lang.String;", 3, "keep[12] (String[][])");
+        JavaHeapObject strings = arrayOf(kept[12], "java.lang.String[][]", 3, "keep[12] (String[][])");
         if (strings != null) {
             JavaThing[] rows = elements(strings);
-            JavaHeapObject first = arrayOf(rows[0], "[Ljava.lang.String;", 2, "String[][] row 0");
+            JavaHeapObject first = arrayOf(rows[0], "java.lang.String[]", 2, "String[][] row 0");
             if (first != null) equal("x null", text(elements(first)[0]) + " " + text(elements(first)[1]), "String[][] row 0 values");
             check(isNull(rows[1]), "String[][] row 1 is null");
-            arrayOf(rows[2], "[Ljava.lang.String;", 0, "String[][] row 2");
+            arrayOf(rows[2], "java.lang.String[]", 0, "String[][] row 2");
         }
-        arrayOf(kept[13], "[B", 200_000, "keep[13] (byte[200000])");
+        arrayOf(kept[13], "byte[]", 200_000, "keep[13] (byte[200000])");
         check(kept[14] instanceof JavaObject && ((JavaObject) kept[14]).getClazz().getName().equals("java.lang.Class"),
               "keep[14] (int.class) is a java.lang.Class instance, got " + text(kept[14]));
         check(kept[16] instanceof JavaObject && ((JavaObject) kept[16]).getClazz().getName().equals("HeapShapes$1"),
@@ -326,7 +329,7 @@ public class OpenJdkHeapCheck {
                   "keep[17] is a Mixed, got " + text(mixed))) {
             JavaObject m = (JavaObject) mixed;
             equal("7 9 true", value(m, "offset") + " " + value(m, "nWords") + " " + value(m, "flag"), "Mixed fields");
-            JavaHeapObject data2 = arrayOf(field(m, "data"), "[I", 2, "Mixed.data");
+            JavaHeapObject data2 = arrayOf(field(m, "data"), "int[]", 2, "Mixed.data");
             if (data2 != null) equal("4 5", elements(data2)[0] + " " + elements(data2)[1], "Mixed.data values");
         }
     }
