@@ -46,6 +46,7 @@ void ClassTracker::record_loaded_classes(JNIEnv* jni) {
   jint count = 0;
   jclass* classes = nullptr;
   if (jvmti_->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return;
+  if (jni->EnsureLocalCapacity(count) != 0) jni->ExceptionClear();  // -Xcheck:jni counts them
   for (jint i = 0; i < count; ++i) {
     serial_of(classes[i]);
     jni->DeleteLocalRef(classes[i]);
@@ -57,6 +58,7 @@ void ClassTracker::record_unloaded_classes(JNIEnv* jni) {
   jint count = 0;
   jclass* classes = nullptr;
   if (jvmti_->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return;
+  if (jni->EnsureLocalCapacity(count) != 0) jni->ExceptionClear();  // -Xcheck:jni counts them
   std::unordered_set<uint64_t> alive;
   alive.reserve(static_cast<size_t>(count));
   for (jint i = 0; i < count; ++i) {
