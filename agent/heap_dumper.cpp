@@ -42,9 +42,9 @@ uint64_t used_heap_bytes(JNIEnv* jni) {
   uint64_t used = 0;
   if (get_runtime != nullptr && total != nullptr && free != nullptr) {
     jobject runtime = jni->CallStaticObjectMethod(runtime_class, get_runtime);
-    if (runtime != nullptr) {
+    if (runtime != nullptr && !jni->ExceptionCheck()) {
       jlong t = jni->CallLongMethod(runtime, total);
-      jlong f = jni->CallLongMethod(runtime, free);
+      jlong f = jni->ExceptionCheck() ? t : jni->CallLongMethod(runtime, free);
       if (t > f) used = static_cast<uint64_t>(t - f);
       jni->DeleteLocalRef(runtime);
     }
