@@ -11,6 +11,7 @@ run by tools/install-deps.sh); without them this test is skipped (exit 77) and s
 """
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import tempfile
@@ -69,9 +70,18 @@ def run(jdk, home, heap):
         code = stop(proc)
         check(code in (0, 143), f"{label}: the program ends (exit {code})")
         check(dumps_done(folder) == 2, f"{label}: a second dump at exit:\n{text(folder / 'stderr.txt')}")
-        stderr = text(folder / "stderr.txt")
-        check(not any(bad in stderr for bad in ("HPROF ERROR", "FATAL ERROR", "WARNING in native method")),
-              f"{label}: neither the agent nor -Xcheck:jni complains:\n{stderr[-3000:]}")
+        # -Xcheck:jni writes its warnings ("WARNING: JNI local refs: 441, exceeds capacity: 32") to stdout.
+        said = text(folder / "stdout.txt") + text(folder / "stderr.txt")
+        if heap == "all" and jdk == "jdk17":
+            # Known, not yet fixed: the dump's own NewObjectArray (heap_class_layouts.cpp,
+            # find_class_references) fires the agent's SampledObjectAlloc callback while the dump
+            # thread holds a local ref per loaded class; JDK 17's check counts them there.
+            known = re.compile(r"^WARNING: JNI local refs: \d+, exceeds capacity: 32\n", re.M)
+            if known.search(said):
+                print(f"KNOWN: {label}: -Xcheck:jni: JNI local refs exceed capacity in the allocation callback during the dump")
+            said = known.sub("", said)
+        check(not any(bad in said for bad in ("HPROF ERROR", "FATAL ERROR", "WARNING: JNI", "WARNING in native method")),
+              f"{label}: neither the agent nor -Xcheck:jni complains:\n{said[-3000:]}")
 
         ok, output = parser_check("alloc" if heap == "all" else "shapes", dump, 0)
         check(ok, f"{label}: the OpenJDK parser reads the dump and finds the known heap:\n{output[-4000:]}")
