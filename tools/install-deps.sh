@@ -12,12 +12,17 @@ for package in $PACKAGES; do
     missing="$missing $package"
 done
 if [ -z "$missing" ]; then
-  echo "install-deps: everything is installed"
-  exit 0
+  echo "install-deps: every package is installed"
+else
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "install-deps: installing$missing"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  echo "install-deps: done"
 fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "install-deps: installing$missing"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
-echo "install-deps: done"
+
+# The OpenJDK test library's HPROF parser, a second independent reader of the binary files
+# (tests/integration/openjdk_parser.py). It ships only in Debian's openjdk-17 source package.
+"$(dirname "$0")/fetch-openjdk-test-lib.sh" ||
+  echo "install-deps: WARNING: the OpenJDK HPROF parser could not be fetched; its test will be skipped"
