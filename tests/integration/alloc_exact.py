@@ -9,7 +9,7 @@ import re
 import subprocess
 import tempfile
 
-from harness import (AGENT, agentpath, check, cleanup, finish, java_bin, jdks, run_java, start_java,
+from harness import (AGENT, site_markers, agentpath, check, cleanup, finish, java_bin, jdks, run_java, start_java,
                      wait_for)
 
 SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "AllocEarly.java"
@@ -17,16 +17,7 @@ COLLECTORS = ["Serial", "Parallel", "G1", "Z"]
 ROW = re.compile(r"^\s*\d+\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)$")
 
 
-def marker_lines():
-    lines = {}
-    for number, line in enumerate(SOURCE.read_text().splitlines(), 1):
-        found = re.search(r"// SITE:(\w+)", line)
-        if found:
-            lines[found.group(1)] = number
-    return lines
-
-
-LINES = marker_lines()
+LINES = site_markers(SOURCE)
 
 
 def frame(method, marker):

@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 
 import hprof_records
-from harness import (agentpath, check, check_no_warnings, cleanup, finish, jdks, java_command,
+from harness import (site_markers, agentpath, check, check_no_warnings, cleanup, finish, jdks, java_command,
                      run_java, start_java, verify_binary, wait_for)
 
 SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "AllocSites.java"
@@ -21,16 +21,7 @@ ROW = re.compile(r"^\s*(\d+)\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+(\d+)\s+(\d+)\s+(
 HEADER = re.compile(r"^SITES BEGIN \(ordered by live bytes\) \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}$")
 
 
-def marker_lines():
-    lines = {}
-    for number, line in enumerate(SOURCE.read_text().splitlines(), 1):
-        found = re.search(r"// SITE:(\w+)", line)
-        if found:
-            lines[found.group(1)] = number
-    return lines
-
-
-LINES = marker_lines()
+LINES = site_markers(SOURCE)
 
 
 def frame(method, marker):

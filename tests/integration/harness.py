@@ -8,6 +8,7 @@ checked at cleanup() or finish()). The JVM's JNI checks print "WARNING in native
 "WARNING: JNI local refs: ...", and neither may ever come from the agent."""
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -152,6 +153,17 @@ def finish(name):
         sys.exit(1)
     print(f"{name}: all checks passed")
     sys.exit(0)
+
+
+def site_markers(source):
+    """{name: line number} of the `// SITE:name` markers in a Java source file: the lines whose
+    allocations a test expects at known sites."""
+    lines = {}
+    for number, line in enumerate(pathlib.Path(source).read_text().splitlines(), 1):
+        found = re.search(r"// SITE:(\w+)", line)
+        if found:
+            lines[found.group(1)] = number
+    return lines
 
 
 def wait_for(predicate, timeout=30.0, step=0.1):
