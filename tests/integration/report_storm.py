@@ -24,16 +24,26 @@ def storm(label, home):
         stderr = folder / "stderr.txt"
         wait_for(lambda: False, 2.0)
         check(proc.poll() is None, f"{label}: CpuBusy runs")
-        for _ in range(REQUESTS):
-            os.kill(proc.pid, signal.SIGQUIT)
-            time.sleep(0.1)
+        stdout = folder / "stdout.txt"
         # When each report ends ("... done."), seen by polling: the interval a report's samples cover.
         ends = []
-        deadline = time.time() + 120
-        while len(ends) < REQUESTS and time.time() < deadline and proc.poll() is None:
+
+        def note_ends():
             done = stderr.read_text().count(" done.")
-            while len(ends) < done:
+            while len(ends) < min(done, REQUESTS):
                 ends.append(time.monotonic())
+            return len(ends)
+
+        for sent in range(1, REQUESTS + 1):
+            os.kill(proc.pid, signal.SIGQUIT)
+            # Two signals pending at once are one to the JVM: wait until it took this one (it
+            # prints its thread dump at once; the report itself queues behind the others).
+            check(wait_for(lambda: note_ends() >= 0 and stdout.read_text().count("Full thread dump") >= sent, 30,
+                           step=0.01),
+                  f"{label}: the JVM took request {sent}")
+            wait_for(lambda: note_ends() < 0, 0.1, step=0.01)  # 0.1 s apart, still watching
+        deadline = time.time() + 120
+        while note_ends() < REQUESTS and time.time() < deadline and proc.poll() is None:
             time.sleep(0.01)
         check(len(ends) == REQUESTS, f"{label}: every request gets its report ({len(ends)} of {REQUESTS})")
         code = proc.wait(timeout=120)
