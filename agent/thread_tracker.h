@@ -8,6 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "memory.h"
 #include "output_mutex.h"
 #include "profile_writer.h"
 
@@ -36,7 +37,9 @@ class ThreadTracker {
   jvmtiEnv* jvmti_;
   ProfileWriter& output_;
   OutputMutex& output_mutex_;
-  std::unordered_map<jlong, uint32_t> serial_by_tag_;  // guarded by output_mutex_
+  std::unordered_map<jlong, uint32_t, std::hash<jlong>, std::equal_to<jlong>,
+                     memory::Allocator<std::pair<const jlong, uint32_t>>>
+      serial_by_tag_;  // guarded by output_mutex_
 };
 
 }  // namespace fasthprof

@@ -18,6 +18,7 @@
 
 #include "class_registry.h"
 #include "frame_registry.h"
+#include "memory.h"
 #include "name_table.h"
 #include "options.h"
 #include "output_stream.h"
@@ -142,12 +143,14 @@ class ProfileWriter {
   TraceTable traces_;
   uint64_t next_thread_key_ = 0;
   // Names of live threads, kept for reannounce(): serial -> name, group, parent group.
-  std::unordered_map<uint32_t, std::array<std::string, 3>> thread_names_;
+  std::unordered_map<uint32_t, std::array<std::string, 3>, std::hash<uint32_t>, std::equal_to<uint32_t>,
+                     memory::Allocator<std::pair<const uint32_t, std::array<std::string, 3>>>>
+      thread_names_;
   bool reannounce_pending_ = false;
   // Serials whose LOAD CLASS / START THREAD went out since the last report_complete(), and those
   // a cut removed, waiting for reannounce().
-  std::vector<uint32_t> uncommitted_classes_, uncommitted_threads_;
-  std::vector<uint32_t> lost_classes_, lost_threads_;
+  std::vector<uint32_t, memory::Allocator<uint32_t>> uncommitted_classes_, uncommitted_threads_;
+  std::vector<uint32_t, memory::Allocator<uint32_t>> lost_classes_, lost_threads_;
 };
 
 }  // namespace fasthprof

@@ -11,6 +11,7 @@
 
 #include "hprof_format.h"
 #include "ids.h"
+#include "memory.h"
 
 namespace fasthprof {
 
@@ -65,8 +66,11 @@ class ThreadRegistry {
   size_t size() const { return threads_.size(); }  // threads ever started, unknown thread excluded
 
  private:
-  std::deque<ThreadInfo> threads_;                 // index = serial - kFirstThreadSerial - 1
-  std::unordered_map<uint64_t, uint32_t> alive_;  // key -> index, live threads only
+  std::deque<ThreadInfo, memory::Allocator<ThreadInfo>> threads_;  // index = serial - kFirstThreadSerial - 1
+  // key -> index, live threads only
+  std::unordered_map<uint64_t, uint32_t, std::hash<uint64_t>, std::equal_to<uint64_t>,
+                     memory::Allocator<std::pair<const uint64_t, uint32_t>>>
+      alive_;
 };
 
 }  // namespace fasthprof
