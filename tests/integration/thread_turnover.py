@@ -26,7 +26,7 @@ IN_USE = re.compile(r"fasthprof: memory: (\d+) bytes in use at exit, peak (\d+)"
 def in_use_at_exit(home, label, options, threads):
     out = "out.hprof" if "format=b" in options else "out.txt"
     run = run_java(home, agentpath(f"{options},verbose=y,file={out}"), main="ThreadTurnover",
-                   args=[threads], jvm_args=["-Xmx64m"], timeout=300)
+                   args=[str(threads)], jvm_args=["-Xmx64m"], timeout=300)
     found = IN_USE.search(run.stderr)
     if not check(run.code == 0 and f"ended {threads} threads" in run.stdout and found is not None,
                  f"{label} {options}: {threads} threads run to the end and the agent says its memory in use", run):
