@@ -47,6 +47,8 @@ class Linker {
     jint count = 0;
     jclass* classes = nullptr;
     if (jvmti_->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return 0;
+    // The JNI calls below run with every class reference held: planned, or -Xcheck:jni warns.
+    jvmti::ReturnedRefs<jclass> held(jvmti_, jni_, classes, count, 16);
     uint64_t linked = 0;
     for (jint i = 0; i < count; ++i) {
       jclass klass = classes[i];
@@ -55,9 +57,7 @@ class Linker {
           !failed_before(klass)) {
         if (link(klass, result)) ++linked;
       }
-      jni_->DeleteLocalRef(klass);
     }
-    jvmti_->Deallocate(reinterpret_cast<unsigned char*>(classes));
     return linked;
   }
 
