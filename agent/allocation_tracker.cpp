@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 #include <ctime>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "entry_guard.h"
 #include "ids.h"
 #include "jvmti_support.h"
+#include "memory.h"
 #include "xxhash.h"
 
 namespace fasthprof {
@@ -43,8 +45,10 @@ uint64_t frame_budget(uint32_t max_slots, uint32_t depth) {
 }  // namespace
 
 struct AllocationTracker::ThreadState {
+  AllocationTracker* owner = nullptr;
+  ThreadState* next_free = nullptr;  // in owner->free_states_
   RecorderThread recorder;
-  std::unique_ptr<jvmtiFrameInfo[]> frames;
+  jvmtiFrameInfo* frames = nullptr;  // max(depth, 1) entries, right after the state
 };
 
 AllocationTracker::AllocationTracker(const AgentContext& context)
@@ -54,11 +58,21 @@ AllocationTracker::AllocationTracker(const AgentContext& context)
       thread_in_traces_(context.options->thread_in_traces),
       recorder_(SiteSlotTableOptions{uint32_t{1} << 18,
                                      frame_budget(uint32_t{1} << 18, static_cast<uint32_t>(context.options->depth))},
-                context.options->sample_bytes) {}
+                context.options->sample_bytes) {
+  state_key_valid_ = pthread_key_create(&state_key_, &release_thread_state) == 0;
+}
 
 AllocationTracker::~AllocationTracker() {
   AllocationTracker* self = this;
   active_tracker.compare_exchange_strong(self, nullptr);
+  // The states of threads still running are left to them: no destructor runs after the delete.
+  if (state_key_valid_) pthread_key_delete(state_key_);
+  size_t frames = depth_ == 0 ? 1 : depth_;
+  while (ThreadState* state = free_states_) {
+    free_states_ = state->next_free;
+    state->~ThreadState();
+    memory::deallocate(state, sizeof(ThreadState) + frames * sizeof(jvmtiFrameInfo));
+  }
 }
 
 AllocationTracker* AllocationTracker::active() { return active_tracker.load(std::memory_order_acquire); }
@@ -98,6 +112,10 @@ void AllocationTracker::start(JNIEnv* jni) {
   }
   if (!recorder_.valid()) {
     jvmti::print_error("Unable to reserve the allocation site table; heap=sites records nothing.");
+    return;
+  }
+  if (!state_key_valid_) {
+    jvmti::print_error("Unable to create a thread-specific data key; heap=sites records nothing.");
     return;
   }
   std::string error;
@@ -159,14 +177,46 @@ void AllocationTracker::stop(JNIEnv*) {
                  std::to_string(stats.drained) + " events, deepest queue " +
                  std::to_string(stats.deepest_queue) + " events, " + std::to_string(stats.producer_waits) +
                  " producer waits, " + std::to_string(unregistered_class_allocations_.load()) +
-                 " allocations of classes not registered yet\n");
+                 " allocations of classes not registered yet, " + std::to_string(states_created_.load()) +
+                 " thread states\n");
   }
 }
 
-AllocationTracker::ThreadState& AllocationTracker::thread_state() {
-  // Destroyed when the thread ends, which hands its producer back to the queue for reuse.
-  static thread_local ThreadState state;
+AllocationTracker::ThreadState* AllocationTracker::thread_state() {
+  if (auto* state = static_cast<ThreadState*>(pthread_getspecific(state_key_))) return state;
+  ThreadState* state = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(states_mutex_);
+    if (free_states_ != nullptr) {
+      state = free_states_;
+      free_states_ = state->next_free;
+    }
+  }
+  if (state == nullptr) {
+    size_t frames = depth_ == 0 ? 1 : depth_;
+    static_assert(sizeof(ThreadState) % alignof(jvmtiFrameInfo) == 0);
+    void* memory = memory::allocate(sizeof(ThreadState) + frames * sizeof(jvmtiFrameInfo));
+    if (memory == nullptr) return nullptr;
+    state = new (memory) ThreadState();
+    state->owner = this;
+    state->frames = reinterpret_cast<jvmtiFrameInfo*>(state + 1);
+    states_created_.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (pthread_setspecific(state_key_, state) != 0) {
+    release_thread_state(state);
+    return nullptr;
+  }
   return state;
+}
+
+// The key's destructor, on a thread that ends: its state (and the producer in it, with any events
+// still queued there) goes to the next thread.
+void AllocationTracker::release_thread_state(void* pointer) {
+  auto* state = static_cast<ThreadState*>(pointer);
+  AllocationTracker* owner = state->owner;
+  std::lock_guard<std::mutex> lock(owner->states_mutex_);
+  state->next_free = owner->free_states_;
+  owner->free_states_ = state;
 }
 
 void JNICALL AllocationTracker::on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object,
@@ -175,17 +225,18 @@ void JNICALL AllocationTracker::on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, 
   if (self == nullptr || !self->accepting_.load(std::memory_order_relaxed)) return;
   guard_entry(
       "SampledObjectAlloc", kTrackingStopped,
-      [&] { self->record_allocation(self->thread_state(), jni, thread, object, klass, size); },
+      [&] {
+        if (ThreadState* state = self->thread_state()) self->record_allocation(*state, jni, thread, object, klass, size);
+      },
       [self] { self->accepting_.store(false, std::memory_order_release); });
 }
 
 void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthread thread, jobject object,
                                           jclass klass, jlong size) {
   jvmtiEnv* jvmti = context_.jvmti;
-  if (!state.frames) state.frames.reset(new jvmtiFrameInfo[depth_ == 0 ? 1 : depth_]);
   jint count = 0;
   if (depth_ > 0 &&
-      jvmti->GetStackTrace(nullptr, 0, static_cast<jint>(depth_), state.frames.get(), &count) != JVMTI_ERROR_NONE) {
+      jvmti->GetStackTrace(nullptr, 0, static_cast<jint>(depth_), state.frames, &count) != JVMTI_ERROR_NONE) {
     count = 0;
   }
   jlong class_tag = 0;
@@ -206,7 +257,7 @@ void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthre
     jvmti->GetTag(thread, &thread_tag);
     thread_key = static_cast<uint64_t>(thread_tag);
   }
-  std::span<const SlotFrame> frames(reinterpret_cast<const SlotFrame*>(state.frames.get()),
+  std::span<const SlotFrame> frames(reinterpret_cast<const SlotFrame*>(state.frames),
                                     static_cast<size_t>(count));
   recorder_.record(
       state.recorder, class_key, thread_key, frames, static_cast<uint64_t>(size),
@@ -292,9 +343,8 @@ bool AllocationTracker::resolve_slot(JNIEnv* jni, const SlotDescription& descrip
   if (info == nullptr) return false;
   uint32_t thread_serial = 0;
   if (thread_in_traces_ && description.thread_key != 0) {
-    if (const ThreadInfo* thread = writer.threads().find_by_object_id(description.thread_key)) {
-      thread_serial = thread->serial;
-    }
+    // The thread may have ended since: its serial is still the one its START THREAD gave.
+    thread_serial = writer.threads().serial_of_object_id(description.thread_key);
   }
   std::vector<StackFrame> frames;
   frames.reserve(description.frames.size());

@@ -28,6 +28,8 @@
 
 #include <jvmti.h>
 
+#include <pthread.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -77,7 +79,8 @@ class AllocationTracker final : public Feature {
 
   void record_allocation(ThreadState& state, JNIEnv* jni, jthread thread, jobject object,
                          jclass klass, jlong size);
-  ThreadState& thread_state();
+  ThreadState* thread_state();
+  static void release_thread_state(void* state);
   bool set_sampling_interval();
   void retire_allocation_buffers();
 
@@ -101,6 +104,16 @@ class AllocationTracker final : public Feature {
   bool gc_stops_before_death_ = false;  // ZGC/Shenandoah: no ForceGarbageCollection at VM death
 
   std::mutex drain_mutex_;  // one consumer of recorder_ at a time. Taken before output.
+
+  // Each allocating thread takes a recording state (its producer, its frames buffer) at its first
+  // allocation and gives it back here when it ends (the key's destructor); the next thread reuses
+  // it, so that short-lived threads allocate nothing of their own and the states stay as many as
+  // the most threads that allocated at once.
+  pthread_key_t state_key_{};
+  bool state_key_valid_ = false;
+  std::mutex states_mutex_;
+  ThreadState* free_states_ = nullptr;  // guarded by states_mutex_
+  std::atomic<uint64_t> states_created_{0};
 
   jrawMonitorID writer_lock_ = nullptr;
   bool writer_stop_ = false;     // guarded by writer_lock_

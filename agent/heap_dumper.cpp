@@ -128,7 +128,7 @@ class HeldThreads {
       jlong tag = 0;
       if (jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || tag == 0) continue;
       const ThreadInfo* info = writer.threads().find_by_object_id(static_cast<uint64_t>(tag));
-      if (info == nullptr || !info->alive) continue;
+      if (info == nullptr) continue;  // only live threads are known
       jint depth = 0;
       if (jvmti_->GetFrameCount(thread, &depth) != JVMTI_ERROR_NONE) continue;
       frames.resize(static_cast<size_t>(depth) + 1);

@@ -386,6 +386,10 @@ void Profiler::shut_down(JNIEnv* jni) {
       !output_path_.empty()) {
     check_binary_file(output_path_, options_.verbose);
   }
+  if (options_.diagnostics()) {
+    write_stderr("fasthprof: memory: " + std::to_string(memory::bytes_in_use()) + " bytes in use at exit, peak " +
+                 std::to_string(memory::peak_bytes_in_use()) + "\n");
+  }
 }
 
 bool Profiler::enter_callback() {

@@ -24,20 +24,15 @@ void ThreadTracker::thread_seen(JNIEnv* jni, jthread thread) {
   // Another path (event or enumeration) may have recorded it while we asked for its names.
   if (jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || recorded(tag)) return;
   ThreadIdentity identity = output_.thread_started({names.name, names.group, names.parent_group});
-  jlong new_tag = static_cast<jlong>(identity.object_id);
-  if (jvmti_->SetTag(thread, new_tag) == JVMTI_ERROR_NONE) {
-    serial_by_tag_[new_tag] = identity.serial;
-  }
+  jvmti_->SetTag(thread, static_cast<jlong>(identity.object_id));
 }
 
 void ThreadTracker::thread_ended(jthread thread) {
   jlong tag = 0;
   if (jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || tag == 0) return;
   std::lock_guard<OutputMutex> lock(output_mutex_);
-  auto found = serial_by_tag_.find(tag);
-  if (found == serial_by_tag_.end()) return;
-  output_.thread_ended(found->second);
-  serial_by_tag_.erase(found);
+  const ThreadInfo* info = output_.threads().find_by_object_id(static_cast<uint64_t>(tag));
+  if (info != nullptr) output_.thread_ended(info->serial);
 }
 
 void ThreadTracker::record_existing_threads(JNIEnv* jni) {
@@ -50,8 +45,8 @@ void ThreadTracker::record_existing_threads(JNIEnv* jni) {
 
 uint32_t ThreadTracker::serial_for_tag(jlong tag) {
   std::lock_guard<OutputMutex> lock(output_mutex_);
-  auto found = serial_by_tag_.find(tag);
-  return found == serial_by_tag_.end() ? 0 : found->second;
+  const ThreadInfo* info = output_.threads().find_by_object_id(static_cast<uint64_t>(tag));
+  return info == nullptr ? 0 : info->serial;
 }
 
 }  // namespace fasthprof

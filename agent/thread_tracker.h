@@ -6,7 +6,6 @@
 #include <jvmti.h>
 
 #include <mutex>
-#include <unordered_map>
 
 #include "output_mutex.h"
 #include "profile_writer.h"
@@ -29,14 +28,13 @@ class ThreadTracker {
   // falls between the two; duplicates are filtered by tag.
   void record_existing_threads(JNIEnv* jni);
 
-  // Serial of a known thread object tag, or 0.
+  // Serial of a live thread's object tag, or 0.
   uint32_t serial_for_tag(jlong tag);
 
  private:
   jvmtiEnv* jvmti_;
   ProfileWriter& output_;
   OutputMutex& output_mutex_;
-  std::unordered_map<jlong, uint32_t> serial_by_tag_;  // guarded by output_mutex_
 };
 
 }  // namespace fasthprof

@@ -14,7 +14,9 @@
 //                 0x01 java.lang.Class objects (ClassRegistry), 0x02 java.lang.Thread objects
 //                 (ThreadRegistry), 0x03 class loader objects (the agent's ClassTracker). The agent tags those objects with these IDs, so a heap dump that
 //                 meets the tag writes the same ID that LOAD CLASS / START THREAD used.
-//   0x04..0x0F  free for registries added later.
+//   0x04        UTF8 thread names, one per START THREAD written (ProfileWriter): not interned, so
+//               that the names of ended threads need not be kept (START THREAD alone names them).
+//   0x05..0x0F  free for registries added later.
 //   0x10..0x1F  object tags set by allocation tracking (heap=sites|all, sample=).
 //   0x20..0x2F  object tags set by heap dumps for objects nobody tagged before.
 //   0x30..0x7F  free for later features.
@@ -30,6 +32,7 @@ enum class IdSpace : uint8_t {
   kName = 0x01,
   kFrame = 0x02,
   kRegistryObject = 0x03,
+  kThreadName = 0x04,
   kFirstObjectTag = 0x10,
   kFirstAllocationTag = 0x10,
   kLastAllocationTag = 0x1F,

@@ -100,6 +100,38 @@ void deallocate(void* pointer, size_t size) {
   }
 }
 
+namespace {
+
+class CountedResource final : public std::pmr::memory_resource {
+  void* do_allocate(size_t bytes, size_t alignment) override {
+    if (alignment <= 16) return checked(memory::allocate(bytes));
+    // Over-allocate and keep the block's own address just below the aligned one.
+    auto* raw = static_cast<char*>(checked(memory::allocate(bytes + alignment)));
+    auto aligned = (reinterpret_cast<uintptr_t>(raw) + alignment) & ~(uintptr_t{alignment} - 1);
+    reinterpret_cast<char**>(aligned)[-1] = raw;
+    return reinterpret_cast<void*>(aligned);
+  }
+  void do_deallocate(void* pointer, size_t bytes, size_t alignment) override {
+    if (alignment <= 16) {
+      memory::deallocate(pointer, bytes);
+    } else {
+      memory::deallocate(static_cast<char**>(pointer)[-1], bytes + alignment);
+    }
+  }
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }
+  static void* checked(void* pointer) {
+    if (pointer == nullptr) __builtin_trap();  // no exceptions: out of memory ends here
+    return pointer;
+  }
+};
+
+}  // namespace
+
+std::pmr::memory_resource* resource() {
+  static auto* counted = new CountedResource();  // never destroyed: pools may outlive static destructors
+  return counted;
+}
+
 uint64_t bytes_in_use() { return in_use.load(std::memory_order_relaxed); }
 uint64_t peak_bytes_in_use() { return peak.load(std::memory_order_relaxed); }
 

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <string>
 
 namespace fasthprof::memory {
@@ -34,6 +35,10 @@ void deallocate(void* pointer, size_t size);
 // Bytes currently handed out through allocate() and their high-water mark.
 uint64_t bytes_in_use();
 uint64_t peak_bytes_in_use();
+
+// The same memory as a std::pmr::memory_resource (any alignment), the upstream of the agent's
+// pools. Out of memory traps, as Allocator does. Thread-safe.
+std::pmr::memory_resource* resource();
 
 // A standard-library allocator over allocate()/deallocate(), for the agent's large tables.
 template <typename T>

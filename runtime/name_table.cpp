@@ -64,7 +64,7 @@ std::string_view NameTable::text(uint64_t id, bool* ok) const {
 }
 
 void NameTable::grow() {
-  std::vector<Slot> old;
+  std::vector<Slot, memory::Allocator<Slot>> old;
   old.swap(slots_);
   slots_.assign(old.size() * 2, Slot{0, 0});
   size_t mask = slots_.size() - 1;

@@ -9,6 +9,7 @@
 
 #include "bump_arena.h"
 #include "ids.h"
+#include "memory.h"
 
 namespace fasthprof {
 
@@ -55,8 +56,10 @@ class NameTable {
   void grow();
 
   BumpArena arena_;
-  std::vector<std::string_view> entries_;  // entry i has ID make_id(kName, first_index_ + i)
-  std::vector<Slot> slots_;                // open addressing, power-of-two size, linear probing
+  // entry i has ID make_id(kName, first_index_ + i)
+  std::vector<std::string_view, memory::Allocator<std::string_view>> entries_;
+  // open addressing, power-of-two size, linear probing
+  std::vector<Slot, memory::Allocator<Slot>> slots_;
   uint64_t first_index_ = 1;
 };
 

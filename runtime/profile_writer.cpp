@@ -14,6 +14,17 @@ uint32_t control_flags(const Options& options) {
   return flags;
 }
 
+// Removes serial from a list of serials, looking from the end: a thread that ends is most often
+// one of the last started.
+void forget_serial(std::pmr::vector<uint32_t>& serials, uint32_t serial) {
+  for (size_t i = serials.size(); i-- > 0;) {
+    if (serials[i] == serial) {
+      serials.erase(serials.begin() + static_cast<ptrdiff_t>(i));
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 ProfileWriter::ProfileWriter(const Options& options, OutputStream& out, MethodResolver* resolver)
@@ -50,8 +61,9 @@ ThreadIdentity ProfileWriter::thread_started(const ThreadDescription& thread) {
   if (!binary_) {
     text_->thread_start(ref.object_id, ref.serial, thread.name, thread.group);
   } else {
-    thread_names_[ref.serial] = {std::string(thread.name), std::string(thread.group),
-                                 std::string(thread.parent_group)};
+    std::pmr::string& names = thread_names_[ref.serial];
+    names.reserve(thread.name.size() + thread.group.size() + thread.parent_group.size() + 2);
+    names.append(thread.name).append(1, '\0').append(thread.group).append(1, '\0').append(thread.parent_group);
     write_start_thread(ref.serial, ref.object_id, thread);
   }
   return {ref.serial, ref.object_id};
@@ -63,11 +75,21 @@ void ProfileWriter::write_start_thread(uint32_t serial, uint64_t object_id,
   record.thread_serial = serial;
   record.thread_object_id = object_id;
   record.trace_serial = traces_.empty_trace_serial();
-  record.name_id = name_id(thread.name);
+  record.name_id = thread_name_id(thread.name);
   record.group_name_id = name_id(thread.group);
   record.parent_group_name_id = name_id(thread.parent_group);
   records_->write_start_thread(record);
   uncommitted_threads_.push_back(serial);
+}
+
+// Thread names are not interned: each START THREAD writes its thread's name under a new ID, so
+// that no table keeps the names of ended threads. A new one each time, not one per serial: a
+// START THREAD written again after a cut that failed to truncate must not repeat a UTF8 ID.
+uint64_t ProfileWriter::thread_name_id(std::string_view name) {
+  if (name.empty()) return 0;
+  uint64_t id = make_id(IdSpace::kThreadName, ++thread_names_written_);
+  records_->write_utf8(id, name);
+  return id;
 }
 
 void ProfileWriter::report_complete() {
@@ -98,8 +120,13 @@ void ProfileWriter::reannounce() {
   for (uint32_t serial : lost_threads_) {
     const ThreadInfo* info = threads_.find_by_serial(serial);
     auto names = thread_names_.find(serial);
-    if (info == nullptr || !info->alive || names == thread_names_.end()) continue;
-    write_start_thread(serial, info->object_id, {names->second[0], names->second[1], names->second[2]});
+    if (info == nullptr || names == thread_names_.end()) continue;
+    std::string_view joined = names->second;
+    size_t group_start = joined.find('\0') + 1;
+    size_t parent_start = joined.find('\0', group_start) + 1;
+    write_start_thread(serial, info->object_id,
+                       {joined.substr(0, group_start - 1), joined.substr(group_start, parent_start - 1 - group_start),
+                        joined.substr(parent_start)});
   }
   lost_classes_.clear();
   lost_threads_.clear();
@@ -108,6 +135,8 @@ void ProfileWriter::reannounce() {
 void ProfileWriter::thread_ended(uint32_t serial) {
   if (!threads_.end_thread(serial)) return;
   thread_names_.erase(serial);
+  forget_serial(uncommitted_threads_, serial);
+  forget_serial(lost_threads_, serial);
   if (binary_) {
     records_->write_end_thread(serial);
   } else {

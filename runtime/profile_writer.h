@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <ctime>
 #include <memory>
+#include <memory_resource>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@
 
 #include "class_registry.h"
 #include "frame_registry.h"
+#include "memory.h"
 #include "name_table.h"
 #include "options.h"
 #include "output_stream.h"
@@ -129,6 +131,7 @@ class ProfileWriter {
  private:
   void write_claimed_trace(const TraceView& trace);
   void write_start_thread(uint32_t serial, uint64_t object_id, const ThreadDescription& thread);
+  uint64_t thread_name_id(std::string_view name);
 
   Options options_;
   bool binary_;
@@ -141,13 +144,18 @@ class ProfileWriter {
   FrameRegistry frames_;
   TraceTable traces_;
   uint64_t next_thread_key_ = 0;
-  // Names of live threads, kept for reannounce(): serial -> name, group, parent group.
-  std::unordered_map<uint32_t, std::array<std::string, 3>> thread_names_;
+  uint64_t thread_names_written_ = 0;  // IdSpace::kThreadName
+  // What is kept per live thread comes from this pool, which reuses what ended threads gave back.
+  std::pmr::unsynchronized_pool_resource thread_pool_{memory::resource()};
+  // Names of live threads, kept for reannounce(): serial -> "name\0group\0parent group" (Java
+  // names in modified UTF-8 never hold a zero byte).
+  std::pmr::unordered_map<uint32_t, std::pmr::string> thread_names_{&thread_pool_};
   bool reannounce_pending_ = false;
   // Serials whose LOAD CLASS / START THREAD went out since the last report_complete(), and those
-  // a cut removed, waiting for reannounce().
-  std::vector<uint32_t> uncommitted_classes_, uncommitted_threads_;
-  std::vector<uint32_t> lost_classes_, lost_threads_;
+  // a cut removed, waiting for reannounce(). A thread leaves both when it ends: it is never
+  // announced again.
+  std::vector<uint32_t, memory::Allocator<uint32_t>> uncommitted_classes_, lost_classes_;
+  std::pmr::vector<uint32_t> uncommitted_threads_{&thread_pool_}, lost_threads_{&thread_pool_};
 };
 
 }  // namespace fasthprof

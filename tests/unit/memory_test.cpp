@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory_resource>
 #include <vector>
 
 namespace fasthprof::memory {
@@ -109,6 +110,31 @@ TEST(Memory, AllocatorServesStandardContainers) {
   for (uint64_t v : values) sum += v;
   EXPECT_EQ(sum, 3ull * (100000ull * 99999ull / 2));
   EXPECT_EQ(reinterpret_cast<uintptr_t>(values.data()) % 16, 0u);
+}
+
+TEST(Memory, ResourceAlignsAndCountsEveryBlock) {
+  uint64_t before = bytes_in_use();
+  std::pmr::memory_resource* counted = resource();
+  for (size_t alignment : {size_t{8}, size_t{16}, size_t{64}, size_t{4096}}) {
+    void* block = counted->allocate(100, alignment);
+    ASSERT_NE(block, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % alignment, 0u) << alignment;
+    std::memset(block, 0xab, 100);
+    EXPECT_GE(bytes_in_use(), before + 100);
+    counted->deallocate(block, 100, alignment);
+    EXPECT_EQ(bytes_in_use(), before) << alignment;
+  }
+}
+
+TEST(Memory, PoolOverResourceReusesFreedBlocks) {
+  std::pmr::unsynchronized_pool_resource pool(resource());
+  std::pmr::vector<void*> held(&pool);
+  held.reserve(64);
+  for (int i = 0; i < 64; ++i) held.push_back(pool.allocate(48));
+  for (void* block : held) pool.deallocate(block, 48);
+  uint64_t warmed = bytes_in_use();
+  for (int round = 0; round < 10000; ++round) pool.deallocate(pool.allocate(48), 48);
+  EXPECT_EQ(bytes_in_use(), warmed);
 }
 
 }  // namespace

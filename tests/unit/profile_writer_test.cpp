@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hprof_verifier.h"
+#include "memory.h"
 #include "memory_stream.h"
 
 namespace fasthprof {
@@ -106,9 +107,37 @@ TEST(ProfileWriter, BinaryHeaderControlSettingsEmptyTraceAndThreads) {
   ASSERT_TRUE(result.ok) << result.error << " at " << result.error_offset;
   EXPECT_EQ(result.record_counts[0x0A], 2u);  // START THREAD
   EXPECT_EQ(result.record_counts[0x0B], 1u);  // END THREAD
-  // "main" and "system" are shared: main, system, other.
-  EXPECT_EQ(result.record_counts[0x01], 3u);
+  // Group names are shared (main, system); each thread's name has an ID of its own (main, other).
+  EXPECT_EQ(result.record_counts[0x01], 4u);
   EXPECT_NE(other.serial, main.serial);
+}
+
+// A program that starts threads all day: what the writer keeps must not grow with the threads that
+// ended (their names included), in either format.
+TEST(ProfileWriter, EndedThreadsAreNotKept) {
+  for (OutputFormat format : {OutputFormat::kBinary, OutputFormat::kText}) {
+    FakeResolver resolver;
+    MemoryStream stream;
+    ProfileWriter writer(options_for(format), stream, &resolver);
+    writer.write_header(0, 0);
+    writer.thread_started({"main", "main", "system"});
+    auto churn = [&](int from, int to) {
+      for (int n = from; n < to; ++n) {
+        std::string name = "pool-1-thread-with-a-rather-long-name-" + std::to_string(n);
+        ThreadIdentity thread = writer.thread_started({name, "main", "system"});
+        writer.thread_ended(thread.serial);
+        if (n % 1000 == 0) {
+          writer.flush();
+          stream.bytes.clear();
+        }
+      }
+    };
+    churn(0, 1000);  // the pools and tables reach their size
+    uint64_t before = memory::bytes_in_use();
+    churn(1000, 51000);
+    EXPECT_EQ(memory::bytes_in_use(), before) << (format == OutputFormat::kBinary ? "binary" : "text");
+    EXPECT_EQ(writer.threads().size(), 51001u);
+  }
 }
 
 TEST(ProfileWriter, TextTracesAreWrittenOnceWithJavaNamesAndLines) {

@@ -9,6 +9,7 @@
 #include "frame_registry.h"
 #include "hprof_format.h"
 #include "ids.h"
+#include "memory.h"
 #include "name_table.h"
 #include "thread_registry.h"
 
@@ -235,14 +236,40 @@ TEST(ThreadRegistry, EndThreadReportsOnceAndKeyCanBeReused) {
   EXPECT_FALSE(threads.end_thread(first.serial));
   EXPECT_FALSE(threads.end_thread(other.serial + 1));
   EXPECT_EQ(threads.find(9), nullptr);
-  ASSERT_NE(threads.find_by_serial(first.serial), nullptr);
-  EXPECT_FALSE(threads.find_by_serial(first.serial)->alive);
+  EXPECT_EQ(threads.find_by_serial(first.serial), nullptr) << "an ended thread is forgotten";
+  EXPECT_EQ(threads.find_by_object_id(first.object_id), nullptr);
+  EXPECT_EQ(threads.serial_of_object_id(first.object_id), first.serial) << "its serial is still known";
   ThreadRef second = threads.start_thread(9);
   EXPECT_TRUE(second.is_new);
   EXPECT_EQ(second.serial, other.serial + 1);
   std::vector<uint32_t> alive;
   threads.for_each_alive([&](const ThreadInfo& info) { alive.push_back(info.serial); });
   EXPECT_EQ(alive, (std::vector<uint32_t>{other.serial, second.serial}));
+}
+
+TEST(ThreadRegistry, SerialOfObjectIdOnlyForThreadsItStarted) {
+  ThreadRegistry threads;
+  ThreadRef only = threads.start_thread(1);
+  EXPECT_EQ(threads.serial_of_object_id(only.object_id), only.serial);
+  EXPECT_EQ(threads.serial_of_object_id(only.object_id + 1), 0u);
+  EXPECT_EQ(threads.serial_of_object_id(make_registry_object_id(RegistryObjectKind::kClass, 1)), 0u);
+  EXPECT_EQ(threads.serial_of_object_id(0), 0u);
+}
+
+TEST(ThreadRegistry, MemoryStaysBoundedWhileThreadsComeAndGo) {
+  ThreadRegistry threads;
+  // Warm up: as many threads alive at once as later, so that the pool holds what they need.
+  std::vector<uint32_t> alive;
+  for (uint64_t key = 0; key < 64; ++key) alive.push_back(threads.start_thread(key).serial);
+  for (uint32_t serial : alive) threads.end_thread(serial);
+  uint64_t before = memory::bytes_in_use();
+  for (uint64_t key = 1000; key < 101000; ++key) {
+    ThreadRef ref = threads.start_thread(key);
+    ASSERT_TRUE(threads.end_thread(ref.serial));
+  }
+  EXPECT_EQ(memory::bytes_in_use(), before) << "100000 ended threads must not be kept";
+  EXPECT_EQ(threads.alive_count(), 0u);
+  EXPECT_EQ(threads.size(), 100064u);
 }
 
 // ---- FrameRegistry ------------------------------------------------------------------------------
