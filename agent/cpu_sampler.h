@@ -1,4 +1,4 @@
-// cpu=samples (original-hprof.md §4.7, DECISIONS.md "cpu=samples"): every `interval` ms a round
+// cpu=samples (docs/compatibility.md §4.7, docs/decisions.md "cpu=samples"): every `interval` ms a round
 // counts each Java thread that is using the CPU: RUNNABLE, neither suspended nor interrupted, and
 // whose CPU time advanced since the previous round. Threads in wait/sleep/park or blocked on a
 // monitor are never counted, nor the agent's own threads ("fasthprof ..."). Each count goes to the

@@ -3,7 +3,7 @@
 //
 //   load:   add_capabilities() -> add_callbacks()         (Agent_OnLoad / Agent_OnAttach)
 //   live:   start()                                        (VMInit, or at once under attach)
-//   report: write_report()  in original-hprof.md §2.5 order (kill -QUIT, and VM death with doe=y)
+//   report: write_report()  in docs/compatibility.md §2.5 order (kill -QUIT, and VM death with doe=y)
 //   death:  stop()                                         (VMDeath, after the final report)
 #pragma once
 

@@ -56,7 +56,7 @@ uint64_t used_heap_bytes(JNIEnv* jni) {
   return t > f ? static_cast<uint64_t>(t - f) : 0;
 }
 
-// DECISIONS.md: warn before a dump that will probably not fit. A binary dump takes about 1.5
+// docs/decisions.md: warn before a dump that will probably not fit. A binary dump takes about 1.5
 // times the live heap (8-byte IDs); the used heap overstates the live one, so this errs on the
 // side of warning.
 void warn_if_disk_small(JNIEnv* jni, const Options& options) {

@@ -79,7 +79,7 @@ class Profiler {
   std::unique_ptr<ProfileWriter> writer_;
   std::unique_ptr<ThreadTracker> threads_;
   AgentContext context_;
-  std::vector<std::unique_ptr<Feature>> features_;  // in report order (original-hprof.md §2.5)
+  std::vector<std::unique_ptr<Feature>> features_;  // in report order (docs/compatibility.md §2.5)
 
   std::atomic<bool> live_{false};
   std::atomic<bool> failed_{false};  // stop_after_failure() ran

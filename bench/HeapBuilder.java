@@ -2,7 +2,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The heap of PERFORMANCE.md §1 for bench/heap_dump_bench.py: about N objects made of small
+ * The heap of docs/performance.md §1 for bench/heap_dump_bench.py: about N objects made of small
  * instances with int, long, String and reference fields, short Object[], byte[] and int[]; a full
  * GC; then "ready", and it waits until killed.
  * Usage: HeapBuilder <objects>

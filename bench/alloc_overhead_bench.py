@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PERFORMANCE.md §2: what exact allocation tracking costs, measured side by side in one run.
+"""docs/performance.md §2: what exact allocation tracking costs, measured side by side in one run.
 
 Alternates, round after round, on bench/java/AllocLoop.java:
   none      no agent

@@ -1,4 +1,4 @@
-// PERFORMANCE.md §2, the agent's own share of exact allocation tracking, without a JVM: per event
+// docs/performance.md §2, the agent's own share of exact allocation tracking, without a JVM: per event
 // the callback side (XXH3 key of class + 4 frames, slot lookup in the lock-free SiteSlotTable, tag
 // packing, push into the thread's producer) and the writer side (bulk drain, site update; a new
 // site also interns its trace in the TraceTable).

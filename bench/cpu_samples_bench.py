@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""cpu=samples benchmark (PERFORMANCE.md §4). At 2, 8 and 64 busy threads (tests/java/CpuBusy):
+"""cpu=samples benchmark (docs/performance.md §4). At 2, 8 and 64 busy threads (tests/java/CpuBusy):
 
 1. mechanisms: agent runs per stack variant (FASTHPROF_CPU_SAMPLER=signal|deferred|each|list|all),
    alternating the variants, printing rounds taken against rounds due (sampler lifetime /

@@ -1,4 +1,4 @@
-// The floor of exact allocation tracking on this JVM (PERFORMANCE.md §2): a JVMTI agent whose
+// The floor of exact allocation tracking on this JVM (docs/performance.md §2): a JVMTI agent whose
 // SampledObjectAlloc callback (interval 0, every allocation) takes the stack trace at `depth` and
 // sets a tag on the object, and does nothing else. bench/alloc_overhead_bench.py runs it beside
 // fasthprof heap=sites to print fasthprof / floor.

@@ -1,4 +1,4 @@
-"""heap=dump on a large heap (PERFORMANCE.md §1), side by side in one run: (a) the floor agent
+"""heap=dump on a large heap (docs/performance.md §1), side by side in one run: (a) the floor agent
 (bench/heap_floor_agent.cpp: one FollowReferences that tags every object, nothing else), (b) fasthprof
 on kill -QUIT, timed from the signal to the complete file (" done." on stderr), (c) the JDK's own
 `jcmd GC.heap_dump` of the same heap. Prints seconds, the ratios b/a and b/c, file sizes, objects/s,

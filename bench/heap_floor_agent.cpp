@@ -1,4 +1,4 @@
-// The floor of a JVMTI heap dump (PERFORMANCE.md §1): on kill -QUIT (DataDumpRequest) one
+// The floor of a JVMTI heap dump (docs/performance.md §1): on kill -QUIT (DataDumpRequest) one
 // FollowReferences with a heap-reference, a primitive-field and an array-primitive-value callback
 // that sets a new tag on every object it meets for the first time and does nothing else, timed
 // around that one call. Then the tags are removed (IterateThroughHeap), timed on its own line.

@@ -1,4 +1,4 @@
-// The file sink against the disk (PERFORMANCE.md §5: the sink reaches >= 90 % of the disk's
+// The file sink against the disk (docs/performance.md §5: the sink reaches >= 90 % of the disk's
 // buffered throughput). In one run, alternating, each round writes the same amount
 //   (a) with plain write() calls of 1 MiB buffers: the disk's buffered throughput, and
 //   (b) through AsyncSink + FileBackend, fed in 64 KiB producer chunks,

@@ -1,4 +1,4 @@
-// Trace interning on the writer thread (PERFORMANCE.md §5): a depth-4 trace that is already in the
+// Trace interning on the writer thread (docs/performance.md §5): a depth-4 trace that is already in the
 // table (hit), and one that is not (miss + insert, table growth included). After Google Benchmark's
 // own report it prints one headline per figure, then the time of every size measured.
 #include <benchmark/benchmark.h>

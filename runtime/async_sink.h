@@ -15,7 +15,7 @@
 // With n = 2 this is plain double buffering; more buffers let the io thread start the next write
 // without waiting for the producer to wake up.
 //
-// Errors (DECISIONS.md, "Binary format"): a failed write cuts a truncatable backend back to where
+// Errors (docs/decisions.md, "Binary format"): a failed write cuts a truncatable backend back to where
 // the current report began and drops the rest of that report; begin_report() starts the next one
 // clean. A backend whose error ends output (a socket) is closed and everything later is dropped.
 // Either way one message goes to the reporter, and no more until a report has succeeded again.

@@ -19,7 +19,7 @@
 
 namespace fasthprof {
 
-// The largest value of a u4 field; 64-bit counters are clamped to it (DECISIONS.md).
+// The largest value of a u4 field; 64-bit counters are clamped to it (docs/decisions.md).
 inline constexpr uint64_t kMaxU4 = 0xFFFFFFFFu;
 
 constexpr uint32_t clamp_u4(uint64_t value) {

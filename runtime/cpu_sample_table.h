@@ -1,5 +1,5 @@
 // cpu=samples counts: one 64-bit hit counter per trace serial, and the CPU SAMPLES section built
-// from them (original-hprof.md §2.10 and §3.6). Trace serials are dense from kFirstTraceSerial, so
+// from them (docs/compatibility.md §2.10 and §3.6). Trace serials are dense from kFirstTraceSerial, so
 // the counters are a plain array indexed by serial: counting a sample is one add, no hashing.
 //
 // A report sorts the traces by count (most first, equal counts by serial), keeps the rows down to

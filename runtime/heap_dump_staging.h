@@ -1,5 +1,5 @@
 // Where a text heap dump waits until its totals are known: `HEAP DUMP BEGIN` names the number of
-// objects and bytes, which only the end of the walk knows (DECISIONS.md, "Text format").
+// objects and bytes, which only the end of the walk knows (docs/decisions.md, "Text format").
 //
 // StagingFile: a temporary file in the output's folder, created 0600 and unlinked at once, so that
 // it is always removed, whatever happens to the process. StagingMemory: a byte string, for the

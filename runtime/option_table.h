@@ -10,7 +10,7 @@ namespace fasthprof {
 
 struct Options;
 
-// How the tokenizer reads an option's value (original-hprof.md §1.2). The buffer limits are the
+// How the tokenizer reads an option's value (docs/compatibility.md §1.2). The buffer limits are the
 // original's: a value that does not fit is treated like an empty one (the row's syntax error).
 enum class ValueSyntax {
   kText,      // runs to the next ',', at most 4096 bytes (FILENAME_MAX)

@@ -93,7 +93,7 @@ std::string read_value(const OptionRow& row, std::string_view* rest, Options* op
   return "";
 }
 
-// original-hprof.md §1.4, then the checks of fasthprof's own options.
+// docs/compatibility.md §1.4, then the checks of fasthprof's own options.
 std::string check_combination(Options* options) {
   if (options->format == OutputFormat::kBinary) {
     if (options->cpu_timing) return "cpu=times|old is not supported with format=b";

@@ -1,4 +1,4 @@
-// Agent options: the HPROF option string (original-hprof.md §1), fasthprof's additions, the help
+// Agent options: the HPROF option string (docs/compatibility.md §1), fasthprof's additions, the help
 // text and the start-up notes about features that are accepted but not served yet.
 // The parser itself is driven by option_table.h.
 #pragma once
@@ -75,7 +75,7 @@ ParseResult parse_options(const char* options, const char* env_value);
 // the echoed options are written as \xNN). Allocates. Any thread.
 std::string format_option_error(const ParseResult& result);
 
-// The full `help` text (original-hprof.md §1.7 layout), generated from the option table.
+// The full `help` text (docs/compatibility.md §1.7 layout), generated from the option table.
 // Allocates. Any thread.
 std::string usage_text();
 

@@ -15,7 +15,7 @@
 
 namespace fasthprof {
 
-// force=n unique-name rule (original-hprof.md §1.5, without its bugs: no fixed-size suffix buffer,
+// force=n unique-name rule (docs/compatibility.md §1.5, without its bugs: no fixed-size suffix buffer,
 // never deletes another file, and the extension is looked for in the last path component only).
 // Returns `path` unchanged if nothing exists there, else prefix.<pid>suffix: for binary output the
 // suffix is empty; for text output an extension starting with ".txt" (any case) moves after the pid,

@@ -22,7 +22,7 @@
 //   0x1C  HEAP DUMP SEGMENT sub-records, written by HeapDumpWriter                         any
 //   0x2C  HEAP DUMP END     (empty)                                                        0
 //
-// 64-bit counters are clamped to 0xFFFFFFFF where the field is a u4 (DECISIONS.md). Every emitter
+// 64-bit counters are clamped to 0xFFFFFFFF where the field is a u4 (docs/decisions.md). Every emitter
 // declares its body size before writing; debug builds assert that exactly that many bytes follow.
 #pragma once
 
@@ -77,7 +77,7 @@ struct AllocSitesHeader {
   uint16_t flags = 0;  // kSitesIncremental | kSitesSortedByAllocation | kSitesForceGc
   // Written as its IEEE-754 single-precision bits, as the format specifies ("u4 cutoff ratio
   // (floating point)"); the original agent wrote the low half of a double by accident
-  // (0.0001 -> EB 1C 43 2D), fasthprof writes 38 D1 B7 17 (DECISIONS.md).
+  // (0.0001 -> EB 1C 43 2D), fasthprof writes 38 D1 B7 17 (docs/decisions.md).
   float cutoff = 0;
   uint64_t total_live_bytes = 0;
   uint64_t total_live_instances = 0;

@@ -1,6 +1,6 @@
 // The writer thread's allocation sites: (class serial, trace serial) -> 64-bit live and allocated
 // bytes and objects, fed by the events the pipeline drains, plus the sorted, cut-off rows of a SITES
-// report (original-hprof.md §2.9: by live bytes, descending; stop at the first site below cutoff).
+// report (docs/compatibility.md §2.9: by live bytes, descending; stop at the first site below cutoff).
 //
 //   row_of_slot_ [slot] -> row index + 1 (0: slot not bound yet)   slots come from SiteSlotTable
 //   rows_        [row]  -> { class, trace, array kind, counters }   several slots may share a row

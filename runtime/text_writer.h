@@ -1,5 +1,5 @@
 // The lines of the text output (format=a), column for column as the original agent printed them
-// (original-hprof.md §2), with DECISIONS.md's fixes: no line is ever cut at 1023 bytes, line numbers
+// (docs/compatibility.md §2), with docs/decisions.md's fixes: no line is ever cut at 1023 bytes, line numbers
 // above 65535 print as they are, 64-bit counts print in full, MONITOR TIME totals are milliseconds.
 //
 // Names arrive in their printed form: class names already in Java form (java_names.h), except where

@@ -1,5 +1,5 @@
 // An independent checker of HPROF binary files: it reads the bytes the way jhat and the OpenJDK
-// test-library parser do, and enforces what those readers (and DECISIONS.md "Binary format")
+// test-library parser do, and enforces what those readers (and docs/decisions.md "Binary format")
 // require, stopping at the first violation with the byte offset where it sits.
 //
 // It shares only the tag and type constants of runtime/hprof_format.h with the writers, never

@@ -1,5 +1,5 @@
 /**
- * The allocation-heavy loop of bench/alloc_overhead_bench.py (PERFORMANCE.md §2): small objects,
+ * The allocation-heavy loop of bench/alloc_overhead_bench.py (docs/performance.md §2): small objects,
  * int arrays and strings, a few thousand kept alive in a ring, from three allocation sites of
  * different weight. Prints the loop's own time, so JVM start-up and the agents' exit work are not
  * part of the figure.

@@ -1,4 +1,4 @@
-// The sink: round trips, ordering, back pressure, and the error policy of DECISIONS.md ("Binary
+// The sink: round trips, ordering, back pressure, and the error policy of docs/decisions.md ("Binary
 // format", last paragraphs) on files, devices, size limits and sockets.
 #include "async_sink.h"
 #include "file_backend.h"
