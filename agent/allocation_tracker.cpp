@@ -49,6 +49,12 @@ struct AllocationTracker::ThreadState {
   ThreadState* next_free = nullptr;  // in owner->free_states_
   RecorderThread recorder;
   jvmtiFrameInfo* frames = nullptr;  // max(depth, 1) entries, right after the state
+
+  // The one block a state takes with its frames.
+  static size_t block_bytes(uint32_t depth) {
+    static_assert(sizeof(ThreadState) % alignof(jvmtiFrameInfo) == 0);
+    return sizeof(ThreadState) + size_t{depth == 0 ? 1 : depth} * sizeof(jvmtiFrameInfo);
+  }
 };
 
 AllocationTracker::AllocationTracker(const AgentContext& context)
@@ -67,11 +73,10 @@ AllocationTracker::~AllocationTracker() {
   active_tracker.compare_exchange_strong(self, nullptr);
   // The states of threads still running are left to them: no destructor runs after the delete.
   if (state_key_valid_) pthread_key_delete(state_key_);
-  size_t frames = depth_ == 0 ? 1 : depth_;
   while (ThreadState* state = free_states_) {
     free_states_ = state->next_free;
     state->~ThreadState();
-    memory::deallocate(state, sizeof(ThreadState) + frames * sizeof(jvmtiFrameInfo));
+    memory::deallocate(state, ThreadState::block_bytes(depth_));
   }
 }
 
@@ -193,9 +198,7 @@ AllocationTracker::ThreadState* AllocationTracker::thread_state() {
     }
   }
   if (state == nullptr) {
-    size_t frames = depth_ == 0 ? 1 : depth_;
-    static_assert(sizeof(ThreadState) % alignof(jvmtiFrameInfo) == 0);
-    void* memory = memory::allocate(sizeof(ThreadState) + frames * sizeof(jvmtiFrameInfo));
+    void* memory = memory::allocate(ThreadState::block_bytes(depth_));
     if (memory == nullptr) return nullptr;
     state = new (memory) ThreadState();
     state->owner = this;

@@ -33,11 +33,7 @@ namespace {
 // Bytes the heap holds now (Runtime.totalMemory() - freeMemory()), 0 if unknown.
 uint64_t used_heap_bytes(JNIEnv* jni) {
   // Every call below may leave an exception, which must be looked at before the next JNI call.
-  auto failed = [jni] {
-    if (!jni->ExceptionCheck()) return false;
-    jni->ExceptionClear();
-    return true;
-  };
+  auto failed = [jni] { return jvmti::clear_exception(jni); };
   jvmti::LocalFrame frame(jni, 4);
   jclass runtime_class = jni->FindClass("java/lang/Runtime");
   if (failed() || runtime_class == nullptr) return 0;

@@ -23,6 +23,12 @@ std::string take_string(jvmtiEnv* jvmti, char* text) {
   return copy;
 }
 
+bool clear_exception(JNIEnv* jni) {
+  if (!jni->ExceptionCheck()) return false;
+  jni->ExceptionClear();
+  return true;
+}
+
 LocalFrame::LocalFrame(JNIEnv* jni, jint capacity) : jni_(jni) {
   if (jni_ == nullptr) return;
   pushed_ = jni_->PushLocalFrame(capacity) == JNI_OK;
@@ -75,11 +81,7 @@ bool start_agent_thread(jvmtiEnv* jvmti, JNIEnv* jni, const char* name, jvmtiSta
     jvmti->Deallocate(reinterpret_cast<unsigned char*>(groups));
   }
   // Each call that fails leaves an exception, which must be cleared before the next JNI call.
-  auto failed = [jni] {
-    if (!jni->ExceptionCheck()) return false;
-    jni->ExceptionClear();
-    return true;
-  };
+  auto failed = [jni] { return clear_exception(jni); };
   jclass thread_class = jni->FindClass("java/lang/Thread");
   jmethodID constructor = nullptr;
   if (!failed() && thread_class != nullptr) {

@@ -15,6 +15,10 @@ std::string error_name(jvmtiError error);
 // Copies a JVMTI-allocated string and gives its memory back; nullptr becomes "".
 std::string take_string(jvmtiEnv* jvmti, char* text);
 
+// Clears the thread's pending exception, if any; true when there was one. A JNI call that fails
+// leaves one, which must be cleared before the next JNI call. Any Java thread.
+bool clear_exception(JNIEnv* jni);
+
 struct ThreadNames {
   std::string name;
   std::string group;

@@ -293,16 +293,9 @@ void Profiler::run_report(JNIEnv* jni, bool at_exit) {
 
 void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
   std::unique_lock<OutputMutex> lock(output_mutex_);
-  writer_->flush();
   // The records streamed since the last report are a "report" of their own, so that a write
   // error among them cuts back only to the end of the last complete report.
-  if (sink_->end_report()) {
-    writer_->report_complete();
-  } else {
-    writer_->output_lost();
-  }
-  sink_->begin_report();
-  writer_->reannounce();
+  next_report();
   classes_.record_unloaded_classes(jni);
   if (options_.verbose && !features_.empty()) write_stderr("Dumping");
   ReportContext report{jni, &lock, at_exit};
@@ -329,6 +322,11 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
           sink_->abandon_report("the report was left out: one of its sections failed");
         });
   }
+  next_report();
+  if (options_.verbose && !features_.empty()) write_stderr(" done.\n");
+}
+
+void Profiler::next_report() {
   writer_->flush();
   if (sink_->end_report()) {
     writer_->report_complete();
@@ -337,7 +335,6 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
   }
   sink_->begin_report();
   writer_->reannounce();
-  if (options_.verbose && !features_.empty()) write_stderr(" done.\n");
 }
 
 void JNICALL Profiler::reporter_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg) {

@@ -44,6 +44,9 @@ class Profiler {
   void go_live(JNIEnv* jni);
   void run_report(JNIEnv* jni, bool at_exit);
   void run_report_sections(JNIEnv* jni, bool at_exit);
+  // Ends the sink's current report (what the writer buffers flushed into it first), telling the
+  // writer whether it reached the file, and begins the next. Output lock held.
+  void next_report();
   void shut_down(JNIEnv* jni);
   // A profiler-level callback threw: records and reports stop for the rest of the run, the
   // unfinished report is cut back, and the file keeps every complete report. Any thread.
