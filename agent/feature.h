@@ -3,7 +3,7 @@
 // thread that owns the profile (docs/ARCHITECTURE.md); a feature says what it needs and does its
 // own work through hooks:
 //
-//   load:    add_capabilities(), wanted_events()                (Agent_OnLoad / Agent_OnAttach)
+//   load:    add_capabilities(), wanted_events(), on_load()     (Agent_OnLoad / Agent_OnAttach)
 //   live:    start()                                            (VMInit, or at once under attach)
 //   events:  on_thread_start() ... on_sampled_object_alloc()    (on the Java thread of the event)
 //   writer:  drain()                                            (the writer thread, between reports)
@@ -13,6 +13,7 @@
 
 #include <jvmti.h>
 
+#include <cstddef>
 #include <functional>
 
 #include "async_sink.h"
@@ -35,6 +36,9 @@ struct AgentContext {
   ClassTracker* classes = nullptr;
   ThreadTracker* threads = nullptr;
   bool attached = false;  // loaded into a running VM (Agent_OnAttach)
+  // Owner only: applies every thread and class event queued so far, for a feature that meets a
+  // thread or class ID before its event was applied.
+  std::function<void(JNIEnv*)> apply_lifecycle;
 };
 
 // Events beyond those every agent gets (thread start/end, class prepare) that a feature handles.
@@ -67,6 +71,10 @@ class Feature {
   // The events whose hooks below the profiler's callback table must call for this feature.
   virtual void wanted_events(FeatureEvents* /*events*/) {}
 
+  // Capabilities granted and the callback table set, still at load time: settings that must
+  // precede the VM's threads (the heap sampling interval).
+  virtual void on_load() {}
+
   // The VM is live: enable events, start threads. Called on a Java thread.
   virtual void start(JNIEnv* /*jni*/) {}
 
@@ -84,8 +92,9 @@ class Feature {
 
   // Takes what the feature's producers have queued (allocation events, counted stacks) into the
   // profile: interns sites and traces, counts. Called on the writer thread, between reports and
-  // as every report's barrier (before any section is written). May call JNI and JVMTI.
-  virtual void drain(JNIEnv* /*jni*/) {}
+  // as every report's barrier (before any section is written). May call JNI and JVMTI. Returns
+  // how many events it took (the writer drains again at once after a full batch).
+  virtual size_t drain(JNIEnv* /*jni*/) { return 0; }
 
   // Writes the feature's section(s) of one report, TRACEs first. Writer thread.
   virtual void write_report(ReportContext& /*report*/) {}
