@@ -73,8 +73,8 @@ class CpuSampler final : public Feature {
   void stop(JNIEnv* jni) override;
 
   // The hook for a heap dump: after pause() returns no round and no stack request is running, and
-  // none starts until the matching resume(). Pauses nest. Call WITHOUT the output lock held (the
-  // stack thread may be waiting for it). Any thread but the sampler's own two.
+  // none starts until the matching resume(). Pauses nest. Any thread but the sampler's own two
+  // (the writer thread, in reports).
   void pause();
   void resume();
   void settle_background() override;
