@@ -32,8 +32,6 @@ static_assert(offsetof(jvmtiFrameInfo, location) == offsetof(SlotFrame, location
 // positive).
 constexpr uint64_t kSignatureKeyBit = uint64_t{1} << 63;
 
-constexpr size_t kShortDrain = 4096;
-
 constexpr const char* kTrackingStopped =
     "heap=sites stops tracking new allocations; reports keep what was counted so far";
 
@@ -87,8 +85,7 @@ void AllocationTracker::add_capabilities(jvmtiCapabilities* wanted) {
   wanted->can_tag_objects = 1;
 }
 
-void AllocationTracker::add_callbacks(jvmtiEventCallbacks* callbacks) {
-  callbacks->SampledObjectAlloc = &on_sampled_object_alloc;
+void AllocationTracker::on_load() {
   // Each thread draws its next sampling point when it is created or sampled, so the interval must be
   // set before the VM's threads exist: set at VMInit, the main thread of JDK 23+ would keep a point
   // drawn with the default 512 KiB interval and its first allocations would go unseen.
@@ -111,10 +108,6 @@ void AllocationTracker::start(JNIEnv* jni) {
   } else if (jni->ExceptionCheck()) {
     jni->ExceptionClear();
   }
-  if (jvmti->CreateRawMonitor("fasthprof writer", &writer_lock_) != JVMTI_ERROR_NONE) {
-    jvmti::print_error("Unable to create the allocation writer's monitor; heap=sites records nothing.");
-    return;
-  }
   if (!recorder_.valid()) {
     jvmti::print_error("Unable to reserve the allocation site table; heap=sites records nothing.");
     return;
@@ -123,18 +116,12 @@ void AllocationTracker::start(JNIEnv* jni) {
     jvmti::print_error("Unable to create a thread-specific data key; heap=sites records nothing.");
     return;
   }
-  std::string error;
-  writer_running_ = true;
-  if (!jvmti::start_agent_thread(jvmti, jni, "fasthprof writer", &writer_main, this, &error)) {
-    writer_running_ = false;
-    jvmti::print_error(error + "; heap=sites records nothing");
-    return;
-  }
   if (!set_sampling_interval()) {
     jvmti::print_error("Unable to set the heap sampling interval; heap=sites records nothing.");
     return;
   }
   active_tracker.store(this, std::memory_order_release);
+  started_ = true;
   accepting_.store(true, std::memory_order_release);
   jvmtiError enabled = jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
   if (enabled != JVMTI_ERROR_NONE) {
@@ -164,20 +151,12 @@ void AllocationTracker::stop(JNIEnv*) {
   jvmtiEnv* jvmti = context_.jvmti;
   accepting_.store(false, std::memory_order_release);
   jvmti->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
-  if (writer_lock_ != nullptr) {
-    jvmti->RawMonitorEnter(writer_lock_);
-    writer_stop_ = true;
-    jvmti->RawMonitorNotifyAll(writer_lock_);
-    for (int rounds = 0; writer_running_ && rounds < 50; ++rounds) jvmti->RawMonitorWait(writer_lock_, 100);
-    jvmti->RawMonitorExit(writer_lock_);
-  }
   if (recorder_.slots().dropped() != 0) {
     write_stderr("fasthprof: the allocation site table was full: " + std::to_string(recorder_.slots().dropped()) +
                  " allocations at new sites were not tracked\n");
   }
   if (context_.options->diagnostics()) {
     PipelineStats stats = recorder_.pipeline_stats();
-    std::lock_guard<std::mutex> drain(drain_mutex_);
     write_stderr("fasthprof: allocation sites: " + std::to_string(recorder_.sites().site_count()) + " sites, " +
                  std::to_string(stats.drained) + " events, deepest queue " +
                  std::to_string(stats.deepest_queue) + " events, " + std::to_string(stats.producer_waits) +
@@ -222,16 +201,15 @@ void AllocationTracker::release_thread_state(void* pointer) {
   owner->free_states_ = state;
 }
 
-void JNICALL AllocationTracker::on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object,
-                                                        jclass klass, jlong size) {
-  AllocationTracker* self = active_tracker.load(std::memory_order_acquire);
-  if (self == nullptr || !self->accepting_.load(std::memory_order_relaxed)) return;
+void AllocationTracker::on_sampled_object_alloc(JNIEnv* jni, jthread thread, jobject object, jclass klass,
+                                                 jlong size) {
+  if (!accepting_.load(std::memory_order_relaxed)) return;
   guard_entry(
       "SampledObjectAlloc", kTrackingStopped,
       [&] {
-        if (ThreadState* state = self->thread_state()) self->record_allocation(*state, jni, thread, object, klass, size);
+        if (ThreadState* state = thread_state()) record_allocation(*state, jni, thread, object, klass, size);
       },
-      [self] { self->accepting_.store(false, std::memory_order_release); });
+      [this] { accepting_.store(false, std::memory_order_release); });
 }
 
 void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthread thread, jobject object,
@@ -281,45 +259,22 @@ void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthre
       });
 }
 
-void JNICALL AllocationTracker::writer_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg) {
-  auto* self = static_cast<AllocationTracker*>(arg);
+size_t AllocationTracker::drain(JNIEnv* jni) {
+  if (!started_) return 0;
+  if (drain_failed_) return recorder_.discard();  // producers must never wait on a full queue
   size_t drained = 0;
-  bool failed = false;
-  for (;;) {
-    jvmti->RawMonitorEnter(self->writer_lock_);
-    // A short drain: wait a millisecond so that the next one takes a batch rather than contending
-    // with the producers for every few events.
-    if (!self->writer_stop_ && drained < kShortDrain) jvmti->RawMonitorWait(self->writer_lock_, 1);
-    bool stop = self->writer_stop_;
-    jvmti->RawMonitorExit(self->writer_lock_);
-    if (stop) break;
-    if (failed) {
-      // Producers wait while the queue is full: keep emptying it, counting nothing.
-      std::lock_guard<std::mutex> drain(self->drain_mutex_);
-      self->recorder_.discard();
-      drained = 0;
-      continue;
-    }
-    guard_entry(
-        "the allocation writer thread", kTrackingStopped,
-        [&] {
-          std::lock_guard<std::mutex> drain(self->drain_mutex_);
-          drained = self->drain_events(jni, /*output_held=*/false);
-        },
-        [&] {
-          failed = true;
-          self->accepting_.store(false, std::memory_order_release);
-        });
-  }
-  jvmti->RawMonitorEnter(self->writer_lock_);
-  self->writer_running_ = false;
-  jvmti->RawMonitorNotifyAll(self->writer_lock_);
-  jvmti->RawMonitorExit(self->writer_lock_);
+  guard_entry(
+      "the allocation writer", kTrackingStopped, [&] { drained = drain_events(jni); },
+      [&] {
+        drain_failed_ = true;
+        accepting_.store(false, std::memory_order_release);
+      });
+  return drained;
 }
 
-size_t AllocationTracker::drain_events(JNIEnv* jni, bool output_held) {
+size_t AllocationTracker::drain_events(JNIEnv* jni) {
   return recorder_.drain([&](uint32_t, const SlotDescription& slot, SiteIdentity* site) {
-    return resolve_slot(jni, slot, site, output_held);
+    return resolve_slot(jni, slot, site);
   });
 }
 
@@ -336,18 +291,20 @@ uint32_t AllocationTracker::class_serial_of(JNIEnv* jni, const SlotDescription& 
   return serial;
 }
 
-bool AllocationTracker::resolve_slot(JNIEnv* jni, const SlotDescription& description, SiteIdentity* site,
-                                      bool output_held) {
-  std::unique_lock<OutputMutex> output(*context_.output_mutex, std::defer_lock);
-  if (!output_held) output.lock();
+bool AllocationTracker::resolve_slot(JNIEnv* jni, const SlotDescription& description, SiteIdentity* site) {
   ProfileWriter& writer = *context_.writer;
   uint32_t class_serial = class_serial_of(jni, description);
   const ClassInfo* info = class_serial == 0 ? nullptr : writer.classes().find_by_serial(class_serial);
   if (info == nullptr) return false;
   uint32_t thread_serial = 0;
   if (thread_in_traces_ && description.thread_key != 0) {
-    // The thread may have ended since: its serial is still the one its START THREAD gave.
+    // The thread may have ended since: its serial is still the one its START THREAD gave. Its
+    // START may still be queued (the thread started after this round applied the queue).
     thread_serial = writer.threads().serial_of_object_id(description.thread_key);
+    if (thread_serial == 0) {
+      context_.apply_lifecycle(jni);
+      thread_serial = writer.threads().serial_of_object_id(description.thread_key);
+    }
   }
   std::vector<StackFrame> frames;
   frames.reserve(description.frames.size());
@@ -370,24 +327,20 @@ void AllocationTracker::count_live(JNIEnv* jni) {
   callbacks.heap_iteration_callback = &count_live_object;
   context_.jvmti->IterateThroughHeap(JVMTI_HEAP_FILTER_UNTAGGED, nullptr, &callbacks, &live);
   // Objects counted by the walk whose events were still queued.
-  drain_events(jni, /*output_held=*/true);
+  drain_events(jni);
   // A slot still unknown here belongs to an allocation whose callback was running when the walk
   // met its object.
   recorder_.apply_live(live, [&](uint32_t, const SlotDescription& slot, SiteIdentity* site) {
-    return resolve_slot(jni, slot, site, /*output_held=*/true);
+    return resolve_slot(jni, slot, site);
   });
 }
 
 void AllocationTracker::write_report(ReportContext& report) {
-  if (writer_lock_ == nullptr) return;
-  std::unique_lock<OutputMutex>& output = *report.output_lock;
-  output.unlock();
-  std::lock_guard<std::mutex> drain(drain_mutex_);
-  output.lock();
+  if (!started_) return;
   // ZGC and Shenandoah collect on threads that HotSpot has already stopped at VM death: there
   // the live counts of the exit report include the garbage not yet collected (README).
   if (!(report.at_exit && gc_stops_before_death_)) context_.jvmti->ForceGarbageCollection();
-  drain_events(report.jni, /*output_held=*/true);
+  drain_events(report.jni);
   count_live(report.jni);
   write_sites();
 }
@@ -443,12 +396,8 @@ void AllocationTracker::write_sites() {
 }
 
 void AllocationTracker::intern_pending(ReportContext& report) {
-  if (writer_lock_ == nullptr) return;
-  std::unique_lock<OutputMutex>& output = *report.output_lock;
-  output.unlock();
-  std::lock_guard<std::mutex> drain(drain_mutex_);
-  output.lock();
-  drain_events(report.jni, /*output_held=*/true);
+  if (!started_) return;
+  drain_events(report.jni);
   context_.writer->write_unwritten_traces();
 }
 

@@ -5,9 +5,9 @@
 //     GetStackTrace(depth) -> GetTag(class) -> key = XXH3(class, frames[, thread])
 //     -> SiteSlotTable::find_or_claim(key) = slot -> SetTag(object, slot | sequence)
 //     -> AllocationPipeline::push({slot, size}) into the thread's own producer
-//   "fasthprof writer" thread (drain lock held; output lock only while it interns a new site):
+//   "fasthprof writer" thread, the profile's owner (drain(), every millisecond):
 //     drain in bulk -> SiteTable: slot -> (class serial, trace serial) row, counters += event
-//   report (output lock held, drain lock taken first):
+//   report (the same thread):
 //     drain -> ForceGarbageCollection -> IterateThroughHeap(tagged objects only): live per slot
 //     -> drain again -> rows sorted by live bytes, cut -> TRACEs, then SITES / ALLOC SITES
 //
@@ -46,8 +46,11 @@ class AllocationTracker final : public Feature {
 
   const char* dump_message() const override { return " allocation sites ..."; }
   void add_capabilities(jvmtiCapabilities* wanted) override;
-  void add_callbacks(jvmtiEventCallbacks* callbacks) override;
+  void wanted_events(FeatureEvents* events) override { events->sampled_object_alloc = true; }
+  void on_load() override;
   void start(JNIEnv* jni) override;
+  void on_sampled_object_alloc(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size) override;
+  size_t drain(JNIEnv* jni) override;
   void write_report(ReportContext& report) override;
   void stop(JNIEnv* jni) override;
 
@@ -58,8 +61,7 @@ class AllocationTracker final : public Feature {
 
   // Interns every allocation queued so far and writes the TRACEs of every site interned up to
   // now, so that trace_serial_of_tag() answers for the objects allocated before this call with
-  // serials already in the file. Call from a report (output lock held, as write_report() gets
-  // it); the lock is released and retaken inside (the drain lock comes first).
+  // serials already in the file. Call from a report (the owner).
   void intern_pending(ReportContext& report);
 
   // If tag was set by allocation tracking on an object, returns true and sets *trace_serial to the
@@ -71,9 +73,6 @@ class AllocationTracker final : public Feature {
 
  private:
   struct ThreadState;
-  static void JNICALL on_sampled_object_alloc(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread,
-                                               jobject object, jclass klass, jlong size);
-  static void JNICALL writer_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
   static jint JNICALL count_live_object(jlong class_tag, jlong size, jlong* tag, jint length,
                                         void* user_data);
 
@@ -84,10 +83,9 @@ class AllocationTracker final : public Feature {
   bool set_sampling_interval();
   void retire_allocation_buffers();
 
-  // Drains the pipeline into the site table and interns new sites. Drain lock held by the caller; the
-  // output lock is taken per new site unless output_held.
-  size_t drain_events(JNIEnv* jni, bool output_held);
-  bool resolve_slot(JNIEnv* jni, const SlotDescription& slot, SiteIdentity* site, bool output_held);
+  // Drains the pipeline into the site table and interns new sites. The owner.
+  size_t drain_events(JNIEnv* jni);
+  bool resolve_slot(JNIEnv* jni, const SlotDescription& slot, SiteIdentity* site);
   uint32_t class_serial_of(JNIEnv* jni, const SlotDescription& slot);
   void count_live(JNIEnv* jni);
   void write_sites();
@@ -97,13 +95,13 @@ class AllocationTracker final : public Feature {
   uint64_t sample_interval_;
   bool thread_in_traces_;
 
-  AllocationRecorder recorder_;  // its drain side and sites under drain_mutex_
+  AllocationRecorder recorder_;  // its drain side and sites: the owner's
+  bool started_ = false;         // start() got as far as enabling the event
+  bool drain_failed_ = false;    // the owner's: a drain threw; the queue is emptied, nothing counted
   std::atomic<bool> accepting_{false};
   std::atomic<uint64_t> unregistered_class_allocations_{0};  // keyed by signature (slow path)
   std::atomic<jlong> class_class_tag_{0};  // registry ID of java.lang.Class, set at start()
   bool gc_stops_before_death_ = false;  // ZGC/Shenandoah: no ForceGarbageCollection at VM death
-
-  std::mutex drain_mutex_;  // one consumer of recorder_ at a time. Taken before output.
 
   // Each allocating thread takes a recording state (its producer, its frames buffer) at its first
   // allocation and gives it back here when it ends (the key's destructor); the next thread reuses
@@ -114,10 +112,6 @@ class AllocationTracker final : public Feature {
   std::mutex states_mutex_;
   ThreadState* free_states_ = nullptr;  // guarded by states_mutex_
   std::atomic<uint64_t> states_created_{0};
-
-  jrawMonitorID writer_lock_ = nullptr;
-  bool writer_stop_ = false;     // guarded by writer_lock_
-  bool writer_running_ = false;  // guarded by writer_lock_
 };
 
 }  // namespace fasthprof

@@ -13,9 +13,10 @@
 // resolved-references array of each class, the classes it loads); the Field objects made for the
 // public fields are garbage at once.
 //
-// Threads: a Java thread (the report's), without the output lock (linking may post ClassLoad and
-// ClassPrepare on this thread and may run class loaders' Java code) and before the application's
-// threads are suspended (a class loader's lock may be held by one of them).
+// Threads: the writer thread, in a report (linking may post ClassLoad and ClassPrepare on this
+// thread, which it applies at once as the profile's owner, and may run class loaders' Java code),
+// before the application's threads are suspended (a class loader's lock may be held by one of
+// them).
 #pragma once
 
 #include <jvmti.h>

@@ -4,6 +4,7 @@
 
 #include "ids.h"
 #include "jvmti_support.h"
+#include "profile_owner.h"
 
 namespace fasthprof {
 
@@ -40,6 +41,28 @@ uint32_t ClassTracker::serial_of(jclass klass) {
   ClassRef ref = writer_->class_loaded(signature, loader_key(klass));
   jvmti_->SetTag(klass, static_cast<jlong>(ref.object_id));
   return ref.serial;
+}
+
+void ClassTracker::announce(JNIEnv* jni, jclass klass) {
+  if (ProfileOwner::is_current_thread()) {
+    serial_of(klass);
+    return;
+  }
+  LifecycleEvent event;
+  event.kind = LifecycleEvent::Kind::kClassPrepare;
+  event.handle = jni->NewWeakGlobalRef(klass);
+  if (event.handle != nullptr) queue_->push(std::move(event));
+}
+
+void ClassTracker::apply(JNIEnv* jni, LifecycleEvent& event) {
+  auto weak = static_cast<jweak>(event.handle);
+  if (weak == nullptr) return;
+  if (jobject klass = jni->NewLocalRef(weak)) {
+    serial_of(static_cast<jclass>(klass));
+    jni->DeleteLocalRef(klass);
+  }
+  jni->DeleteWeakGlobalRef(weak);
+  event.handle = nullptr;
 }
 
 void ClassTracker::record_loaded_classes(JNIEnv* jni) {

@@ -2,8 +2,9 @@
 // java.lang.Class object, which the agent tags with that ID. Also the agent's MethodResolver:
 // names, declaring class, source file and line table of a jmethodID, asked once per method.
 //
-// Threads: every call happens with the output lock held (the caller's), because it writes
-// LOAD CLASS / UNLOAD CLASS through the ProfileWriter. Never call it from a heap-walk callback.
+// Threads: announce() from any Java thread (ClassPrepare); everything else on the profile's owner
+// (profile_owner.h), which alone tags classes and loaders and writes LOAD CLASS / UNLOAD CLASS
+// through the ProfileWriter. Never from a heap-walk callback.
 #pragma once
 
 #include <jvmti.h>
@@ -12,6 +13,7 @@
 #include <unordered_set>
 
 #include "frame_registry.h"
+#include "lifecycle_queue.h"
 #include "profile_writer.h"
 
 namespace fasthprof {
@@ -20,8 +22,19 @@ class ClassTracker final : public MethodResolver {
  public:
   ClassTracker(JavaVM* vm, jvmtiEnv* jvmti) : vm_(vm), jvmti_(jvmti) {}
 
-  // Binds the writer; resolve_method() needs it. Once, before any other call.
-  void attach_writer(ProfileWriter* writer) { writer_ = writer; }
+  // Binds the writer and the owner's queue. Once, before any other call.
+  void attach(ProfileWriter* writer, LifecycleQueue* queue) {
+    writer_ = writer;
+    queue_ = queue;
+  }
+
+  // A class was prepared (ClassPrepare, any Java thread): registered at once on the owner,
+  // otherwise queued for it (a weak reference: a class unloaded before the owner sees it is
+  // never announced). Until then allocations of it are keyed by signature (allocation_tracker.h).
+  void announce(JNIEnv* jni, jclass klass);
+
+  // The owner: registers a queued class.
+  void apply(JNIEnv* jni, LifecycleEvent& event);
 
   // The serial of klass, registering it (LOAD CLASS, class object tagged with its ID) the first
   // time it is seen. 0 when the VM cannot describe it.
@@ -43,6 +56,7 @@ class ClassTracker final : public MethodResolver {
   JavaVM* vm_;
   jvmtiEnv* jvmti_;
   ProfileWriter* writer_ = nullptr;
+  LifecycleQueue* queue_ = nullptr;
   uint64_t next_loader_index_ = 0;
 };
 

@@ -82,7 +82,6 @@ const char* mode_name(CpuSampler::Mode mode) {
 
 }  // namespace
 
-CpuSampler* CpuSampler::hooked_ = nullptr;
 
 template <typename Body>
 void CpuSampler::guarded(const char* where, Body&& body) {
@@ -113,49 +112,34 @@ void CpuSampler::add_capabilities(jvmtiCapabilities* wanted) {
 }
 
 // The signal mode needs the native id of each thread, known only on the thread itself
-// (ThreadStart), and jmethodIDs made before any walk (ClassPrepare): the profiler's callbacks are
-// chained, so that its own work runs first and unchanged.
-void CpuSampler::add_callbacks(jvmtiEventCallbacks* callbacks) {
-  if (depth_ <= 0 || hooked_ != nullptr) return;
+// (ThreadStart), and jmethodIDs made before any walk (ClassPrepare); AsyncGetCallTrace refuses to
+// walk unless ClassLoad events are on, and CompiledMethodLoad makes compiled code carry debug
+// information at every pc (add_capabilities): those two hooks stay empty.
+void CpuSampler::wanted_events(FeatureEvents* events) {
+  if (depth_ <= 0) return;
   // Native ids in every mode: the rounds read the OS's run state by them (waiting_for_cpu).
-  hooked_ = this;
-  previous_thread_start_ = callbacks->ThreadStart;
-  previous_thread_end_ = callbacks->ThreadEnd;
-  callbacks->ThreadStart = &on_thread_start;
-  callbacks->ThreadEnd = &on_thread_end;
+  track_tids_ = true;
   if (mode_ != Mode::kSignal) return;
   if (dlsym(RTLD_DEFAULT, "AsyncGetCallTrace") == nullptr) {
     mode_ = Mode::kDeferred;
     return;
   }
-  previous_class_prepare_ = callbacks->ClassPrepare;
-  callbacks->ClassPrepare = &on_class_prepare;
-  callbacks->ClassLoad = &on_class_load;
-  callbacks->CompiledMethodLoad = &on_compiled_method_load;
+  events->class_load = true;
+  events->compiled_method_load = true;
   make_ids_.store(true);
 }
 
-void JNICALL CpuSampler::on_thread_start(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
-  if (hooked_->previous_thread_start_ != nullptr) hooked_->previous_thread_start_(jvmti, jni, thread);
-  hooked_->guarded("ThreadStart", [&] { hooked_->remember_tid(thread, current_tid()); });  // on the new thread
+void CpuSampler::on_thread_start(JNIEnv*, jthread thread) {
+  if (track_tids_) guarded("ThreadStart", [&] { remember_tid(thread, current_tid()); });  // on the new thread
 }
 
-void JNICALL CpuSampler::on_thread_end(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
-  if (hooked_->previous_thread_end_ != nullptr) hooked_->previous_thread_end_(jvmti, jni, thread);
-  hooked_->guarded("ThreadEnd", [&] { hooked_->remember_tid(thread, 0); });
+void CpuSampler::on_thread_end(JNIEnv*, jthread thread) {
+  if (track_tids_) guarded("ThreadEnd", [&] { remember_tid(thread, 0); });
 }
 
-void JNICALL CpuSampler::on_class_prepare(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jclass klass) {
-  if (hooked_->previous_class_prepare_ != nullptr) hooked_->previous_class_prepare_(jvmti, jni, thread, klass);
-  if (hooked_->make_ids_.load(std::memory_order_relaxed)) hooked_->make_method_ids(klass);
+void CpuSampler::on_class_prepare(JNIEnv*, jclass klass) {
+  if (make_ids_.load(std::memory_order_relaxed)) make_method_ids(klass);
 }
-
-// Enabled only because AsyncGetCallTrace refuses to walk unless ClassLoad events are on.
-void JNICALL CpuSampler::on_class_load(jvmtiEnv*, JNIEnv*, jthread, jclass) {}
-
-// Enabled only for the debug information it makes the compilers record (add_capabilities).
-void JNICALL CpuSampler::on_compiled_method_load(jvmtiEnv*, jmethodID, jint, const void*, jint,
-                                                 const jvmtiAddrLocationMap*, const void*) {}
 
 void CpuSampler::make_method_ids(jclass klass) {
   jint count = 0;
@@ -227,7 +211,7 @@ void CpuSampler::start(JNIEnv* jni) {
   // start() runs on the thread that posted VMInit, which goes on to run main().
   jthread current = nullptr;
   if (jvmti_->GetCurrentThread(&current) == JVMTI_ERROR_NONE && current != nullptr) {
-    context_.threads->thread_seen(jni, current);
+    context_.threads->announce(jni, current);
     remember_tid(current, current_tid());
     jni->DeleteLocalRef(current);
   }
@@ -445,7 +429,7 @@ void CpuSampler::sample_round(JNIEnv* jni) {
     if (jvmti_->GetTag(threads[i], &tag) != JVMTI_ERROR_NONE) continue;
     if (tag == 0) {
       // Started since the tracker last looked: give it its THREAD START now.
-      context_.threads->thread_seen(jni, threads[i]);
+      context_.threads->announce(jni, threads[i]);
       if (jvmti_->GetTag(threads[i], &tag) != JVMTI_ERROR_NONE || tag == 0) continue;
     }
     ThreadEntry* entry = entry_for(jni, threads[i], tag);
@@ -598,7 +582,6 @@ void CpuSampler::stacks_pass(JNIEnv* jni, std::unordered_map<jlong, Pending>& ba
   ++stack_passes_;
   counted_.clear();
   frames_.clear();
-  direct_counts_.clear();
   for (const Harvested& stack : harvested_) {
     const AsyncFrame* frames = harvested_frames_.data() + stack.first;
     bool usable = stack.num_frames > 0;
@@ -640,19 +623,18 @@ void CpuSampler::stacks_pass(JNIEnv* jni, std::unordered_map<jlong, Pending>& ba
   record_counted();
   if (stack_passes_ % kPruneEveryRounds == 0) {
     uint64_t now = monotonic_ns();
-    for (auto it = last_traces_.begin(); it != last_traces_.end();) {
+    for (auto it = last_stacks_.begin(); it != last_stacks_.end();) {
       if (recent(it->second, now)) {
         ++it;
         continue;
       }
-      serials_.erase(it->first);
-      it = last_traces_.erase(it);
+      it = last_stacks_.erase(it);
     }
   }
 }
 
 // A stack taken within the last few intervals still stands for what the thread was running.
-bool CpuSampler::recent(const LastTrace& last, uint64_t now_ns) const {
+bool CpuSampler::recent(const LastStack& last, uint64_t now_ns) const {
   constexpr uint64_t kRecentIntervals = 10;
   uint64_t interval_ns = static_cast<uint64_t>(std::max(context_.options->interval_ms, 1)) * 1000000u;
   return now_ns - last.taken_ns <= kRecentIntervals * interval_ns;
@@ -661,9 +643,11 @@ bool CpuSampler::recent(const LastTrace& last, uint64_t now_ns) const {
 // Counts whose stack could not be taken: to the thread's last trace when that is recent (at any
 // age when the thread has ended), otherwise lost.
 void CpuSampler::charge_elsewhere(jlong tag, uint64_t count, bool ended) {
-  auto last = last_traces_.find(tag);
-  if (last != last_traces_.end() && (ended || recent(last->second, monotonic_ns()))) {
-    direct_counts_.push_back({last->second.trace, count});
+  auto last = last_stacks_.find(tag);
+  if (last != last_stacks_.end() && (ended || recent(last->second, monotonic_ns()))) {
+    size_t first = frames_.size();
+    frames_.insert(frames_.end(), last->second.frames.begin(), last->second.frames.end());
+    counted_.push_back({tag, first, last->second.frames.size(), count, /*repeat=*/true});
   } else {
     lost_samples_ += count;
   }
@@ -792,28 +776,45 @@ void CpuSampler::add_frames(jlong tag, const jvmtiFrameInfo* frames, jint count,
   counted_.push_back({tag, first, static_cast<size_t>(count), hits});
 }
 
+// The stacks counted by this pass go to the writer thread, which interns them (drain()).
 void CpuSampler::record_counted() {
-  if (counted_.empty() && direct_counts_.empty()) return;
-  // Serials come from the tracker, which takes the output lock itself: ask before taking it.
-  for (const Counted& counted : counted_) {
-    uint32_t& serial = serials_[counted.tag];
-    if (serial == 0) serial = context_.threads->serial_for_tag(counted.tag);
-  }
+  if (counted_.empty()) return;
   bool deferred = mode_ == Mode::kDeferred || mode_ == Mode::kSignal;
   uint64_t taken_ns = monotonic_ns();
-  std::lock_guard<OutputMutex> lock(*context_.output_mutex);
+  std::lock_guard<std::mutex> lock(ready_mutex_);
   for (const Counted& counted : counted_) {
-    std::span<const StackFrame> stack(frames_.data() + counted.first_frame, counted.frame_count);
-    uint32_t trace = context_.writer->intern_trace(serials_[counted.tag], stack);
-    table_.add(trace, counted.count);
+    auto first = frames_.begin() + static_cast<std::ptrdiff_t>(counted.first_frame);
+    auto last = first + static_cast<std::ptrdiff_t>(counted.frame_count);
+    if (deferred && !counted.repeat) last_stacks_[counted.tag] = {std::vector<StackFrame>(first, last), taken_ns};
+    ready_counted_.push_back({counted.tag, ready_frames_.size(), counted.frame_count, counted.count, counted.repeat});
+    ready_frames_.insert(ready_frames_.end(), first, last);
+  }
+  counted_.clear();
+  frames_.clear();
+}
+
+size_t CpuSampler::drain(JNIEnv* jni) {
+  {
+    std::lock_guard<std::mutex> lock(ready_mutex_);
+    taken_frames_.swap(ready_frames_);
+    taken_counted_.swap(ready_counted_);
+  }
+  ProfileWriter& writer = *context_.writer;
+  for (const Counted& counted : taken_counted_) {
+    uint32_t serial = writer.threads().serial_of_object_id(static_cast<uint64_t>(counted.tag));
+    if (serial == 0) {
+      // The thread's START THREAD may still be queued.
+      context_.apply_lifecycle(jni);
+      serial = writer.threads().serial_of_object_id(static_cast<uint64_t>(counted.tag));
+    }
+    std::span<const StackFrame> stack(taken_frames_.data() + counted.first_frame, counted.frame_count);
+    table_.add(writer.intern_trace(serial, stack), counted.count);
     samples_ += counted.count;
-    if (deferred) last_traces_[counted.tag] = {trace, taken_ns};
   }
-  for (const auto& [trace, count] : direct_counts_) {
-    table_.add(trace, count);
-    samples_ += count;
-  }
-  direct_counts_.clear();
+  size_t taken = taken_counted_.size();
+  taken_counted_.clear();
+  taken_frames_.clear();
+  return taken;
 }
 
 void CpuSampler::print_stats() const {

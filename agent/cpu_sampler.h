@@ -63,14 +63,18 @@ class CpuSampler final : public Feature {
 
   const char* dump_message() const override { return " CPU usage by sampling running threads ..."; }
   void add_capabilities(jvmtiCapabilities* wanted) override;
-  void add_callbacks(jvmtiEventCallbacks* callbacks) override;
+  void wanted_events(FeatureEvents* events) override;
+  void on_thread_start(JNIEnv* jni, jthread thread) override;
+  void on_thread_end(JNIEnv* jni, jthread thread) override;
+  void on_class_prepare(JNIEnv* jni, jclass klass) override;
+  size_t drain(JNIEnv* jni) override;
   void start(JNIEnv* jni) override;
   void write_report(ReportContext& report) override;
   void stop(JNIEnv* jni) override;
 
   // The hook for a heap dump: after pause() returns no round and no stack request is running, and
-  // none starts until the matching resume(). Pauses nest. Call WITHOUT the output lock held (the
-  // stack thread may be waiting for it). Any thread but the sampler's own two.
+  // none starts until the matching resume(). Pauses nest. Any thread but the sampler's own two
+  // (the writer thread, in reports).
   void pause();
   void resume();
   void settle_background() override;
@@ -105,15 +109,9 @@ class CpuSampler final : public Feature {
     size_t first_frame;
     size_t frame_count;
     uint64_t count;
+    bool repeat = false;  // the thread's last stack again: its own could not be taken
   };
 
-  static void JNICALL on_thread_start(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
-  static void JNICALL on_thread_end(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
-  static void JNICALL on_class_prepare(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jclass klass);
-  static void JNICALL on_class_load(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jclass klass);
-  static void JNICALL on_compiled_method_load(jvmtiEnv* jvmti, jmethodID method, jint code_size,
-                                              const void* code_addr, jint map_length,
-                                              const jvmtiAddrLocationMap* map, const void* compile_info);
   static void JNICALL sampler_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
   static void JNICALL stacks_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
   // Runs body behind the entry guard (entry_guard.h): if it throws, sampling stops for the rest
@@ -148,11 +146,8 @@ class CpuSampler final : public Feature {
   jvmtiEnv* jvmti_;
   Mode mode_ = Mode::kSignal;
 
-  // The signal mode. The callbacks the profiler had before this feature chained its own.
-  static CpuSampler* hooked_;
-  jvmtiEventThreadStart previous_thread_start_ = nullptr;
-  jvmtiEventThreadEnd previous_thread_end_ = nullptr;
-  jvmtiEventClassPrepare previous_class_prepare_ = nullptr;
+  // The signal mode.
+  bool track_tids_ = false;            // native ids of threads (ThreadStart/ThreadEnd hooks)
   std::atomic<bool> make_ids_{false};  // GetClassMethods at ClassPrepare
   bool compiled_events_ = false;       // CompiledMethodLoad enabled (precise compiled frames)
   SignalStacks* signal_ = nullptr;
@@ -174,7 +169,7 @@ class CpuSampler final : public Feature {
   bool print_stats_ = false;
   jint depth_ = 0;
 
-  CpuSampleTable table_;  // guarded by the output mutex
+  CpuSampleTable table_;  // the writer thread's (drain(), write_report())
 
   jrawMonitorID lock_ = nullptr;  // guards everything down to pending_
   int threads_running_ = 0;
@@ -195,16 +190,22 @@ class CpuSampler final : public Feature {
   // Stacks waiting to be interned (the stack thread's, or the sampler's in the in-round variants).
   std::vector<StackFrame> frames_;
   std::vector<Counted> counted_;
-  std::unordered_map<jlong, uint32_t> serials_;  // thread tag -> serial, for record_counted()
-  // The deferred variant: the trace last taken for each thread, for counts whose thread has stopped
+  // The deferred variant: the stack last taken for each thread, for counts whose thread has stopped
   // running (or ended) by the time its stack is asked for.
-  struct LastTrace {
-    uint32_t trace = 0;
-    uint64_t taken_ns = 0;  // monotonic time the stack was taken (interned)
+  struct LastStack {
+    std::vector<StackFrame> frames;
+    uint64_t taken_ns = 0;  // monotonic time the stack was taken
   };
-  bool recent(const LastTrace& last, uint64_t now_ns) const;
-  std::unordered_map<jlong, LastTrace> last_traces_;
-  std::vector<std::pair<uint32_t, uint64_t>> direct_counts_;  // (trace, count), no stack needed
+  bool recent(const LastStack& last, uint64_t now_ns) const;
+  std::unordered_map<jlong, LastStack> last_stacks_;
+
+  // Counted stacks handed to the writer thread (drain()): the stacks thread appends, the writer
+  // swaps them out; ready_mutex_ is held for nothing else.
+  std::mutex ready_mutex_;
+  std::vector<StackFrame> ready_frames_;  // guarded by ready_mutex_
+  std::vector<Counted> ready_counted_;    // guarded by ready_mutex_
+  std::vector<StackFrame> taken_frames_;  // the writer's
+  std::vector<Counted> taken_counted_;    // the writer's
 
   // Figures for the benchmark (FASTHPROF_CPU_SAMPLER_STATS=1).
   uint64_t started_ns_ = 0;

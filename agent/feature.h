@@ -1,20 +1,23 @@
 // A profiling feature (MONITOR, HEAP DUMP, SITES, CPU SAMPLES, CPU TIME) plugged into the agent.
-// The Profiler owns the JVMTI wiring; a feature says what it needs and does its own work:
+// The Profiler owns the JVMTI wiring (the one callback table, agent/profiler.cpp) and the writer
+// thread that owns the profile (docs/ARCHITECTURE.md); a feature says what it needs and does its
+// own work through hooks:
 //
-//   load:   add_capabilities() -> add_callbacks()         (Agent_OnLoad / Agent_OnAttach)
-//   live:   start()                                        (VMInit, or at once under attach)
-//   report: write_report()  in docs/compatibility.md §2.5 order (kill -QUIT, and VM death with doe=y)
-//   death:  stop()                                         (VMDeath, after the final report)
+//   load:    add_capabilities(), wanted_events(), on_load()     (Agent_OnLoad / Agent_OnAttach)
+//   live:    start()                                            (VMInit, or at once under attach)
+//   events:  on_thread_start() ... on_sampled_object_alloc()    (on the Java thread of the event)
+//   writer:  drain()                                            (the writer thread, between reports)
+//   report:  write_report()  in docs/compatibility.md §2.5 order (the writer thread)
+//   death:   stop()                                             (VMDeath, after the final report)
 #pragma once
 
 #include <jvmti.h>
 
+#include <cstddef>
 #include <functional>
-#include <mutex>
 
 #include "async_sink.h"
 #include "options.h"
-#include "output_mutex.h"
 #include "profile_writer.h"
 
 namespace fasthprof {
@@ -22,29 +25,35 @@ namespace fasthprof {
 class ClassTracker;
 class ThreadTracker;
 
-// What every feature may use. The writer, the class tracker and the thread tracker are shared:
-// touch them only with output_mutex held.
+// What every feature may use. The writer, the class tracker's registration side and the sink
+// belong to the writer thread: touch them only from drain() and write_report().
 struct AgentContext {
   JavaVM* vm = nullptr;
   jvmtiEnv* jvmti = nullptr;
   const Options* options = nullptr;
   ProfileWriter* writer = nullptr;
   AsyncSink* sink = nullptr;
-  OutputMutex* output_mutex = nullptr;
   ClassTracker* classes = nullptr;
   ThreadTracker* threads = nullptr;
   bool attached = false;  // loaded into a running VM (Agent_OnAttach)
+  // Owner only: applies every thread and class event queued so far, for a feature that meets a
+  // thread or class ID before its event was applied.
+  std::function<void(JNIEnv*)> apply_lifecycle;
+};
+
+// Events beyond those every agent gets (thread start/end, class prepare) that a feature handles.
+struct FeatureEvents {
+  bool sampled_object_alloc = false;
+  bool class_load = false;            // enabled by the feature itself; the hook may be empty
+  bool compiled_method_load = false;  // the same
 };
 
 struct ReportContext {
-  JNIEnv* jni = nullptr;
-  // Held when write_report() is called. A feature may unlock it around a long call into the VM
-  // (a heap walk) and must hold it again when it returns.
-  std::unique_lock<OutputMutex>* output_lock = nullptr;
-  bool at_exit = false;  // VM death (doe=y) rather than a DataDumpRequest
+  JNIEnv* jni = nullptr;  // the writer thread's
+  bool at_exit = false;   // VM death (doe=y) rather than a DataDumpRequest
   // Hold every feature's background work (CPU sampling) still, and let it go again: a heap dump
   // calls these around the time it keeps the application's threads suspended, which use no CPU
-  // then and whose stacks must not be walked meanwhile. Call without the output lock.
+  // then and whose stacks must not be walked meanwhile.
   std::function<void()> pause_background;
   std::function<void()> resume_background;
 };
@@ -59,26 +68,48 @@ class Feature {
   // Capabilities the feature needs; a missing one fails the load with a message naming it.
   virtual void add_capabilities(jvmtiCapabilities* /*wanted*/) {}
 
-  // Fills the feature's entries of the one callback table (static trampolines).
-  virtual void add_callbacks(jvmtiEventCallbacks* /*callbacks*/) {}
+  // The events whose hooks below the profiler's callback table must call for this feature.
+  virtual void wanted_events(FeatureEvents* /*events*/) {}
 
-  // The VM is live: enable events, start threads. Called on a Java thread, output lock not held.
+  // Capabilities granted and the callback table set, still at load time: settings that must
+  // precede the VM's threads (the heap sampling interval).
+  virtual void on_load() {}
+
+  // The VM is live: enable events, start threads. Called on a Java thread.
   virtual void start(JNIEnv* /*jni*/) {}
 
-  // Writes the feature's section(s) of one report, TRACEs first.
+  // ---- event hooks: called on the thread of the event, after the profiler's own work (the
+  // thread's or class's ID is set by then). They may wait for queue space, never for the writer.
+  virtual void on_thread_start(JNIEnv* /*jni*/, jthread /*thread*/) {}
+  virtual void on_thread_end(JNIEnv* /*jni*/, jthread /*thread*/) {}
+  virtual void on_class_prepare(JNIEnv* /*jni*/, jclass /*klass*/) {}
+  virtual void on_class_load(JNIEnv* /*jni*/, jclass /*klass*/) {}
+  virtual void on_compiled_method_load(jmethodID /*method*/) {}
+  virtual void on_sampled_object_alloc(JNIEnv* /*jni*/, jthread /*thread*/, jobject /*object*/,
+                                       jclass /*klass*/, jlong /*size*/) {}
+
+  // ---- writer thread ------------------------------------------------------------------------
+
+  // Takes what the feature's producers have queued (allocation events, counted stacks) into the
+  // profile: interns sites and traces, counts. Called on the writer thread, between reports and
+  // as every report's barrier (before any section is written). May call JNI and JVMTI. Returns
+  // how many events it took (the writer drains again at once after a full batch).
+  virtual size_t drain(JNIEnv* /*jni*/) { return 0; }
+
+  // Writes the feature's section(s) of one report, TRACEs first. Writer thread.
   virtual void write_report(ReportContext& /*report*/) {}
 
   // A report is about to run: background work in flight (stacks being taken for CPU samples) is
-  // finished and counted, so that the report has it. Called without the output lock.
+  // finished and queued, so that the report's drain() has it. Writer thread.
   virtual void settle_background() {}
 
   // A heap dump is about to suspend the application's threads (ReportContext::pause_background):
-  // background work such as sampling holds still until resume_background(). Called without the
-  // output lock.
+  // background work such as sampling holds still until resume_background(). Writer thread.
   virtual void pause_background() {}
   virtual void resume_background() {}
 
-  // VM death, after the final report: disable events, stop threads. Output lock not held.
+  // VM death, after the final report and after the writer thread stopped: disable events, stop
+  // threads.
   virtual void stop(JNIEnv* /*jni*/) {}
 };
 

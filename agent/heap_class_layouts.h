@@ -3,7 +3,7 @@
 // instance fields hold (HotSpot's FollowReferences does not follow them), gathered into one array
 // that the walk then starts from like any JNI global.
 //
-// Threads: the dump's thread, with the output lock held and the application's threads suspended;
+// Threads: the writer thread (the profile's owner), with the application's threads suspended;
 // never from a heap-walk callback.
 #pragma once
 

@@ -86,7 +86,7 @@ class HeldThreads {
   ~HeldThreads() { release(); }
 
   // Registers every live thread (THREAD START for those not yet seen) and suspends the
-  // application's. Call without the output lock: registering and pausing take it.
+  // application's.
   void hold(ThreadTracker& tracker) {
     if (report_.pause_background) report_.pause_background();
     background_paused_ = true;
@@ -100,7 +100,7 @@ class HeldThreads {
     jvmti_->GetCurrentThread(&self);
     std::vector<jthread> to_suspend;
     for (jint i = 0; i < count; ++i) {
-      tracker.thread_seen(jni_, threads[i]);
+      tracker.announce(jni_, threads[i]);
       threads_.push_back(threads[i]);
       bool is_self = self != nullptr && jni_->IsSameObject(self, threads[i]);
       if (!is_self && !is_agent_thread(jvmti_, jni_, threads[i])) to_suspend.push_back(threads[i]);
@@ -184,13 +184,7 @@ void HeapDumper::write_report(ReportContext& report) {
   bool stats = std::getenv("FASTHPROF_DUMP_STATS") != nullptr;
   auto started = std::chrono::steady_clock::now();
 
-  // heap=all: every allocation so far interned and its TRACE written, so that objects tagged by
-  // allocation tracking name their allocation trace (looked up from the tag during the walk).
-  if (AllocationTracker* tracker = AllocationTracker::active()) tracker->intern_pending(report);
   HeldThreads held(jvmti, report);
-  // Without the output lock: both run Java code or wait on the VM, and another thread may be
-  // waiting for the lock while holding what they need (a class loader's lock, say).
-  report.output_lock->unlock();
   warn_if_disk_small(jni, options);
   auto link_started = std::chrono::steady_clock::now();
   ClassLinkResult linking = link_unprepared_classes(jvmti, jni);
@@ -204,10 +198,12 @@ void HeapDumper::write_report(ReportContext& report) {
                  ")\n");
   }
   held.hold(*context_.threads);
-  report.output_lock->lock();
-  // While the lock was released the writer thread may have interned new allocation sites; their
-  // TRACEs must precede the dump too. From here to the end of the walk the lock stays held, so no
-  // further serial can appear.
+  // Every thread and class event queued up to here is applied; with the program's threads held,
+  // no allocation is made until the walk is over: heap=all interns every one queued and writes
+  // its TRACE now, so that objects tagged by allocation tracking name their allocation trace
+  // (looked up from the tag during the walk).
+  context_.apply_lifecycle(jni);
+  if (AllocationTracker* tracker = AllocationTracker::active()) tracker->intern_pending(report);
   writer.write_unwritten_traces();
 
   std::unordered_map<uint64_t, DumpThread> threads;

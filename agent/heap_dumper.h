@@ -1,13 +1,12 @@
 // heap=dump (and heap=all): a complete heap dump in every report (kill -QUIT, and VM death with
 // doe=y), binary (HEAP DUMP SEGMENTs closed by HEAP DUMP END) or text (HEAP DUMP BEGIN ... END).
 //
-// One dump, on the report's thread:
-//   0. without the output lock and before any thread is suspended: the classes that are loaded
-//      but not linked yet are linked (class_linker.h), so that every class has its fields;
-// then with the output lock held:
+// One dump, on the writer thread (the profile's owner, docs/ARCHITECTURE.md):
+//   0. before any thread is suspended: the classes that are loaded but not linked yet are linked
+//      (class_linker.h), so that every class has its fields;
 //   1. threads: every live thread registered, the application's suspended (the agent's own
-//      "fasthprof ..." threads and the dumping thread excepted), each one's full stack interned
-//      and its STACK TRACE written;
+//      "fasthprof ..." threads excepted), the queues drained once more (heap=all: every
+//      allocation's TRACE), each thread's full stack interned and its STACK TRACE written;
 //   2. classes: every loaded class described (heap_class_layouts.h), statics read through JNI;
 //   3. records: CLASS DUMPs (superclass first), then a ROOT THREAD OBJECT per thread, then the
 //      walk (heap_walk.h) writes the other roots and every object;

@@ -17,6 +17,7 @@
 #include "heap_dumper.h"
 #include "jvmti_support.h"
 #include "memory.h"
+#include "profile_owner.h"
 #include "output_file.h"
 #include "socket_backend.h"
 
@@ -191,10 +192,10 @@ bool Profiler::open_output(std::string* error) {
   sink_ = AsyncSink::create(std::move(backend), AsyncSinkOptions{}, error);
   if (!sink_) return false;
   writer_ = std::make_unique<ProfileWriter>(options_, *sink_, &classes_);
-  classes_.attach_writer(writer_.get());
-  threads_ = std::make_unique<ThreadTracker>(jvmti_, *writer_, output_mutex_);
-  context_ = {vm_,      jvmti_,         &options_, writer_.get(), sink_.get(), &output_mutex_,
-              &classes_, threads_.get(), attach_};
+  classes_.attach(writer_.get(), &lifecycle_);
+  threads_ = std::make_unique<ThreadTracker>(jvmti_, *writer_, lifecycle_);
+  context_ = {vm_, jvmti_, &options_, writer_.get(), sink_.get(), &classes_, threads_.get(), attach_,
+              [this](JNIEnv* jni) { apply_lifecycle(jni); }};
   create_features();
   return true;
 }
@@ -206,6 +207,13 @@ void Profiler::create_features() {
   if (options_.alloc_sites) features_.push_back(std::make_unique<AllocationTracker>(context_));
   if (options_.cpu_sampling) features_.push_back(std::make_unique<CpuSampler>(context_));
   feature_failed_.assign(features_.size(), false);
+  for (auto& feature : features_) {
+    FeatureEvents events;
+    feature->wanted_events(&events);
+    if (events.sampled_object_alloc) alloc_hooks_.push_back(feature.get());
+    if (events.class_load) class_load_hooks_.push_back(feature.get());
+    if (events.compiled_method_load) compiled_method_hooks_.push_back(feature.get());
+  }
 }
 
 bool Profiler::set_up_jvmti(std::string* error) {
@@ -224,6 +232,8 @@ bool Profiler::set_up_jvmti(std::string* error) {
     names.can_get_line_numbers = potential.can_get_line_numbers;
     jvmti_->AddCapabilities(&names);
   }
+  // The one callback table. Events are enabled where they start to matter (go_live(), features'
+  // start()); an entry whose event is never enabled is never called.
   jvmtiEventCallbacks callbacks{};
   callbacks.VMInit = &on_vm_init;
   callbacks.VMDeath = &on_vm_death;
@@ -231,12 +241,15 @@ bool Profiler::set_up_jvmti(std::string* error) {
   callbacks.ThreadEnd = &on_thread_end;
   callbacks.ClassPrepare = &on_class_prepare;
   callbacks.DataDumpRequest = &on_data_dump_request;
-  for (auto& feature : features_) feature->add_callbacks(&callbacks);
+  if (!alloc_hooks_.empty()) callbacks.SampledObjectAlloc = &on_sampled_object_alloc;
+  if (!class_load_hooks_.empty()) callbacks.ClassLoad = &on_class_load;
+  if (!compiled_method_hooks_.empty()) callbacks.CompiledMethodLoad = &on_compiled_method_load;
   if (jvmti_->SetEventCallbacks(&callbacks, sizeof(callbacks)) != JVMTI_ERROR_NONE ||
-      jvmti_->CreateRawMonitor("fasthprof reporter", &reporter_lock_) != JVMTI_ERROR_NONE) {
+      jvmti_->CreateRawMonitor("fasthprof writer", &writer_lock_) != JVMTI_ERROR_NONE) {
     *error = "Unable to set up the JVMTI callbacks.";
     return false;
   }
+  for (auto& feature : features_) feature->on_load();
   if (!attach_ &&
       jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, nullptr) != JVMTI_ERROR_NONE) {
     *error = "Unable to enable the VMInit event.";
@@ -250,55 +263,121 @@ bool Profiler::set_up_jvmti(std::string* error) {
 }
 
 void Profiler::go_live(JNIEnv* jni) {
-  {
-    std::lock_guard<OutputMutex> lock(output_mutex_);
-    sink_->begin_report();
-    writer_->write_header(std::time(nullptr), wall_millis());
-    writer_->flush();
-    sink_->end_report();
-    // Records streamed between reports form a "report" of their own, so that a write error
-    // among them cuts back only to here, never into a complete report.
-    sink_->begin_report();
-  }
+  // This thread owns the profile until the writer thread starts.
+  ProfileOwner::Scope owner;
+  sink_->begin_report();
+  writer_->write_header(std::time(nullptr), wall_millis());
+  writer_->flush();
+  sink_->end_report();
+  // Records streamed between reports form a "report" of their own, so that a write error among
+  // them cuts back only to here, never into a complete report.
+  sink_->begin_report();
   live_.store(true);
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, nullptr);
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_THREAD_END, nullptr);
-  threads_->record_existing_threads(jni);
+  threads_->announce_existing(jni);
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr);
-  {
-    std::lock_guard<OutputMutex> lock(output_mutex_);
-    classes_.record_loaded_classes(jni);
-  }
+  classes_.record_loaded_classes(jni);
+  apply_lifecycle(jni);
   for (auto& feature : features_) feature->start(jni);
+  apply_lifecycle(jni);
 
   std::string error;
-  reporter_running_ = true;
-  if (!jvmti::start_agent_thread(jvmti_, jni, "fasthprof reporter", &reporter_main, this, &error)) {
-    reporter_running_ = false;
-    jvmti::print_error(error + "; kill -QUIT will not produce reports");
+  writer_running_ = true;
+  if (!jvmti::start_agent_thread(jvmti_, jni, "fasthprof writer", &writer_main, this, &error)) {
+    writer_running_ = false;
+    jvmti::print_error(error + "; nothing more is recorded and kill -QUIT produces no report");
+    live_.store(false);
     return;
   }
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_DATA_DUMP_REQUEST, nullptr);
 }
 
+void JNICALL Profiler::writer_main(jvmtiEnv*, JNIEnv* jni, void* arg) {
+  auto* self = static_cast<Profiler*>(arg);
+  {
+    ProfileOwner::Scope owner;
+    guarded("the writer thread", [&] { self->writer_loop(jni); });
+  }
+  self->jvmti_->RawMonitorEnter(self->writer_lock_);
+  self->writer_running_ = false;
+  self->jvmti_->RawMonitorNotifyAll(self->writer_lock_);
+  self->jvmti_->RawMonitorExit(self->writer_lock_);
+}
+
+void Profiler::writer_loop(JNIEnv* jni) {
+  // Allocation events arrive by the million: drain them every millisecond so that the next round
+  // takes a batch rather than contending with the producers for every few events. Without them
+  // only thread and class events and CPU samples wait, and a slower round is enough.
+  const jlong round_ms = alloc_hooks_.empty() ? 10 : 1;
+  for (;;) {
+    jvmti_->RawMonitorEnter(writer_lock_);
+    if (!stop_requested_ && pending_reports_ == 0 && !writer_busy_draining_) {
+      jvmti_->RawMonitorWait(writer_lock_, round_ms);
+    }
+    bool stop = stop_requested_;
+    bool report = !stop && pending_reports_ > 0;
+    if (report) --pending_reports_;
+    jvmti_->RawMonitorExit(writer_lock_);
+
+    if (cut_pending_.load()) cut_back_after_failure();
+    if (stop) {
+      // VM death: the VMDeath callback waits in shut_down() until this returns, so the final
+      // report may still walk the heap and take stacks. Requests still queued are covered by it.
+      if (options_.doe && !failed_.load()) {
+        guarded("the report at VM death", [&] { run_report(jni, /*at_exit=*/true); });
+      }
+      return;
+    }
+    if (report) {
+      guarded("the writer thread's report", [&] { run_report(jni, /*at_exit=*/false); });
+    } else {
+      guarded("the writer thread", [&] { drain_all(jni); });
+    }
+  }
+}
+
+void Profiler::apply_lifecycle(JNIEnv* jni) {
+  lifecycle_.drain([&](LifecycleEvent& event) {
+    jvmti::LocalFrame frame(jni, 8);
+    if (event.kind == LifecycleEvent::Kind::kClassPrepare) {
+      classes_.apply(jni, event);
+    } else {
+      threads_->apply(jni, event);
+    }
+  });
+}
+
+void Profiler::drain_all(JNIEnv* jni) {
+  apply_lifecycle(jni);
+  size_t taken = 0;
+  for (size_t i = 0; i < features_.size(); ++i) {
+    if (feature_failed_[i]) continue;
+    guard_entry(
+        "the writer thread", "that feature records nothing more",
+        [&] { taken += features_[i]->drain(jni); }, [&] { feature_failed_[i] = true; });
+  }
+  writer_busy_draining_ = taken >= 4096;
+}
+
 void Profiler::run_report(JNIEnv* jni, bool at_exit) {
-  std::lock_guard<std::mutex> one_report(report_mutex_);
   if (failed_.load()) return;
   // Sampling goes on while a report runs, except while a heap dump holds the program's threads
   // (ReportContext::pause_background): a report's CPU samples cover the time since the previous
-  // report's, however long its heap dump took.
+  // report's, however long its heap dump took. The barrier: what every producer queued up to
+  // now is in the profile before any section is written.
   for (auto& feature : features_) feature->settle_background();
+  drain_all(jni);
   run_report_sections(jni, at_exit);
 }
 
 void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
-  std::unique_lock<OutputMutex> lock(output_mutex_);
   // The records streamed since the last report are a "report" of their own, so that a write
   // error among them cuts back only to the end of the last complete report.
   next_report();
   classes_.record_unloaded_classes(jni);
   if (options_.verbose && !features_.empty()) write_stderr("Dumping");
-  ReportContext report{jni, &lock, at_exit};
+  ReportContext report{jni, at_exit};
   report.pause_background = [this] {
     for (auto& feature : features_) feature->pause_background();
   };
@@ -317,7 +396,6 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
         [&] { feature.write_report(report); },
         [&] {
           feature_failed_[i] = true;
-          if (!lock.owns_lock()) lock.lock();
           writer_->flush();
           sink_->abandon_report("the report was left out: one of its sections failed");
         });
@@ -337,34 +415,18 @@ void Profiler::next_report() {
   writer_->reannounce();
 }
 
-void JNICALL Profiler::reporter_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg) {
-  auto* self = static_cast<Profiler*>(arg);
-  jvmti->RawMonitorEnter(self->reporter_lock_);
-  while (!self->reporter_stop_) {
-    if (self->pending_reports_ == 0) {
-      jvmti->RawMonitorWait(self->reporter_lock_, 0);
-      continue;
-    }
-    --self->pending_reports_;
-    jvmti->RawMonitorExit(self->reporter_lock_);
-    guarded("the reporter thread", [&] { self->run_report(jni, /*at_exit=*/false); });
-    jvmti->RawMonitorEnter(self->reporter_lock_);
-  }
-  self->reporter_running_ = false;
-  jvmti->RawMonitorNotifyAll(self->reporter_lock_);
-  jvmti->RawMonitorExit(self->reporter_lock_);
-}
-
 void Profiler::shut_down(JNIEnv* jni) {
   jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_DATA_DUMP_REQUEST, nullptr);
-  // Let a report in progress finish; requests still queued are covered by the final report.
-  jvmti_->RawMonitorEnter(reporter_lock_);
-  reporter_stop_ = true;
-  jvmti_->RawMonitorNotifyAll(reporter_lock_);
-  while (reporter_running_) jvmti_->RawMonitorWait(reporter_lock_, 100);
-  jvmti_->RawMonitorExit(reporter_lock_);
+  jvmti_->RawMonitorEnter(writer_lock_);
+  bool writer_started = writer_running_;
+  stop_requested_ = true;
+  jvmti_->RawMonitorNotifyAll(writer_lock_);
+  while (writer_running_) jvmti_->RawMonitorWait(writer_lock_, 100);
+  jvmti_->RawMonitorExit(writer_lock_);
 
-  if (options_.doe && !failed_.load()) run_report(jni, /*at_exit=*/true);
+  // The writer thread is gone (it ran the final report): this thread owns the profile to the end.
+  ProfileOwner::Scope owner;
+  if (!writer_started && live_.load() && options_.doe && !failed_.load()) run_report(jni, /*at_exit=*/true);
 
   // The file ends with the last section, as the original's did: the agent's own threads that
   // stop below write no THREAD END after it.
@@ -374,8 +436,8 @@ void Profiler::shut_down(JNIEnv* jni) {
   jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr);
   for (auto& feature : features_) feature->stop(jni);
   while (active_callbacks_.load() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (cut_pending_.load()) cut_back_after_failure();
 
-  std::lock_guard<OutputMutex> lock(output_mutex_);
   writer_->flush();
   sink_->close();
   constexpr long kLogCheckBinary = 0x4;
@@ -384,6 +446,10 @@ void Profiler::shut_down(JNIEnv* jni) {
     check_binary_file(output_path_, options_.verbose);
   }
   if (options_.diagnostics()) {
+    LifecycleQueueStats queued = lifecycle_.stats();
+    write_stderr("fasthprof: thread and class events: " + std::to_string(queued.pushed) + " queued, deepest " +
+                 std::to_string(queued.deepest) + ", " + std::to_string(queued.waits) + " waits for the writer, " +
+                 std::to_string(queued.forced) + " queued past the bound\n");
     write_stderr("fasthprof: memory: " + std::to_string(memory::bytes_in_use()) + " bytes in use at exit, peak " +
                  std::to_string(memory::peak_bytes_in_use()) + "\n");
   }
@@ -402,8 +468,12 @@ void Profiler::stop_after_failure() {
   if (failed_.exchange(true)) return;
   live_.store(false);
   if (!sink_) return;
-  std::unique_lock<OutputMutex> lock(output_mutex_, std::defer_lock);
-  if (!output_mutex_.held_by_this_thread()) lock.lock();
+  cut_pending_.store(true);
+  if (ProfileOwner::is_current_thread()) cut_back_after_failure();
+}
+
+void Profiler::cut_back_after_failure() {
+  if (!cut_pending_.exchange(false)) return;
   // Nothing after this point reaches the file: no begin_report() clears the failure again.
   sink_->abandon_report("the output ends here after an error");
 }
@@ -419,13 +489,19 @@ void JNICALL Profiler::on_vm_death(jvmtiEnv*, JNIEnv* jni) {
 // enter_callback() and leave_callback() stay outside the guard: shut_down() waits for the count.
 void JNICALL Profiler::on_thread_start(jvmtiEnv*, JNIEnv* jni, jthread thread) {
   if (!profiler->enter_callback()) return;
-  guarded("ThreadStart", [&] { profiler->threads_->thread_seen(jni, thread); });
+  guarded("ThreadStart", [&] {
+    profiler->threads_->announce(jni, thread);
+    for (auto& feature : profiler->features_) feature->on_thread_start(jni, thread);
+  });
   profiler->leave_callback();
 }
 
-void JNICALL Profiler::on_thread_end(jvmtiEnv*, JNIEnv*, jthread thread) {
+void JNICALL Profiler::on_thread_end(jvmtiEnv*, JNIEnv* jni, jthread thread) {
   if (!profiler->enter_callback()) return;
-  guarded("ThreadEnd", [&] { profiler->threads_->thread_ended(thread); });
+  guarded("ThreadEnd", [&] {
+    for (auto& feature : profiler->features_) feature->on_thread_end(jni, thread);
+    profiler->threads_->ended(jni, thread);
+  });
   profiler->leave_callback();
 }
 
@@ -433,20 +509,41 @@ void JNICALL Profiler::on_class_prepare(jvmtiEnv*, JNIEnv* jni, jthread, jclass 
   if (!profiler->enter_callback()) return;
   jvmti::plan_callback_local_refs(jni);
   guarded("ClassPrepare", [&] {
-    // A report running Java code (its own thread prepares a class) holds the lock already.
-    std::unique_lock<OutputMutex> lock(profiler->output_mutex_, std::defer_lock);
-    if (!profiler->output_mutex_.held_by_this_thread()) lock.lock();
-    profiler->classes_.serial_of(klass);
+    profiler->classes_.announce(jni, klass);
+    for (auto& feature : profiler->features_) feature->on_class_prepare(jni, klass);
   });
   profiler->leave_callback();
 }
 
+void JNICALL Profiler::on_class_load(jvmtiEnv*, JNIEnv* jni, jthread, jclass klass) {
+  if (!profiler->enter_callback()) return;
+  guarded("ClassLoad", [&] {
+    for (Feature* feature : profiler->class_load_hooks_) feature->on_class_load(jni, klass);
+  });
+  profiler->leave_callback();
+}
+
+void JNICALL Profiler::on_compiled_method_load(jvmtiEnv*, jmethodID method, jint, const void*, jint,
+                                               const jvmtiAddrLocationMap*, const void*) {
+  if (!profiler->enter_callback()) return;
+  guarded("CompiledMethodLoad", [&] {
+    for (Feature* feature : profiler->compiled_method_hooks_) feature->on_compiled_method_load(method);
+  });
+  profiler->leave_callback();
+}
+
+// The hot one: no entry count (the allocation tracker keeps its own accepting flag and guard).
+void JNICALL Profiler::on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object,
+                                               jclass klass, jlong size) {
+  for (Feature* feature : profiler->alloc_hooks_) feature->on_sampled_object_alloc(jni, thread, object, klass, size);
+}
+
 void JNICALL Profiler::on_data_dump_request(jvmtiEnv* jvmti) {
   if (!profiler->enter_callback()) return;
-  jvmti->RawMonitorEnter(profiler->reporter_lock_);
+  jvmti->RawMonitorEnter(profiler->writer_lock_);
   ++profiler->pending_reports_;
-  jvmti->RawMonitorNotifyAll(profiler->reporter_lock_);
-  jvmti->RawMonitorExit(profiler->reporter_lock_);
+  jvmti->RawMonitorNotifyAll(profiler->writer_lock_);
+  jvmti->RawMonitorExit(profiler->writer_lock_);
   profiler->leave_callback();
 }
 

@@ -1,18 +1,19 @@
-// The agent's one global object: options, output, the JVMTI wiring (capabilities, the callback
-// table, enabled events), the features, and the report path. Each JVMTI callback is a short
-// trampoline into the part that owns the work.
+// The agent's one global object: options, output, the JVMTI wiring (capabilities, the one callback
+// table, enabled events), the features, and the writer thread that owns the profile and runs the
+// reports (docs/ARCHITECTURE.md). Each JVMTI callback is a short trampoline into the part that owns
+// the work.
 #pragma once
 
 #include <jvmti.h>
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "async_sink.h"
 #include "class_tracker.h"
 #include "feature.h"
+#include "lifecycle_queue.h"
 #include "options.h"
 #include "profile_writer.h"
 #include "thread_tracker.h"
@@ -42,28 +43,41 @@ class Profiler {
   void create_features();
   bool set_up_jvmti(std::string* error);
   void go_live(JNIEnv* jni);
+  // The writer thread: drains the queues, runs the reports, and the final one at VM death.
+  static void JNICALL writer_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
+  void writer_loop(JNIEnv* jni);
+  // Applies every thread and class event queued so far. Owner only.
+  void apply_lifecycle(JNIEnv* jni);
+  // apply_lifecycle(), then every feature's drain(). Owner only.
+  void drain_all(JNIEnv* jni);
   void run_report(JNIEnv* jni, bool at_exit);
   void run_report_sections(JNIEnv* jni, bool at_exit);
   // Ends the sink's current report (what the writer buffers flushed into it first), telling the
-  // writer whether it reached the file, and begins the next. Output lock held.
+  // writer whether it reached the file, and begins the next. Owner only.
   void next_report();
   void shut_down(JNIEnv* jni);
-  // A profiler-level callback threw: records and reports stop for the rest of the run, the
-  // unfinished report is cut back, and the file keeps every complete report. Any thread.
+  // A callback threw: records and reports stop for the rest of the run, the unfinished report is
+  // cut back (by the owner: at once on it, otherwise at its next round), and the file keeps every
+  // complete report. Any thread.
   void stop_after_failure();
+  void cut_back_after_failure();
   // Runs one of the profiler's own callbacks behind the entry guard (entry_guard.h).
   template <typename Body>
   static void guarded(const char* where, Body&& body);
 
-  // Reports requested by DataDumpRequest run here, on an agent thread, so that the Signal
-  // Dispatcher (and with it jcmd and further signals) is never held up by a long report.
-  static void JNICALL reporter_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
-
+  // The one callback table: each entry does the profiler's own part, then calls the features'
+  // hooks.
   static void JNICALL on_vm_init(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
   static void JNICALL on_vm_death(jvmtiEnv* jvmti, JNIEnv* jni);
   static void JNICALL on_thread_start(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
   static void JNICALL on_thread_end(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
   static void JNICALL on_class_prepare(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jclass klass);
+  static void JNICALL on_class_load(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jclass klass);
+  static void JNICALL on_compiled_method_load(jvmtiEnv* jvmti, jmethodID method, jint code_size,
+                                              const void* code_addr, jint map_length,
+                                              const jvmtiAddrLocationMap* map, const void* compile_info);
+  static void JNICALL on_sampled_object_alloc(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jobject object,
+                                              jclass klass, jlong size);
   static void JNICALL on_data_dump_request(jvmtiEnv* jvmti);
 
   // Callbacks run only between go_live() and shut_down(); shut_down() waits for those in flight.
@@ -77,23 +91,26 @@ class Profiler {
 
   std::string output_path_;  // empty for net=
   std::unique_ptr<AsyncSink> sink_;
-  OutputMutex output_mutex_;  // serializes every call on writer_, classes_, threads_ and the sink
+  LifecycleQueue lifecycle_;  // thread and class events for the owner
   ClassTracker classes_;
   std::unique_ptr<ProfileWriter> writer_;
   std::unique_ptr<ThreadTracker> threads_;
   AgentContext context_;
   std::vector<std::unique_ptr<Feature>> features_;  // in report order (docs/compatibility.md §2.5)
+  std::vector<Feature*> alloc_hooks_, class_load_hooks_, compiled_method_hooks_;  // wanted_events()
 
   std::atomic<bool> live_{false};
   std::atomic<bool> failed_{false};  // stop_after_failure() ran
-  std::vector<bool> feature_failed_;  // per features_ entry: its report threw; no more reports
+  std::atomic<bool> cut_pending_{false};  // the owner has yet to cut the unfinished report back
+  std::vector<bool> feature_failed_;  // per features_ entry: it threw; no more drains or reports
   std::atomic<int> active_callbacks_{0};
 
-  std::mutex report_mutex_;  // one report at a time (VM death, DataDumpRequest)
-  jrawMonitorID reporter_lock_ = nullptr;
-  int pending_reports_ = 0;  // guarded by reporter_lock_
-  bool reporter_stop_ = false;
-  bool reporter_running_ = false;
+  // The writer thread's mailbox: report requests, the stop at VM death, and its own end.
+  jrawMonitorID writer_lock_ = nullptr;
+  int pending_reports_ = 0;     // guarded by writer_lock_
+  bool stop_requested_ = false;  // guarded by writer_lock_
+  bool writer_running_ = false;  // guarded by writer_lock_
+  bool writer_busy_draining_ = false;  // the writer's own: its last round found a full batch
 };
 
 }  // namespace fasthprof

@@ -5,10 +5,10 @@
 // code without a JVM.
 //
 //   callback thread:  record(): key -> SiteSlotTable slot -> set_tag(tag) -> push {slot, size}
-//   writer (one at a time, the caller's drain lock):
+//   writer (one thread: the agent's writer thread, which owns the profile):
 //                     drain(): bulk dequeue -> SiteTable rows; a new slot -> resolve() -> trace
 //                     serial published in the slot table for heap-walk lookups
-//   report (drain lock held): LiveCount over the tagged objects -> apply_live()
+//   report (the same thread): LiveCount over the tagged objects -> apply_live()
 #pragma once
 
 #include <atomic>

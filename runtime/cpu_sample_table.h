@@ -6,7 +6,7 @@
 // the first one whose share falls below the cutoff, and restarts every count at zero, as the
 // original's reset after each dump did. The total covers every trace, including those cut off.
 //
-// Threads: no locking inside. The agent calls it with the output lock held.
+// Threads: no locking inside. The agent's writer thread alone calls it.
 #pragma once
 
 #include <cstdint>

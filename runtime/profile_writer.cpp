@@ -56,8 +56,9 @@ uint64_t ProfileWriter::name_id(std::string_view text) {
   return ref.id;
 }
 
-ThreadIdentity ProfileWriter::thread_started(const ThreadDescription& thread) {
-  ThreadRef ref = threads_.start_thread(++next_thread_key_);
+ThreadIdentity ProfileWriter::thread_started(uint64_t object_id, const ThreadDescription& thread) {
+  ThreadRef ref = threads_.start_thread(object_id);
+  if (!ref.is_new) return {ref.serial, ref.object_id};
   if (!binary_) {
     text_->thread_start(ref.object_id, ref.serial, thread.name, thread.group);
   } else {

@@ -3,7 +3,7 @@
 // (header, threads, classes, traces), so that no feature writes those records itself. A feature
 // writes its own section with text() or records() after asking for the traces it names.
 //
-// Threads: not thread-safe. The agent serializes every call (one lock, or its writer thread).
+// Threads: not thread-safe. The agent's writer thread alone calls it (docs/ARCHITECTURE.md).
 #pragma once
 
 #include <array>
@@ -65,9 +65,10 @@ class ProfileWriter {
   // wall_millis is the binary header's time stamp; record times count from it. Once, first.
   void write_header(std::time_t now, uint64_t wall_millis);
 
-  // A Java thread seen for the first time: assigns its serial and object ID and writes
-  // THREAD START (text) or its UTF8 names plus START THREAD (binary).
-  ThreadIdentity thread_started(const ThreadDescription& thread);
+  // A Java thread seen for the first time, whose object carries object_id (ThreadIdClaims):
+  // registers it and writes THREAD START (text) or its UTF8 names plus START THREAD (binary).
+  // Nothing is written for a thread alive already; serial 0 for an ID that is not a thread's.
+  ThreadIdentity thread_started(uint64_t object_id, const ThreadDescription& thread);
 
   // THREAD END / END THREAD for a serial from thread_started(); unknown or ended serials are
   // ignored.
@@ -143,7 +144,6 @@ class ProfileWriter {
   ThreadRegistry threads_;
   FrameRegistry frames_;
   TraceTable traces_;
-  uint64_t next_thread_key_ = 0;
   uint64_t thread_names_written_ = 0;  // IdSpace::kThreadName
   // What is kept per live thread comes from this pool, which reuses what ended threads gave back.
   std::pmr::unsynchronized_pool_resource thread_pool_{memory::resource()};

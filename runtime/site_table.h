@@ -14,7 +14,7 @@
 // distributed byte intervals with that mean); bytes = that weight x size. Counters are then
 // estimates, accumulated in floating point and rounded when read.
 //
-// Threads: not thread-safe; one thread at a time (the caller's drain lock).
+// Threads: not thread-safe; the agent's writer thread alone calls it.
 #pragma once
 
 #include <cstddef>

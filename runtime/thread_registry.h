@@ -10,9 +10,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <map>
 #include <memory_resource>
-#include <unordered_map>
 
 #include "hprof_format.h"
 #include "ids.h"
@@ -24,13 +24,26 @@ inline constexpr uint32_t kUnknownThreadSerial = kFirstThreadSerial;
 struct ThreadInfo {
   uint32_t serial = 0;
   uint64_t object_id = 0;  // RegistryObjectKind::kThread space
-  uint64_t key = 0;        // opaque, chosen by the agent
 };
 
 struct ThreadRef {
   uint32_t serial = 0;
   uint64_t object_id = 0;
   bool is_new = false;  // the caller writes the names (UTF8) + START THREAD
+};
+
+// Thread object IDs are claimed where a thread is first seen (its own ThreadStart callback, or the
+// enumeration of the threads that existed before the agent went live), on any thread, so that
+// the thread object carries its ID before it allocates; the registry below, the writer's, learns
+// them afterwards. The serial follows from the ID: serial = kUnknownThreadSerial + index.
+class ThreadIdClaims {
+ public:
+  uint64_t claim() {
+    return make_registry_object_id(RegistryObjectKind::kThread, next_.fetch_add(1, std::memory_order_relaxed) + 1);
+  }
+
+ private:
+  std::atomic<uint64_t> next_{0};
 };
 
 // Not thread-safe: the writer thread alone owns it. Memory: one entry per live thread, taken from a
@@ -41,10 +54,10 @@ class ThreadRegistry {
   ThreadRegistry(const ThreadRegistry&) = delete;
   ThreadRegistry& operator=(const ThreadRegistry&) = delete;
 
-  // Finds the live thread with this key or registers it with the next serial and object ID. A key
-  // seen again after end_thread() is a new thread. Key 0 is allowed like any other value.
+  // Registers the live thread whose object carries object_id (from ThreadIdClaims), or finds it
+  // when it is alive already (is_new false). An ID that is not a thread ID gives serial 0.
   // Allocates only when more threads are alive than ever before. Never fails.
-  ThreadRef start_thread(uint64_t key);
+  ThreadRef start_thread(uint64_t object_id);
 
   // Forgets the thread. Returns true exactly once per thread, when the caller must write END
   // THREAD; false for the unknown thread, an unknown serial or a thread already ended.
@@ -53,12 +66,11 @@ class ThreadRegistry {
   // Lookups over live threads; nullptr for an ended or unknown thread and for
   // kUnknownThreadSerial, which has no thread object. The pointer stays valid until the thread
   // ends. Never allocate.
-  const ThreadInfo* find(uint64_t key) const;
   const ThreadInfo* find_by_serial(uint32_t serial) const;
   const ThreadInfo* find_by_object_id(uint64_t object_id) const;
 
-  // The serial of the thread with this object ID, ended or alive; 0 when no thread of this
-  // registry ever had it. Never allocates.
+  // The serial of the thread with this object ID, ended or alive; 0 for an ID above every one
+  // registered, or not a thread ID. Never allocates.
   uint32_t serial_of_object_id(uint64_t object_id) const;
 
   // Calls fn(const ThreadInfo&) for every live thread in serial order.
@@ -73,8 +85,8 @@ class ThreadRegistry {
  private:
   std::pmr::unsynchronized_pool_resource pool_;  // before the tables: they return their entries here
   std::pmr::map<uint32_t, ThreadInfo> alive_;    // serial -> thread
-  std::pmr::unordered_map<uint64_t, uint32_t> serial_by_key_;
-  uint32_t started_ = 0;
+  uint32_t started_ = 0;      // threads registered
+  uint64_t highest_index_ = 0;  // of the IDs registered
 };
 
 }  // namespace fasthprof

@@ -22,7 +22,7 @@ for label, home in jdks():
         os.kill(proc.pid, signal.SIGQUIT)
         check(wait_for(lambda: out.exists() and 'name="worker-2"' in out.read_text(), 10),
               f"{label}: kill -QUIT writes what was streamed so far")
-        check('name="fasthprof reporter", group="system"' in out.read_text(),
+        check('name="fasthprof writer", group="system"' in out.read_text(),
               f"{label}: the report runs on the agent's own thread")
         for _ in range(3):
             os.kill(proc.pid, signal.SIGQUIT)

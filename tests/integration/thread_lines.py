@@ -21,7 +21,7 @@ for label, home in jdks():
     objects = [obj for obj, _, _, _ in starts]
     check(len(objects) == len(set(objects)), f"{label}: every thread has its own object ID", run)
     for name, group in (("main", "main"), ("Reference Handler", "system"), ("Finalizer", "system"),
-                        ("Signal Dispatcher", "system"), ("fasthprof reporter", "system")):
+                        ("Signal Dispatcher", "system"), ("fasthprof writer", "system")):
         check(by_name.get(name, (None, None, None))[2] == group,
               f"{label}: THREAD START for {name!r} in group {group!r}", run)
     for i in range(4):

@@ -13,6 +13,8 @@
 namespace fasthprof {
 namespace {
 
+uint64_t test_thread_id(uint64_t index) { return make_registry_object_id(RegistryObjectKind::kThread, index); }
+
 Options options_for(OutputFormat format) {
   ParseResult parsed = parse_options(format == OutputFormat::kBinary ? "format=b,heap=sites,depth=6"
                                                                      : "heap=sites",
@@ -30,8 +32,8 @@ TEST(ProfileWriter, TextHeaderThenThreadLines) {
   MemoryStream stream;
   auto output = std::make_unique<ProfileWriter>(options_for(OutputFormat::kText), stream, nullptr);
   output->write_header(0, 0);
-  ThreadIdentity main = output->thread_started({"main", "main", "system"});
-  ThreadIdentity worker = output->thread_started({"worker \"1\"", "workers", "main"});
+  ThreadIdentity main = output->thread_started(test_thread_id(1), {"main", "main", "system"});
+  ThreadIdentity worker = output->thread_started(test_thread_id(2), {"worker \"1\"", "workers", "main"});
   output->thread_ended(worker.serial);
   output->thread_ended(worker.serial);  // a second end is ignored
   output->thread_ended(123);            // unknown serials are ignored
@@ -75,8 +77,8 @@ TEST(ProfileWriter, BinaryHeaderControlSettingsEmptyTraceAndThreads) {
   MemoryStream stream;
   auto output = std::make_unique<ProfileWriter>(options_for(OutputFormat::kBinary), stream, &resolver);
   output->write_header(0, 0x0102030405060708ull);
-  ThreadIdentity main = output->thread_started({"main", "main", "system"});
-  ThreadIdentity other = output->thread_started({"other", "main", "system"});
+  ThreadIdentity main = output->thread_started(test_thread_id(1), {"main", "main", "system"});
+  ThreadIdentity other = output->thread_started(test_thread_id(2), {"other", "main", "system"});
   output->thread_ended(main.serial);
   output->flush();
   const std::vector<uint8_t>& b = stream.bytes;
@@ -120,11 +122,11 @@ TEST(ProfileWriter, EndedThreadsAreNotKept) {
     MemoryStream stream;
     ProfileWriter writer(options_for(format), stream, &resolver);
     writer.write_header(0, 0);
-    writer.thread_started({"main", "main", "system"});
+    writer.thread_started(test_thread_id(1), {"main", "main", "system"});
     auto churn = [&](int from, int to) {
       for (int n = from; n < to; ++n) {
         std::string name = "pool-1-thread-with-a-rather-long-name-" + std::to_string(n);
-        ThreadIdentity thread = writer.thread_started({name, "main", "system"});
+        ThreadIdentity thread = writer.thread_started(test_thread_id(2 + n), {name, "main", "system"});
         writer.thread_ended(thread.serial);
         if (n % 1000 == 0) {
           writer.flush();
@@ -169,7 +171,7 @@ TEST(ProfileWriter, BinaryTraceWritesFramesAndNamesFirstAndVerifies) {
   ParseResult parsed = parse_options("format=b,heap=sites,thread=y", nullptr);
   ProfileWriter writer(parsed.options, stream, &resolver);
   writer.write_header(0, 0);
-  ThreadIdentity thread = writer.thread_started({"main", "main", ""});
+  ThreadIdentity thread = writer.thread_started(test_thread_id(1), {"main", "main", ""});
   writer.class_loaded("Lcom/example/Shop$Cart;", 0);
   StackFrame frames[] = {{1, 7}, {2, 0}};
   uint32_t first = writer.intern_trace(thread.serial, frames);
@@ -190,10 +192,10 @@ TEST(ProfileWriter, AfterOutputIsLostLiveClassesAndThreadsAreAnnouncedAgain) {
   MemoryStream stream;
   ProfileWriter writer(options_for(OutputFormat::kBinary), stream, &resolver);
   writer.write_header(0, 0);
-  writer.thread_started({"main", "main", "system"});
+  writer.thread_started(test_thread_id(1), {"main", "main", "system"});
   writer.flush();
   size_t complete = stream.bytes.size();
-  ThreadIdentity late = writer.thread_started({"late", "workers", "main"});
+  ThreadIdentity late = writer.thread_started(test_thread_id(2), {"late", "workers", "main"});
   writer.class_loaded("Lcom/example/Shop$Cart;", 0);
   StackFrame frames[] = {{1, 7}};
   writer.write_trace(writer.intern_trace(late.serial, frames));
@@ -221,12 +223,12 @@ TEST(ProfileWriter, RepeatedlyLostReportsLeaveEachClassAndThreadOnce) {
   MemoryStream stream;
   ProfileWriter writer(options_for(OutputFormat::kBinary), stream, &resolver);
   writer.write_header(0, 0);
-  writer.thread_started({"main", "main", "system"});
+  writer.thread_started(test_thread_id(1), {"main", "main", "system"});
   writer.class_loaded("Ljava/lang/Object;", 0);
   writer.flush();
   writer.report_complete();
   size_t complete = stream.bytes.size();
-  ThreadIdentity late = writer.thread_started({"late", "workers", "main"});
+  ThreadIdentity late = writer.thread_started(test_thread_id(2), {"late", "workers", "main"});
   writer.class_loaded("Lcom/example/Shop$Cart;", 0);
   for (int failed = 0; failed < 32; ++failed) {
     StackFrame frames[] = {{1, 7}};

@@ -200,56 +200,61 @@ TEST(ClassRegistry, LookupRejectsForeignIds) {
 
 // ---- ThreadRegistry -----------------------------------------------------------------------------
 
-TEST(ThreadRegistry, RealThreadsStartAfterTheUnknownThread) {
+uint64_t thread_id(uint64_t index) { return make_registry_object_id(RegistryObjectKind::kThread, index); }
+
+TEST(ThreadRegistry, SerialFollowsTheClaimedId) {
   ThreadRegistry threads;
   EXPECT_EQ(kUnknownThreadSerial, 200000u);
-  ThreadRef main = threads.start_thread(0xabc);
-  ThreadRef worker = threads.start_thread(0xdef);
+  ThreadIdClaims claims;
+  uint64_t first = claims.claim(), second = claims.claim();
+  EXPECT_EQ(first, thread_id(1));
+  EXPECT_EQ(second, thread_id(2));
+  // Registered in another order than claimed (two threads announced at once).
+  ThreadRef worker = threads.start_thread(second);
+  ThreadRef main = threads.start_thread(first);
   EXPECT_TRUE(main.is_new);
   EXPECT_EQ(main.serial, 200001u);
   EXPECT_EQ(worker.serial, 200002u);
-  EXPECT_NE(main.object_id, worker.object_id);
+  EXPECT_EQ(main.object_id, first);
   EXPECT_EQ(id_space(main.object_id), IdSpace::kRegistryObject);
   EXPECT_EQ(threads.find_by_serial(kUnknownThreadSerial), nullptr);
   EXPECT_EQ(threads.end_thread(kUnknownThreadSerial), false);
+  EXPECT_EQ(threads.start_thread(make_registry_object_id(RegistryObjectKind::kClass, 1)).serial, 0u);
+  EXPECT_EQ(threads.start_thread(0).serial, 0u);
 }
 
-TEST(ThreadRegistry, SameKeyKeepsSerialWhileAlive) {
+TEST(ThreadRegistry, SameIdKeepsSerialWhileAlive) {
   ThreadRegistry threads;
-  ThreadRef first = threads.start_thread(5);
-  ThreadRef again = threads.start_thread(5);
+  ThreadRef first = threads.start_thread(thread_id(5));
+  ThreadRef again = threads.start_thread(thread_id(5));
   EXPECT_FALSE(again.is_new);
   EXPECT_EQ(first.serial, again.serial);
   EXPECT_EQ(first.object_id, again.object_id);
-  const ThreadInfo* info = threads.find(5);
+  const ThreadInfo* info = threads.find_by_object_id(thread_id(5));
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->serial, first.serial);
   EXPECT_EQ(threads.find_by_serial(first.serial), info);
-  EXPECT_EQ(threads.find_by_object_id(first.object_id), info);
 }
 
-TEST(ThreadRegistry, EndThreadReportsOnceAndKeyCanBeReused) {
+TEST(ThreadRegistry, EndThreadReportsOnce) {
   ThreadRegistry threads;
-  ThreadRef first = threads.start_thread(9);
-  ThreadRef other = threads.start_thread(10);
+  ThreadRef first = threads.start_thread(thread_id(1));
+  ThreadRef other = threads.start_thread(thread_id(2));
   EXPECT_TRUE(threads.end_thread(first.serial));
   EXPECT_FALSE(threads.end_thread(first.serial));
   EXPECT_FALSE(threads.end_thread(other.serial + 1));
-  EXPECT_EQ(threads.find(9), nullptr);
   EXPECT_EQ(threads.find_by_serial(first.serial), nullptr) << "an ended thread is forgotten";
   EXPECT_EQ(threads.find_by_object_id(first.object_id), nullptr);
   EXPECT_EQ(threads.serial_of_object_id(first.object_id), first.serial) << "its serial is still known";
-  ThreadRef second = threads.start_thread(9);
-  EXPECT_TRUE(second.is_new);
-  EXPECT_EQ(second.serial, other.serial + 1);
+  ThreadRef third = threads.start_thread(thread_id(3));
   std::vector<uint32_t> alive;
   threads.for_each_alive([&](const ThreadInfo& info) { alive.push_back(info.serial); });
-  EXPECT_EQ(alive, (std::vector<uint32_t>{other.serial, second.serial}));
+  EXPECT_EQ(alive, (std::vector<uint32_t>{other.serial, third.serial}));
 }
 
-TEST(ThreadRegistry, SerialOfObjectIdOnlyForThreadsItStarted) {
+TEST(ThreadRegistry, SerialOfObjectIdOnlyUpToTheIdsRegistered) {
   ThreadRegistry threads;
-  ThreadRef only = threads.start_thread(1);
+  ThreadRef only = threads.start_thread(thread_id(1));
   EXPECT_EQ(threads.serial_of_object_id(only.object_id), only.serial);
   EXPECT_EQ(threads.serial_of_object_id(only.object_id + 1), 0u);
   EXPECT_EQ(threads.serial_of_object_id(make_registry_object_id(RegistryObjectKind::kClass, 1)), 0u);
@@ -260,11 +265,11 @@ TEST(ThreadRegistry, MemoryStaysBoundedWhileThreadsComeAndGo) {
   ThreadRegistry threads;
   // Warm up: as many threads alive at once as later, so that the pool holds what they need.
   std::vector<uint32_t> alive;
-  for (uint64_t key = 0; key < 64; ++key) alive.push_back(threads.start_thread(key).serial);
+  for (uint64_t index = 1; index <= 64; ++index) alive.push_back(threads.start_thread(thread_id(index)).serial);
   for (uint32_t serial : alive) threads.end_thread(serial);
   uint64_t before = memory::bytes_in_use();
-  for (uint64_t key = 1000; key < 101000; ++key) {
-    ThreadRef ref = threads.start_thread(key);
+  for (uint64_t index = 1000; index < 101000; ++index) {
+    ThreadRef ref = threads.start_thread(thread_id(index));
     ASSERT_TRUE(threads.end_thread(ref.serial));
   }
   EXPECT_EQ(memory::bytes_in_use(), before) << "100000 ended threads must not be kept";
