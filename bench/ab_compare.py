@@ -195,7 +195,7 @@ def main():
     args = parser.parse_args()
     if args.smoke:
         args.runs, args.iterations, args.objects, args.heap = 1, 20_000, 100_000, "256m"
-        args.cpu_threads, args.cpu_millis = 2, 1000
+        args.cpu_threads, args.cpu_millis = 2, 500
     names = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = [name for name in names if name not in BENCHES]
     if unknown or not names:
