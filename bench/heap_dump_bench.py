@@ -70,6 +70,24 @@ class Jvm:
         self.proc.wait()
 
 
+def quit_dump(jvm):
+    """fasthprof's dump of a Jvm started with heap=dump and FASTHPROF_DUMP_STATS=1, timed from
+    kill -QUIT to " done." on stderr, less the tag clean-up. Also used by bench/ab_compare.py.
+    Returns (seconds, the "heap dump stats" figures, RSS before in KiB, peak RSS during in KiB)."""
+    # Nothing of the heap builds (or of a dump before) left to write back while this one writes.
+    os.sync()
+    before = rss_kib(jvm.proc.pid)
+    started = time.monotonic()
+    os.kill(jvm.proc.pid, signal.SIGQUIT)
+    stats_done = jvm.wait_for(r"heap dump stats:", 1, 3600)
+    peak = jvm.wait_for(r" done\.\n", 1, 3600)
+    seconds = time.monotonic() - started
+    stats = dict(re.findall(r"(\w+)=([\d.]+)", re.search(r"heap dump stats:[^\n]*", jvm.stderr()).group(0)))
+    # The tag clean-up runs before " done.": excluded, as for the floor.
+    seconds -= float(stats["clear_seconds"])
+    return seconds, stats, before, max(peak, stats_done)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--floor", required=True)
@@ -107,21 +125,10 @@ def main():
         jdk_seconds = time.monotonic() - started
         jdk_size = jdk_dump.stat().st_size
         jdk_dump.unlink()
-        # Nothing of the heap builds or the JDK's dump left to write back while (b) writes.
-        os.sync()
-        before = rss_kib(jvm.proc.pid)
-        started = time.monotonic()
-        os.kill(jvm.proc.pid, signal.SIGQUIT)
-        stats_done = jvm.wait_for(r"heap dump stats:", 1, 3600)
-        peak = jvm.wait_for(r" done\.\n", 1, 3600)
-        ours_seconds = time.monotonic() - started
-        stats = dict(re.findall(r"(\w+)=([\d.]+)", re.search(r"heap dump stats:[^\n]*", jvm.stderr()).group(0)))
+        ours_seconds, stats, before, peak = quit_dump(jvm)
         clear_seconds = float(stats["clear_seconds"])
-        # The tag clean-up runs before " done.": excluded, as for the floor.
-        ours_seconds -= clear_seconds
         size = dump.stat().st_size
         jvm.stop()
-        peak = max(peak, stats_done)
         objects = int(stats["objects"]) + int(stats["classes"])
 
         result = {
