@@ -263,24 +263,27 @@ bool Profiler::set_up_jvmti(std::string* error) {
 }
 
 void Profiler::go_live(JNIEnv* jni) {
-  // This thread owns the profile until the writer thread starts.
-  ProfileOwner::Scope owner;
-  sink_->begin_report();
-  writer_->write_header(std::time(nullptr), wall_millis());
-  writer_->flush();
-  sink_->end_report();
-  // Records streamed between reports form a "report" of their own, so that a write error among
-  // them cuts back only to here, never into a complete report.
-  sink_->begin_report();
-  live_.store(true);
-  jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, nullptr);
-  jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_THREAD_END, nullptr);
-  threads_->announce_existing(jni);
-  jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr);
-  classes_.record_loaded_classes(jni);
-  apply_lifecycle(jni);
-  for (auto& feature : features_) feature->start(jni);
-  apply_lifecycle(jni);
+  {
+    // This thread owns the profile until the writer thread starts (not while it starts it: making
+    // the thread object may prepare classes here, which must then be queued for the writer).
+    ProfileOwner::Scope owner;
+    sink_->begin_report();
+    writer_->write_header(std::time(nullptr), wall_millis());
+    writer_->flush();
+    sink_->end_report();
+    // Records streamed between reports form a "report" of their own, so that a write error among
+    // them cuts back only to here, never into a complete report.
+    sink_->begin_report();
+    live_.store(true);
+    jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, nullptr);
+    jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_THREAD_END, nullptr);
+    threads_->announce_existing(jni);
+    jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr);
+    classes_.record_loaded_classes(jni);
+    apply_lifecycle(jni);
+    for (auto& feature : features_) feature->start(jni);
+    apply_lifecycle(jni);
+  }
 
   std::string error;
   writer_running_ = true;
