@@ -12,8 +12,14 @@ void CpuThreadMap::set_native_id(int64_t tag, pid_t tid) {
     version_.fetch_add(1, std::memory_order_acq_rel);
     return;
   }
+  // An ended thread is kept only for its last trace (charge_uncounted at any age), until prune().
   auto found = threads_.find(tag);
-  if (found != threads_.end()) found->second.tid = 0;
+  if (found == threads_.end()) return;
+  if (found->second.trace == 0) {
+    threads_.erase(found);
+  } else {
+    found->second.tid = 0;
+  }
 }
 
 pid_t CpuThreadMap::native_id(int64_t tag) const {

@@ -28,7 +28,8 @@ class CpuThreadMap {
 
   CpuThreadMap(const Clock& clock, uint64_t interval_ns);
 
-  // Native ids. set_native_id() with 0 forgets the id (the thread ended: the OS may reuse it).
+  // Native ids. set_native_id() with 0 forgets the id (the thread ended: the OS may reuse it), and
+  // the thread with it unless a trace of it was counted.
   void set_native_id(int64_t tag, pid_t tid);
   pid_t native_id(int64_t tag) const;  // 0 while unknown
   // Moves on each time a native id becomes known: a reader that found none can skip asking again

@@ -106,8 +106,16 @@ TEST(CpuThreadMap, NativeIdsAndVersion) {
   map.set_native_id(7, 0);  // ThreadEnd: the id may be reused by the OS
   EXPECT_EQ(0, map.native_id(7));
   EXPECT_EQ(before, map.native_ids_version());
-  map.set_native_id(8, 0);  // an unknown thread ending adds nothing
+  EXPECT_EQ(0u, map.size());  // nothing counted of it: nothing kept
+  map.set_native_id(8, 0);    // an unknown thread ending adds nothing
+  EXPECT_EQ(0u, map.size());
+  // A thread whose stack was counted is kept after its end, for its last trace.
+  map.set_native_id(9, 900);
+  map.stack_taken(9, 5);
+  map.set_native_id(9, 0);
   EXPECT_EQ(1u, map.size());
+  EXPECT_EQ(0, map.native_id(9));
+  EXPECT_EQ(5u, map.charge_uncounted(9, 1, true));
 }
 
 TEST(CpuThreadMap, SerialsAreKeptPerThread) {
@@ -186,7 +194,7 @@ TEST(CpuThreadMap, NativeIdsFromManyThreads) {
     });
   }
   for (std::thread& thread : threads) thread.join();
-  EXPECT_EQ(2000u, map.size());
+  EXPECT_EQ(1000u, map.size());  // the ended ones had nothing counted
   EXPECT_EQ(1, map.native_id(1));
   EXPECT_EQ(0, map.native_id(2));
   EXPECT_EQ(499, map.native_id(3499));
