@@ -181,7 +181,7 @@ void HeapDumper::write_report(ReportContext& report) {
   jvmtiEnv* jvmti = context_.jvmti;
   ProfileWriter& writer = *context_.writer;
   const Options& options = *context_.options;
-  bool stats = std::getenv("FASTHPROF_DUMP_STATS") != nullptr;
+  bool stats = options.diagnostics();  // verbose=y
   auto started = std::chrono::steady_clock::now();
 
   HeldThreads held(jvmti, report);

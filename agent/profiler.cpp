@@ -1,6 +1,5 @@
 #include "profiler.h"
 
-#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +9,7 @@
 #include <thread>
 
 #include "allocation_tracker.h"
+#include "clock.h"
 #include "cpu_sampler.h"
 #include "entry_guard.h"
 #include "exit_check.h"
@@ -41,12 +41,6 @@ constexpr const char* kTwiceMessage =
 [[noreturn]] void terminate_process(int code) {
   std::fflush(stdout);
   std::exit(code);
-}
-
-uint64_t wall_millis() {
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000u + static_cast<uint64_t>(now.tv_nsec) / 1000000u;
 }
 
 // pause=y: time to attach a debugger, as the original gave.
@@ -268,7 +262,7 @@ void Profiler::go_live(JNIEnv* jni) {
     // the thread object may prepare classes here, which must then be queued for the writer).
     ProfileOwner::Scope owner;
     sink_->begin_report();
-    writer_->write_header(std::time(nullptr), wall_millis());
+    writer_->write_header(std::time(nullptr), wall_ms());
     writer_->flush();
     sink_->end_report();
     // Records streamed between reports form a "report" of their own, so that a write error among

@@ -8,6 +8,8 @@
 
 #include <cstring>
 
+#include "clock.h"
+
 namespace fasthprof {
 namespace {
 
@@ -167,8 +169,7 @@ void SignalStacks::walk_here(uint64_t packed, void* ucontext) {
   if (slot.state.load(std::memory_order_acquire) != expected) return;
   if (slot.tid.load(std::memory_order_relaxed) != static_cast<pid_t>(syscall(SYS_gettid))) return;
   if (!slot.state.compare_exchange_strong(expected, pack(generation, kWalking), std::memory_order_acq_rel)) return;
-  timespec began{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &began);  // async-signal-safe
+  uint64_t began = thread_cpu_ns();  // clock_gettime: async-signal-safe
   JNIEnv* env = nullptr;
   jint frames = kNotJavaThread;
   if (vm_->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_6) == JNI_OK && env != nullptr) {
@@ -178,10 +179,7 @@ void SignalStacks::walk_here(uint64_t packed, void* ucontext) {
   }
   slot.num_frames = frames;
   slot.state.store(pack(generation, kDone), std::memory_order_release);
-  timespec ended{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ended);
-  walk_ns_.fetch_add(static_cast<uint64_t>((ended.tv_sec - began.tv_sec) * 1000000000L + (ended.tv_nsec - began.tv_nsec)),
-                     std::memory_order_relaxed);
+  walk_ns_.fetch_add(thread_cpu_ns() - began, std::memory_order_relaxed);
 }
 
 }  // namespace fasthprof

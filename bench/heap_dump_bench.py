@@ -117,8 +117,8 @@ def main():
 
         # (c) then (b) on one JVM: the JDK's dump, then fasthprof's
         dump = folder / "fasthprof.hprof"
-        jvm = Jvm(java, classes, f"-agentpath:{agent}=heap=dump,format=b,doe=n,file={dump}", args.objects,
-                  args.heap, folder, {"FASTHPROF_DUMP_STATS": "1"})
+        jvm = Jvm(java, classes, f"-agentpath:{agent}=heap=dump,format=b,doe=n,verbose=y,file={dump}", args.objects,
+                  args.heap, folder)
         jdk_dump = folder / "jdk.hprof"
         started = time.monotonic()
         subprocess.run([jcmd, str(jvm.proc.pid), "GC.heap_dump", str(jdk_dump)], check=True, capture_output=True)

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "clock.h"
 #include "concurrentqueue/concurrentqueue.h"
 
 namespace fasthprof {
@@ -16,12 +17,6 @@ struct PipelineTraits : moodycamel::ConcurrentQueueDefaultTraits {
 };
 
 using EventQueue = moodycamel::ConcurrentQueue<AllocationEvent, PipelineTraits>;
-
-uint64_t monotonic_millis() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000u + static_cast<uint64_t>(now.tv_nsec) / 1000000u;
-}
 
 void pause_briefly(int round) {
   if (round < 16) {
@@ -71,13 +66,13 @@ void AllocationPipeline::wait_for_room(Producer& producer, const AllocationEvent
   if (events.size_approx() < options_.capacity && events.enqueue(producer.token, event)) return;
   waits_.fetch_add(1, std::memory_order_relaxed);
   uint64_t seen_drains = drains_completed_.load(std::memory_order_acquire);
-  uint64_t since = monotonic_millis();
+  uint64_t since = monotonic_ms();
   for (int round = 0;; ++round) {
     pause_briefly(round);
     if (events.try_enqueue(producer.token, event)) return;
     if (events.size_approx() < options_.capacity && events.enqueue(producer.token, event)) return;
     uint64_t drains = drains_completed_.load(std::memory_order_acquire);
-    uint64_t now = monotonic_millis();
+    uint64_t now = monotonic_ms();
     if (drains != seen_drains) {
       seen_drains = drains;
       since = now;

@@ -161,6 +161,17 @@ bool apply_sample(const OptionValue& value, Options* options) {
   return true;
 }
 
+bool apply_cpu_stacks(const OptionValue& value, Options* options) {
+  if (value.text == "signal") {
+    options->cpu_stacks_deferred = false;
+  } else if (value.text == "deferred") {
+    options->cpu_stacks_deferred = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool apply_timeout(const OptionValue& value, Options* options) {
   int seconds = 0;
   if (!parse_int(value.text, &seconds) || seconds < 0 || seconds > kMaxNetTimeoutSeconds) return false;
@@ -295,6 +306,16 @@ constexpr OptionRow kRows[] = {
      "for it: a heap dump keeps its threads suspended until\n"
      "the dump is sent). A peer that reads slowly but\n"
      "steadily gets everything. 0 waits for ever.",
+     false},
+    {"cpustacks", "<how>", "how cpu=samples takes stacks", "signal", B::kFasthprof, S::kText,
+     "syntax error parsing cpustacks=signal|deferred", "cpustacks option value must be signal|deferred",
+     apply_cpu_stacks,
+     "signal|deferred. signal: each counted thread walks\n"
+     "its own stack in a SIGPROF handler. deferred: one\n"
+     "stack request per counted thread, which waits until\n"
+     "the thread runs; also used when signals cannot be\n"
+     "(another profiler owns SIGPROF). With verbose=y the\n"
+     "sampler's figures are printed on stderr at exit.",
      false},
 };
 

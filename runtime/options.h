@@ -46,6 +46,10 @@ struct Options {
   // 0 waits for ever.
   int net_timeout_seconds = kDefaultNetTimeoutSeconds;
   bool net_timeout_given = false;
+  // cpustacks=signal|deferred: how cpu=samples takes the stacks of the threads it counted (see
+  // agent/cpu_sampler.h). Deferred is the fallback the agent also picks by itself when signals
+  // cannot be used; the option exists to compare the two and to turn the signals off.
+  bool cpu_stacks_deferred = false;
   // The combined string (command line + "," + _JAVA_HPROF_OPTIONS), echoed in errors.
   std::string all_options;
 

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <utility>
+
+#include "clock.h"
 
 namespace fasthprof {
 namespace {
@@ -11,19 +12,9 @@ namespace {
 // Rows of a long record are encoded in chunks so that the buffer stays near kFlushThreshold.
 constexpr size_t kRowsPerChunk = 1024;
 
-uint64_t steady_micros() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
+uint64_t steady_micros() { return monotonic_ns() / 1000u; }
 
 }  // namespace
-
-uint64_t wall_clock_millis() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
 
 RecordWriter::RecordWriter(OutputStream& out, uint64_t header_millis, ElapsedMicros elapsed_micros)
     : out_(out), header_millis_(header_millis), elapsed_micros_(std::move(elapsed_micros)) {

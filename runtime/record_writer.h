@@ -175,7 +175,4 @@ class RecordWriter {
 #endif
 };
 
-// Milliseconds since the epoch from the system clock, for the header's time stamp.
-uint64_t wall_clock_millis();
-
 }  // namespace fasthprof

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "output_stream.h"
+#include "thread_state.h"
 
 namespace fasthprof {
 
@@ -27,18 +28,6 @@ namespace fasthprof {
 std::string ctime_text(const std::tm& time);
 // ctime_text of t in local time. Allocates; any thread (localtime_r).
 std::string local_ctime_text(time_t t);
-
-// JVMTI thread-state bits, mirrored here because runtime/ never includes jvmti.h; the values are
-// fixed by the JVMTI specification.
-inline constexpr uint32_t kThreadStateAlive = 0x0001;
-inline constexpr uint32_t kThreadStateTerminated = 0x0002;
-inline constexpr uint32_t kThreadStateRunnable = 0x0004;
-inline constexpr uint32_t kThreadStateSleeping = 0x0040;
-inline constexpr uint32_t kThreadStateWaiting = 0x0080;
-inline constexpr uint32_t kThreadStateBlockedOnMonitorEnter = 0x0400;
-inline constexpr uint32_t kThreadStateSuspended = 0x100000;
-inline constexpr uint32_t kThreadStateInterrupted = 0x200000;
-inline constexpr uint32_t kThreadStateInNative = 0x400000;
 
 // The MONITOR DUMP status text of a JVMTI thread state: optional "S|", "intr|", "native|", then
 // ZO, NS, SL, MW, CW, R or UN.

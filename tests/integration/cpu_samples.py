@@ -150,10 +150,11 @@ for label, home in jdks():
     many_busy_threads(label, home)
     # Text: one section at exit, its TRACEs before it. Both stack mechanisms: the signal one (the
     # default: AsyncGetCallTrace in a SIGPROF handler) and the deferred per-thread requests (its
-    # fallback), each confirmed by the sampler's own figures line.
+    # fallback, chosen by the cpustacks= option), each confirmed by the sampler's own figures line,
+    # which verbose=y prints at exit.
     for mode in ("signal", "deferred"):
-        run = run_java(home, agentpath(f"cpu=samples,depth=6,interval={INTERVAL_MS},file=out.txt"), "CpuMix", ["3000"],
-                       env_extra={"FASTHPROF_CPU_SAMPLER": mode, "FASTHPROF_CPU_SAMPLER_STATS": "1"})
+        run = run_java(home, agentpath(f"cpu=samples,depth=6,interval={INTERVAL_MS},file=out.txt,verbose=y,"
+                                       f"cpustacks={mode}"), "CpuMix", ["3000"])
         figures = program_figures(run.stdout)
         if check(run.code == 0 and figures, f"{label} {mode}: CpuMix runs with cpu=samples", run):
             check(f"fasthprof cpu sampler: mode={mode} " in run.stderr, f"{label} {mode}: the {mode} mechanism ran", run)

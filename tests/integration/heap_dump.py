@@ -26,14 +26,16 @@ FULL = os.environ.get("FASTHPROF_HEAP_MATRIX", "") == "full"
 
 
 def start(home, options, main="HeapShapes", args=(), jvm_args=(), classpath=TEST_CLASSES):
-    """Runs main with the agent and options (None: without the agent) in a scratch folder."""
+    """Runs main with the agent and options (None: without the agent) in a scratch folder. verbose=y
+    is added: its dump figures line tells when a dump is done."""
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-heap-"))
+    if options is not None and "verbose=" not in options:
+        options += ",verbose=y"
     agent = [agentpath(options)] if options is not None else []
     command = java_command(home, *jvm_args, *agent, "-cp", classpath, main, *map(str, args))
     env = dict(os.environ)
     env.pop("_JAVA_HPROF_OPTIONS", None)
     env.pop("JAVA_TOOL_OPTIONS", None)
-    env["FASTHPROF_DUMP_STATS"] = "1"
     out = open(folder / "stdout.txt", "w")
     err = open(folder / "stderr.txt", "w")
     proc = subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=err)
@@ -46,7 +48,7 @@ def text(path):
 
 
 def dumps_done(folder):
-    # The stats line (FASTHPROF_DUMP_STATS) lands inside the verbose line; " done." ends a report
+    # The stats line (verbose=y) lands inside the verbose line; " done." ends a report
     # once its bytes are in the file.
     stderr = text(folder / "stderr.txt")
     return min(stderr.count("fasthprof: heap dump stats:"), stderr.count(" done.\n"))
@@ -376,7 +378,7 @@ def quiescent_run(jdk, home, attach=False):
     JDK's dump, a second dump; the second compared with the JDK's exactly, class by class. With
     attach, the agent is loaded by jcmd once the program is ready."""
     label = f"{jdk} quiescent -Xshare:off{' attached' if attach else ''}"
-    options = "heap=dump,format=b,file=dump.hprof,doe=n"
+    options = "heap=dump,format=b,file=dump.hprof,doe=n,verbose=y"
     quiet = ["-XX:+EnableDynamicAgentLoading"] if attach and jdk != "jdk17" else []
     proc, folder = start(home, None if attach else options, args=[60], jvm_args=["-Xshare:off", "-Xcheck:jni", *quiet])
     try:

@@ -250,12 +250,11 @@ def run(label, home):
         print(f"SKIP: {label}: {folder.parent} has {free >> 30} GB free, the large heap dump needs {NEEDED_FREE >> 30} GB")
         return False
     command = java_command(home, "-Xms3500m", "-Xmx3500m", "-Xmn256m", "-XX:+UseParallelGC",
-                           "-XX:+AlwaysPreTouch", agentpath("heap=dump,format=b,file=dump.hprof,doe=n"),
+                           "-XX:+AlwaysPreTouch", agentpath("heap=dump,format=b,file=dump.hprof,doe=n,verbose=y"),
                            "-cp", TEST_CLASSES, "HeapLarge", str(BYTE_ARRAYS))
     env = dict(os.environ)
     env.pop("_JAVA_HPROF_OPTIONS", None)
     env.pop("JAVA_TOOL_OPTIONS", None)
-    env["FASTHPROF_DUMP_STATS"] = "1"
     started = time.time()
     out = open(folder / "stdout.txt", "w")
     err = open(folder / "stderr.txt", "w")

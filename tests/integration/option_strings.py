@@ -20,7 +20,7 @@ from harness import AGENT, check, finish, java_bin, jdks
 
 NAMES = ["heap", "cpu", "monitor", "format", "file", "net", "depth", "interval", "cutoff", "lineno",
          "thread", "doe", "msa", "force", "verbose", "gc_okay", "primfields", "primarrays", "debugflags",
-         "logflags", "coredump", "errorexit", "debug", "X", "exitpause", "precrash", "sample", "gz", "help"]
+         "logflags", "coredump", "errorexit", "debug", "X", "exitpause", "precrash", "sample", "gz", "cpustacks", "help"]
 VALUES = {
     "heap": ["dump", "sites", "all", "", "x"],
     "cpu": ["samples", "times", "old", "y", "n", ""],
@@ -35,6 +35,7 @@ VALUES = {
     "logflags": ["0", "4", "0xC", "0xffffffff", "z"],
     "debugflags": ["0", "1", "-1"],
     "X": ["0", "010", "0x7fffffff"],
+    "cpustacks": ["signal", "deferred", "", "x", "Signal"],
 }
 SWITCH = ["y", "n", "", "yes", "Y", "1"]
 # Values each option accepts, so that about half the strings get past the parser and run.
@@ -42,10 +43,10 @@ VALID = {
     "heap": ["dump", "sites", "all"], "cpu": ["samples", "times", "old", "y"], "format": ["a", "b"],
     "file": ["out.txt", "out.hprof"], "depth": ["0", "1", "4", "64", "2147483647"], "interval": ["1", "10", "100"],
     "cutoff": ["0", "0.001", "0.5"], "sample": ["0", "1k", "512k"], "logflags": ["0", "4"],
-    "debugflags": ["0"], "X": ["0"], "gz": ["n"],
+    "debugflags": ["0"], "X": ["0"], "gz": ["n"], "cpustacks": ["signal", "deferred"],
 }
 VALID_NAMES = ["heap", "cpu", "monitor", "format", "file", "depth", "interval", "cutoff", "lineno", "thread",
-               "doe", "msa", "force", "verbose", "gc_okay", "primfields", "primarrays", "logflags", "sample", "gz"]
+               "doe", "msa", "force", "verbose", "gc_okay", "primfields", "primarrays", "logflags", "sample", "gz", "cpustacks"]
 ODD = [",", "=", ",,", "==", "=,", "\t", " ", "%", "\\", "\"", "'", "é", "\x7f", ":", "[", "]"]
 
 FAILURE_TEXT = [("terminate called", "a C++ exception left the agent"),

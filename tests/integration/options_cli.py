@@ -28,6 +28,7 @@ BAD_OPTIONS = {
     ",heap=sites": "Unknown option: ,heap",
     "averyveryverylongoptionname=1": "general syntax error parsing options",
     "exitpause=y": "The exitpause option was removed, use -XX:OnError='cmd %%p'",
+    "cpu=samples,cpustacks=fast": "cpustacks option value must be signal|deferred",
 }
 
 for label, home in jdks():
@@ -37,7 +38,8 @@ for label, home in jdks():
           f"{label}: help prints the usage line on stdout", run)
     check("heap=dump|sites|all    heap profiling                 all" in run.stdout,
           f"{label}: help keeps the original's option table", run)
-    check("fasthprof options" in run.stdout.lower() and "sample=<bytes>" in run.stdout,
+    check("fasthprof options" in run.stdout.lower() and "sample=<bytes>" in run.stdout and
+          "cpustacks=<how>" in run.stdout,
           f"{label}: help lists fasthprof's own options in their own block", run)
     check("Hello, threads!" not in run.stdout, f"{label}: help stops before main runs", run)
     check(run.stderr.strip() == "",
@@ -73,7 +75,7 @@ for label, home in jdks():
     # Every documented option with a valid value loads and lets the program finish.
     valid = ("heap=dump,format=b,depth=8,interval=20,cutoff=0.01,lineno=n,thread=y,doe=y,msa=n,"
              "force=y,verbose=n,gc_okay=y,primfields=n,primarrays=n,logflags=0,debugflags=0,"
-             "coredump=n,errorexit=n,debug=n,X=0,sample=0,gz=n")
+             "coredump=n,errorexit=n,debug=n,X=0,sample=0,gz=n,cpustacks=deferred")
     run = run_java(home, agentpath(valid))
     check(run.code == 0 and "Hello, threads!" in run.stdout, f"{label}: the full valid option set loads", run)
     run = run_java(home, agentpath("cpu=y,cpu=times,file=t.txt"))

@@ -18,8 +18,8 @@ DUMP_STATS = re.compile(r"heap dump stats: seconds=([\d.]+) .*clear_seconds=([\d
 
 
 def storm(label, home):
-    proc, folder = start_java(home, agentpath(f"heap=dump,cpu=samples,interval={INTERVAL_MS},file=out.txt"),
-                              "CpuBusy", [str(BUSY_THREADS), "15000"], env_extra={"FASTHPROF_DUMP_STATS": "1"})
+    proc, folder = start_java(home, agentpath(f"heap=dump,cpu=samples,interval={INTERVAL_MS},file=out.txt,verbose=y"),
+                              "CpuBusy", [str(BUSY_THREADS), "15000"])
     try:
         stderr = folder / "stderr.txt"
         wait_for(lambda: False, 2.0)

@@ -104,6 +104,8 @@ const std::map<std::string, RowExpectation>& expectations() {
       {"timeout", {[](const Options& o) { return o.net_timeout_seconds == 10 && !o.net_timeout_given; },
                    "net=localhost:8000,timeout=3",
                    [](const Options& o) { return o.net_timeout_seconds == 3 && o.net_timeout_given; }, "-1"}},
+      {"cpustacks", {[](const Options& o) { return !o.cpu_stacks_deferred; }, "cpu=samples,cpustacks=deferred",
+                     [](const Options& o) { return o.cpu_stacks_deferred; }, "Signal"}},
   };
   return table;
 }
@@ -452,6 +454,7 @@ TEST(Usage, KeepsTheOriginalLayout) {
            "weight = 1 / (1 - exp(-object size / interval))",
            "\ngz=y|n                 gzip the binary output         n\n",
            "\ntimeout=<seconds>      net= peer stall limit          10\n",
+           "\ncpustacks=<how>        how cpu=samples takes stacks   signal\n",
            "\n  - The option format=b cannot be used with monitor=y.\n",
            "\n  - The option format=b cannot be used with cpu=old|times.\n",
            "\n      java -agentlib:hprof=cpu=samples,interval=20,depth=3 classname\n",

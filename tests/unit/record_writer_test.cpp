@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "byte_encoder.h"
+#include "clock.h"
 #include "output_stream.h"
 #include "memory_stream.h"
 
@@ -317,7 +318,7 @@ TEST(RecordWriter, TimeFieldIsMicrosecondsSinceHeaderClampedToU4) {
 
 TEST(RecordWriter, DefaultClockStartsNearZero) {
   MemoryStream stream;
-  RecordWriter writer(stream, wall_clock_millis());
+  RecordWriter writer(stream, wall_ms());
   EXPECT_LT(writer.time_field(), 10u * 1000 * 1000);
 }
 
