@@ -101,6 +101,10 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<Input> corpus = load_corpus(folders);
+  // Before anything runs: a crash must leave the seed that reproduces it (--seed) in the log.
+  std::printf("replaying %zu corpus inputs, then mutations for %g s (seed %llu)\n", corpus.size(), seconds,
+              static_cast<unsigned long long>(seed));
+  std::fflush(stdout);
   for (const Input& input : corpus) LLVMFuzzerTestOneInput(input.data(), input.size());
 
   std::mt19937_64 rng(seed);
@@ -113,7 +117,6 @@ int main(int argc, char** argv) {
       ++runs;
     }
   }
-  std::printf("replayed %zu corpus inputs and %llu mutations (seed %llu)\n", corpus.size(),
-              static_cast<unsigned long long>(runs), static_cast<unsigned long long>(seed));
+  std::printf("replayed %zu corpus inputs and %llu mutations\n", corpus.size(), static_cast<unsigned long long>(runs));
   return 0;
 }

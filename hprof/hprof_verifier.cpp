@@ -1,5 +1,6 @@
-// The checks are in two layers. Top-level records are checked as they come, against the UTF8s,
-// frames, traces, classes and threads written before them. A heap dump is checked in two passes:
+// The checks of what records say, on top of the reader (hprof_reader.h), which frames them. They
+// are in two layers. Top-level records are checked as they come, against the UTF8s, frames,
+// traces, classes and threads written before them. A heap dump is checked in two passes:
 // the first runs over each segment as it arrives (structure, serials, names, thread roots) and
 // collects every object ID; the second runs at HEAP DUMP END, when all IDs of the dump are known,
 // and resolves references, class order and instance layouts.
@@ -9,27 +10,16 @@
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "hprof_format.h"
+#include "hprof_reader.h"
 #include "id_set.h"
 
 namespace fasthprof {
 namespace {
-
-constexpr size_t kVersionSize = sizeof(kBinaryHeaderVersion) - 1;  // both versions are 18 bytes
-constexpr uint64_t kHeaderSize = kVersionSize + 1 + 4 + 8;
-constexpr uint64_t kClassDumpFixedIds = 7;  // class, super, loader, signers, domain, 2 reserved
-
-bool is_valid_type(uint8_t code) {
-  return code == static_cast<uint8_t>(BasicType::kObject) ||
-         (code >= static_cast<uint8_t>(BasicType::kBoolean) && code <= static_cast<uint8_t>(BasicType::kLong));
-}
-
-bool is_primitive_type(uint8_t code) { return is_valid_type(code) && code != static_cast<uint8_t>(BasicType::kObject); }
 
 const char* primitive_array_name(uint8_t code) {
   switch (static_cast<BasicType>(code)) {
@@ -63,7 +53,7 @@ struct TraceInfo {
 class Verifier {
  public:
   Verifier(const uint8_t* data, size_t size, const VerifyOptions& options)
-      : data_(data), size_(size), options_(options) {}
+      : reader_(data, size), options_(options) {}
 
   VerifyResult run() {
     result_.ok = check_file();
@@ -71,17 +61,12 @@ class Verifier {
   }
 
  private:
-  // ---- reading (callers have checked bounds) ----
-  uint8_t u1(uint64_t at) const { return data_[at]; }
-  uint16_t u2(uint64_t at) const { return static_cast<uint16_t>(data_[at] << 8 | data_[at + 1]); }
-  uint32_t u4(uint64_t at) const {
-    return uint32_t{data_[at]} << 24 | uint32_t{data_[at + 1]} << 16 | uint32_t{data_[at + 2]} << 8 | data_[at + 3];
-  }
-  uint64_t u8(uint64_t at) const { return uint64_t{u4(at)} << 32 | u4(at + 4); }
-  uint64_t id(uint64_t at) const { return id_size_ == 4 ? u4(at) : u8(at); }
-  uint64_t value_size(uint8_t type) const {
-    return type == static_cast<uint8_t>(BasicType::kObject) ? id_size_ : basic_type_size(static_cast<BasicType>(type));
-  }
+  // ---- reading (the reader has framed the record or sub-record read from) ----
+  uint8_t u1(uint64_t at) const { return bytes_.u1(at); }
+  uint16_t u2(uint64_t at) const { return bytes_.u2(at); }
+  uint32_t u4(uint64_t at) const { return bytes_.u4(at); }
+  uint64_t id(uint64_t at) const { return bytes_.id(at); }
+  uint64_t value_size(uint8_t type) const { return bytes_.value_size(type); }
 
   __attribute__((format(printf, 3, 4))) bool fail(uint64_t at, const char* format, ...) {
     char message[512];
@@ -96,8 +81,8 @@ class Verifier {
 
   // ---- header and top-level records ----
   bool check_file();
-  bool check_header();
-  bool check_record(uint8_t tag, uint64_t at, uint64_t body, uint32_t length);
+  bool fail_read(const ReadError& error);
+  bool check_record(const RecordView& record);
   bool expect_length(uint64_t at, const char* what, uint32_t length, uint64_t expected);
   bool check_trace_serial(uint64_t at, uint32_t serial, const char* what);
   bool check_class_loaded_once(uint64_t at, uint32_t serial, uint64_t class_id);
@@ -108,9 +93,7 @@ class Verifier {
 
   // ---- heap dumps ----
   void begin_dump(uint64_t at);
-  bool scan_segment(uint64_t body, uint64_t length);
-  bool sub_record_size(uint8_t tag, uint64_t at, uint64_t end, uint64_t* size);
-  bool class_dump_size(uint64_t at, uint64_t end, uint64_t* size);
+  bool scan_segment(const RecordView& record);
   bool collect_sub_record(uint8_t tag, uint64_t at);
   bool collect_class_dump(uint64_t at);
   bool thread_root(uint64_t at, const char* what, uint32_t thread_serial, bool has_frame);
@@ -124,8 +107,8 @@ class Verifier {
   bool check_boolean(uint64_t at, const char* what);
   std::string class_name(uint64_t class_id) const;
 
-  const uint8_t* data_;
-  uint64_t size_;
+  HprofReader reader_;
+  HprofBytes bytes_;  // reader_'s, with the header's identifier size
   VerifyOptions options_;
   VerifyResult result_;
   uint32_t id_size_ = 0;
@@ -145,7 +128,7 @@ class Verifier {
 
   bool dump_open_ = false;
   DumpSummary dump_;
-  std::vector<std::pair<uint64_t, uint64_t>> segments_;        // (body offset, length)
+  std::vector<RecordView> segments_;
   IdSet objects_;
   std::unordered_map<uint64_t, ClassInfo> classes_;
   std::unordered_map<uint32_t, uint32_t> thread_frames_;       // thread serial -> its trace's frames
@@ -153,27 +136,22 @@ class Verifier {
 };
 
 bool Verifier::check_file() {
-  if (!check_header()) return false;
-  uint64_t at = kHeaderSize;
-  while (at < size_) {
-    if (size_ - at < kRecordHeaderSize) {
-      return fail(at, "truncated record header: %" PRIu64 " bytes left, a record header has %zu", size_ - at,
-                  kRecordHeaderSize);
-    }
-    uint8_t tag = u1(at);
-    if (record_tag_name(tag) == nullptr) return fail(at, "unknown record tag 0x%02x", tag);
-    uint32_t length = u4(at + 5);
-    uint64_t body = at + kRecordHeaderSize;
-    if (length > size_ - body) {
-      return fail(at, "%s record of length %" PRIu32 " runs past the end of the file (%" PRIu64 " bytes left)",
-                  record_tag_name(tag), length, size_ - body);
-    }
-    if (!check_record(tag, at, body, length)) return false;
-    ++result_.record_counts[tag];
-    at = body + length;
+  if (!reader_.read_header()) return fail_read(reader_.error());
+  const HprofHeader& header = reader_.header();
+  bytes_ = reader_.bytes();
+  id_size_ = header.id_size;
+  result_.version = header.version;
+  result_.id_size = header.id_size;
+  result_.timestamp_millis = header.timestamp_millis;
+  segments_allowed_ = header.version == kBinaryHeaderVersion;
+  RecordView record;
+  while (reader_.next_record(&record)) {
+    if (!check_record(record)) return false;
+    ++result_.record_counts[record.tag];
   }
+  if (!reader_.error().message.empty()) return fail_read(reader_.error());
   if (dump_open_) {
-    return fail(size_, "file ends inside the heap dump that began at byte %" PRIu64 " (no HEAP DUMP END)",
+    return fail(bytes_.size(), "file ends inside the heap dump that began at byte %" PRIu64 " (no HEAP DUMP END)",
                 dump_.offset);
   }
   const std::pair<uint64_t, const char*>* first_missing = nullptr;
@@ -190,25 +168,10 @@ bool Verifier::check_file() {
   return true;
 }
 
-bool Verifier::check_header() {
-  const char* versions[] = {kTextHeaderVersion, kBinaryHeaderVersion};
-  static_assert(sizeof(kTextHeaderVersion) == sizeof(kBinaryHeaderVersion));
-  if (size_ == 0) return fail(0, "empty file: no HPROF header");
-  const size_t compared = static_cast<size_t>(std::min<uint64_t>(size_, kVersionSize + 1));
-  for (const char* version : versions) {
-    if (std::memcmp(data_, version, compared) == 0) result_.version = version;
-  }
-  if (result_.version.empty()) {
-    return fail(0, "not an HPROF binary file: the header is not \"%s\" or \"%s\" followed by NUL",
-                kTextHeaderVersion, kBinaryHeaderVersion);
-  }
-  segments_allowed_ = result_.version == kBinaryHeaderVersion;
-  if (size_ < kHeaderSize) return fail(size_, "truncated header: %" PRIu64 " bytes, need %" PRIu64, size_, kHeaderSize);
-  id_size_ = u4(kVersionSize + 1);
-  if (id_size_ != 4 && id_size_ != 8) return fail(kVersionSize + 1, "identifier size %" PRIu32 " is not 4 or 8", id_size_);
-  result_.id_size = id_size_;
-  result_.timestamp_millis = u8(kVersionSize + 5);
-  return true;
+bool Verifier::fail_read(const ReadError& error) {
+  result_.error = error.message;
+  result_.error_offset = error.offset;
+  return false;
 }
 
 bool Verifier::expect_length(uint64_t at, const char* what, uint32_t length, uint64_t expected) {
@@ -250,7 +213,11 @@ bool Verifier::check_utf8(uint64_t at, uint64_t name, const char* what, bool zer
   return fail(at, "%s 0x%" PRIx64 " is not a UTF8 written earlier", what, name);
 }
 
-bool Verifier::check_record(uint8_t tag, uint64_t at, uint64_t body, uint32_t length) {
+bool Verifier::check_record(const RecordView& record) {
+  const uint8_t tag = record.tag;
+  const uint64_t at = record.offset;
+  const uint64_t body = record.body;
+  const uint32_t length = record.length;
   const uint64_t n = id_size_;
   switch (static_cast<RecordTag>(tag)) {
     case RecordTag::kUtf8: {
@@ -326,14 +293,14 @@ bool Verifier::check_record(uint8_t tag, uint64_t at, uint64_t body, uint32_t le
                     dump_.offset);
       }
       begin_dump(at);
-      return scan_segment(body, length) && finish_dump();
+      return scan_segment(record) && finish_dump();
     case RecordTag::kCpuSamples: return check_cpu_samples(at, body, length);
     case RecordTag::kControlSettings: return expect_length(at, "CONTROL SETTINGS", length, 6);
     case RecordTag::kHeapDumpSegment:
       if (!segments_allowed_) return fail(at, "HEAP DUMP SEGMENT in a %s file", result_.version.c_str());
       if (length == 0) return fail(at, "empty HEAP DUMP SEGMENT");
       if (!dump_open_) begin_dump(at);
-      return scan_segment(body, length);
+      return scan_segment(record);
     case RecordTag::kHeapDumpEnd:
       if (!segments_allowed_) return fail(at, "HEAP DUMP END in a %s file", result_.version.c_str());
       if (!expect_length(at, "HEAP DUMP END", length, 0)) return false;
@@ -366,7 +333,7 @@ bool Verifier::check_alloc_sites(uint64_t at, uint64_t body, uint32_t length) {
   if (!expect_length(at, "ALLOC SITES", length, kFixed + count * kSite)) return false;
   for (uint64_t i = 0, site = body + kFixed; i < count; ++i, site += kSite) {
     uint8_t kind = u1(site);
-    if (kind != 0 && !is_valid_type(kind)) return fail(site, "ALLOC SITES site %" PRIu64 " has array kind %u", i, kind);
+    if (kind != 0 && !is_valid_basic_type(kind)) return fail(site, "ALLOC SITES site %" PRIu64 " has array kind %u", i, kind);
     if (!class_serials_.count(u4(site + 1))) {
       return fail(site, "ALLOC SITES site %" PRIu64 " names class serial %" PRIu32 ", which no earlier LOAD CLASS defines",
                   i, u4(site + 1));
@@ -399,103 +366,16 @@ void Verifier::begin_dump(uint64_t at) {
   primitive_arrays_by_type_.fill(0);
 }
 
-bool Verifier::scan_segment(uint64_t body, uint64_t length) {
-  segments_.emplace_back(body, length);
+bool Verifier::scan_segment(const RecordView& record) {
+  segments_.push_back(record);
   ++dump_.segments;
-  const uint64_t end = body + length;
-  for (uint64_t at = body; at < end;) {
-    uint8_t tag = u1(at);
-    uint64_t size = 0;
-    if (!sub_record_size(tag, at, end, &size)) return false;
-    if (!collect_sub_record(tag, at)) return false;
-    ++dump_.sub_record_counts[tag];
-    at += size;
+  SubRecordReader sub_records(bytes_, record);
+  SubRecordView sub;
+  while (sub_records.next(&sub)) {
+    if (!collect_sub_record(sub.tag, sub.offset)) return false;
+    ++dump_.sub_record_counts[sub.tag];
   }
-  return true;
-}
-
-bool Verifier::sub_record_size(uint8_t tag, uint64_t at, uint64_t end, uint64_t* size) {
-  const uint64_t n = id_size_;
-  const uint64_t left = end - at;
-  const char* name = heap_tag_name(tag);
-  if (name == nullptr) return fail(at, "unknown heap dump sub-record tag 0x%02x", tag);
-  uint64_t need = 0;
-  switch (static_cast<HeapTag>(tag)) {
-    case HeapTag::kRootUnknown:
-    case HeapTag::kRootStickyClass:
-    case HeapTag::kRootMonitorUsed: need = 1 + n; break;
-    case HeapTag::kRootJniGlobal: need = 1 + 2 * n; break;
-    case HeapTag::kRootJniLocal:
-    case HeapTag::kRootJavaFrame:
-    case HeapTag::kRootThreadObject: need = 1 + n + 8; break;
-    case HeapTag::kRootNativeStack:
-    case HeapTag::kRootThreadBlock: need = 1 + n + 4; break;
-    case HeapTag::kClassDump: return class_dump_size(at, end, size);
-    case HeapTag::kInstanceDump:
-      need = 1 + n + 4 + n + 4;
-      if (left >= need) need += u4(at + 1 + 2 * n + 4);
-      break;
-    case HeapTag::kObjectArrayDump:
-      need = 1 + n + 4 + 4 + n;
-      if (left >= need) need += uint64_t{u4(at + 1 + n + 4)} * n;
-      break;
-    case HeapTag::kPrimitiveArrayDump:
-      need = 1 + n + 4 + 4 + 1;
-      if (left >= need) {
-        uint8_t type = u1(at + need - 1);
-        if (!is_primitive_type(type)) return fail(at, "PRIMITIVE ARRAY DUMP with element type %u", type);
-        need += uint64_t{u4(at + 1 + n + 4)} * value_size(type);
-      }
-      break;
-  }
-  if (need > left) {
-    return fail(at, "%s sub-record needs %" PRIu64 " bytes but only %" PRIu64
-                " are left in its segment (sub-records must not span segments)", name, need, left);
-  }
-  *size = need;
-  return true;
-}
-
-bool Verifier::class_dump_size(uint64_t at, uint64_t end, uint64_t* size) {
-  const uint64_t n = id_size_;
-  uint64_t pos = at + 1 + kClassDumpFixedIds * n + 8;
-  auto truncated = [&]() {
-    return fail(at, "CLASS DUMP sub-record runs past the end of its segment (sub-records must not span segments)");
-  };
-  auto bad_type = [&](uint64_t type_at, const char* what) {
-    return fail(type_at, "CLASS DUMP %s has invalid basic type %u", what, u1(type_at));
-  };
-  if (pos > end || end - pos < 2) return truncated();
-  uint32_t constants = u2(pos);
-  pos += 2;
-  for (uint32_t i = 0; i < constants; ++i) {
-    if (end - pos < 3) return truncated();
-    if (!is_valid_type(u1(pos + 2))) return bad_type(pos + 2, "constant pool entry");
-    uint64_t value = value_size(u1(pos + 2));
-    pos += 3;
-    if (end - pos < value) return truncated();
-    pos += value;
-  }
-  if (end - pos < 2) return truncated();
-  uint32_t statics = u2(pos);
-  pos += 2;
-  for (uint32_t i = 0; i < statics; ++i) {
-    if (end - pos < n + 1) return truncated();
-    if (!is_valid_type(u1(pos + n))) return bad_type(pos + n, "static field");
-    uint64_t value = value_size(u1(pos + n));
-    pos += n + 1;
-    if (end - pos < value) return truncated();
-    pos += value;
-  }
-  if (end - pos < 2) return truncated();
-  uint32_t fields = u2(pos);
-  pos += 2;
-  if (end - pos < uint64_t{fields} * (n + 1)) return truncated();
-  for (uint32_t i = 0; i < fields; ++i, pos += n + 1) {
-    if (!is_valid_type(u1(pos + n))) return bad_type(pos + n, "instance field");
-  }
-  *size = pos - at;
-  return true;
+  return sub_records.error().message.empty() || fail_read(sub_records.error());
 }
 
 bool Verifier::define_object(uint64_t at, uint64_t object_id) {
@@ -573,23 +453,18 @@ bool Verifier::collect_class_dump(uint64_t at) {
   if (!class_name_ids_.count(class_id)) {
     return fail(at, "CLASS DUMP 0x%" PRIx64 " has no LOAD CLASS before it", class_id);
   }
+  const ClassDumpView view = decode_class_dump(bytes_, SubRecordView{u1(at), at, 0});
   ClassInfo& info = classes_[class_id];
   info.offset = at;
-  info.super_id = id(at + 1 + n + 4);
-  // Skip the constant pool; check the static and instance field names.
-  uint64_t pos = at + 1 + kClassDumpFixedIds * n + 8;
-  uint32_t constants = u2(pos);
-  pos += 2;
-  for (uint32_t i = 0; i < constants; ++i) pos += 3 + value_size(u1(pos + 2));
-  uint32_t statics = u2(pos);
-  pos += 2;
-  for (uint32_t i = 0; i < statics; ++i) {
+  info.super_id = view.super_id;
+  // Check the static and instance field names.
+  uint64_t pos = view.statics_at;
+  for (uint32_t i = 0; i < view.static_count; ++i) {
     if (!check_utf8(pos, id(pos), "CLASS DUMP static field name", true)) return false;
     pos += n + 1 + value_size(u1(pos + n));
   }
-  uint32_t fields = u2(pos);
-  pos += 2;
-  for (uint32_t i = 0; i < fields; ++i, pos += n + 1) {
+  pos = view.fields_at;
+  for (uint32_t i = 0; i < view.field_count; ++i, pos += n + 1) {
     if (!check_utf8(pos, id(pos), "CLASS DUMP instance field name", true)) return false;
   }
   return true;
@@ -599,15 +474,13 @@ bool Verifier::collect_class_dump(uint64_t at) {
 
 bool Verifier::finish_dump() {
   if (!options_.strict && !lay_out_classes()) return false;
-  for (const auto& [body, length] : segments_) {
-    const uint64_t end = body + length;
-    for (uint64_t at = body; at < end;) {
-      uint8_t tag = u1(at);
-      uint64_t size = 0;
-      if (!sub_record_size(tag, at, end, &size)) return false;
-      bool laid_out = tag == static_cast<uint8_t>(HeapTag::kClassDump) && classes_[id(at + 1)].laid_out;
-      if (!laid_out && !resolve_sub_record(tag, at)) return false;
-      at += size;
+  for (const RecordView& segment : segments_) {
+    // The first pass framed every sub-record of these segments without error.
+    SubRecordReader sub_records(bytes_, segment);
+    SubRecordView sub;
+    while (sub_records.next(&sub)) {
+      bool laid_out = sub.tag == static_cast<uint8_t>(HeapTag::kClassDump) && classes_[id(sub.offset + 1)].laid_out;
+      if (!laid_out && !resolve_sub_record(sub.tag, sub.offset)) return false;
     }
   }
   for (size_t tag = 0; tag < dump_.sub_record_counts.size(); ++tag) {
@@ -739,7 +612,8 @@ bool Verifier::resolve_sub_record(uint8_t tag, uint64_t at) {
 
 bool Verifier::resolve_class_dump(uint64_t at) {
   const uint64_t n = id_size_;
-  const uint64_t class_id = id(at + 1);
+  const ClassDumpView view = decode_class_dump(bytes_, SubRecordView{u1(at), at, 0});
+  const uint64_t class_id = view.class_id;
   ClassInfo& info = classes_[class_id];
   uint64_t pos = at + 1 + n + 4;
   const char* references[] = {"CLASS DUMP super class", "CLASS DUMP class loader", "CLASS DUMP signers",
@@ -754,10 +628,8 @@ bool Verifier::resolve_class_dump(uint64_t at) {
     if (super == nullptr) return false;
     if (!super->laid_out) return fail(at, "CLASS DUMP 0x%" PRIx64 " is its own super class", class_id);
   }
-  pos = at + 1 + kClassDumpFixedIds * n + 8;
-  uint32_t constants = u2(pos);
-  pos += 2;
-  for (uint32_t i = 0; i < constants; ++i) {
+  pos = view.constants_at;
+  for (uint32_t i = 0; i < view.constant_count; ++i) {
     uint8_t type = u1(pos + 2);
     pos += 3;
     if (type == static_cast<uint8_t>(BasicType::kObject) && !resolve(pos, id(pos), "CLASS DUMP constant pool entry")) {
@@ -768,9 +640,8 @@ bool Verifier::resolve_class_dump(uint64_t at) {
     }
     pos += value_size(type);
   }
-  uint32_t statics = u2(pos);
-  pos += 2;
-  for (uint32_t i = 0; i < statics; ++i) {
+  pos = view.statics_at;
+  for (uint32_t i = 0; i < view.static_count; ++i) {
     uint8_t type = u1(pos + n);
     pos += n + 1;
     if (type == static_cast<uint8_t>(BasicType::kObject) && !resolve(pos, id(pos), "CLASS DUMP static field value")) {
@@ -781,11 +652,10 @@ bool Verifier::resolve_class_dump(uint64_t at) {
     }
     pos += value_size(type);
   }
-  uint32_t fields = u2(pos);
-  pos += 2;
   info.layout.clear();
   info.instance_bytes = 0;
-  for (uint32_t i = 0; i < fields; ++i, pos += n + 1) {
+  pos = view.fields_at;
+  for (uint32_t i = 0; i < view.field_count; ++i, pos += n + 1) {
     info.layout.push_back(u1(pos + n));
     info.instance_bytes += value_size(u1(pos + n));
   }
@@ -804,7 +674,7 @@ std::string Verifier::class_name(uint64_t class_id) const {
     if (utf8 != utf8_.end()) {
       uint64_t body = utf8->second + kRecordHeaderSize;
       uint64_t length = u4(utf8->second + 5) - id_size_;
-      return std::string(reinterpret_cast<const char*>(data_ + body + id_size_), length);
+      return std::string(reinterpret_cast<const char*>(bytes_.data() + body + id_size_), length);
     }
   }
   char fallback[32];

@@ -1,6 +1,7 @@
 // An independent checker of HPROF binary files: it reads the bytes the way jhat and the OpenJDK
 // test-library parser do, and enforces what those readers (and docs/decisions.md "Binary format")
-// require, stopping at the first violation with the byte offset where it sits.
+// require, stopping at the first violation with the byte offset where it sits. The framing of
+// records and sub-records is the reader's (hprof_reader.h); the checks of what they say are here.
 //
 // It shares only the tag and type constants of runtime/hprof_format.h with the writers, never
 // their code, so that a bug in a writer cannot hide itself here.
@@ -12,6 +13,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "hprof_reader.h"
 
 namespace fasthprof {
 
@@ -63,12 +66,6 @@ struct VerifyResult {
 // On the first violation returns ok == false with error and error_offset set; the counts then
 // cover what was read before it. Any thread may call it; it keeps no state between calls.
 VerifyResult verify_hprof(const uint8_t* data, size_t size, const VerifyOptions& options);
-
-// Human-readable name of a top-level record tag ("HEAP DUMP SEGMENT"), or nullptr if unknown.
-const char* record_tag_name(uint8_t tag);
-
-// Human-readable name of a heap-dump sub-record tag ("ROOT JAVA FRAME"), or nullptr if unknown.
-const char* heap_tag_name(uint8_t tag);
 
 // The success summary hprof-verify prints: header, record counts per tag, and per dump the segment,
 // class, instance, array and root counts and sub-record counts per tag; with classes, also each
