@@ -14,6 +14,7 @@
 #include "ids.h"
 #include "jvmti_support.h"
 #include "memory.h"
+#include "sites_section.h"
 #include "xxhash.h"
 
 namespace fasthprof {
@@ -346,53 +347,9 @@ void AllocationTracker::write_report(ReportContext& report) {
 }
 
 void AllocationTracker::write_sites() {
-  ProfileWriter& writer = *context_.writer;
-  const Options& options = *context_.options;
   SiteTotals totals;
-  std::vector<SiteRow> rows = recorder_.sites().report_rows(options.cutoff, &totals);
-  // As the original: every trace not yet in the file comes before the section.
-  writer.write_unwritten_traces();
-  if (!writer.binary()) {
-    TextWriter& text = writer.text();
-    text.sites_begin("live bytes", std::time(nullptr));
-    double accumulated = 0;
-    uint32_t rank = 0;
-    for (const SiteRow& row : rows) {
-      double self = totals.live_bytes == 0 ? 0.0
-                                           : 100.0 * static_cast<double>(row.counts.live_bytes) /
-                                                 static_cast<double>(totals.live_bytes);
-      accumulated += self;
-      const ClassInfo* info = writer.classes().find_by_serial(row.site.class_serial);
-      text.sites_row(++rank, self, accumulated, row.counts.live_bytes, row.counts.live_objects,
-                     row.counts.alloc_bytes, row.counts.alloc_objects, row.site.trace_serial,
-                     info != nullptr ? std::string_view(info->name) : std::string_view("<unknown class>"));
-    }
-    text.sites_end();
-    return;
-  }
-  AllocSitesHeader header;
-  header.flags = 0;
-  header.cutoff = static_cast<float>(options.cutoff);
-  header.total_live_bytes = totals.live_bytes;
-  header.total_live_instances = totals.live_objects;
-  header.total_alloc_bytes = totals.alloc_bytes;
-  header.total_alloc_instances = totals.alloc_objects;
-  std::vector<AllocSiteRow> records;
-  records.reserve(rows.size());
-  for (const SiteRow& row : rows) {
-    AllocSiteRow record;
-    record.array_kind = row.site.array_kind;
-    record.class_serial = row.site.class_serial;
-    record.trace_serial = row.site.trace_serial;
-    record.live_bytes = row.counts.live_bytes;
-    record.live_instances = row.counts.live_objects;
-    record.alloc_bytes = row.counts.alloc_bytes;
-    record.alloc_instances = row.counts.alloc_objects;
-    records.push_back(record);
-  }
-  writer.records().write_alloc_sites(header, records);
-  writer.records().write_heap_summary(totals.live_bytes, totals.live_objects, totals.alloc_bytes,
-                                      totals.alloc_objects);
+  std::vector<SiteRow> rows = recorder_.sites().report_rows(context_.options->cutoff, &totals);
+  write_sites_section(*context_.writer, rows, totals, context_.options->cutoff, std::time(nullptr));
 }
 
 void AllocationTracker::intern_pending(ReportContext& report) {

@@ -238,7 +238,8 @@ void HeapDumper::write_report(ReportContext& report) {
   std::string staging_error;
   if (writer.binary()) {
     HeapDumpWriter segments(writer.records());
-    HeapDumpAssembler assembler(classes, {&segments, nullptr, nullptr}, collection.object_class_id,
+    BinaryHeapDumpOutput out(segments);
+    HeapDumpAssembler assembler(classes, out, collection.object_class_id,
                                 collection.class_class_id, options.primfields);
     setup.assembler = &assembler;
     setup.bytes_written = [&writer] { return writer.records().position(); };
@@ -262,7 +263,8 @@ void HeapDumper::write_report(ReportContext& report) {
     {
       TextWriter root_lines(roots);
       TextWriter object_lines(*staged);
-      HeapDumpAssembler assembler(classes, {nullptr, &root_lines, &object_lines}, collection.object_class_id,
+      TextHeapDumpOutput out(root_lines, object_lines);
+      HeapDumpAssembler assembler(classes, out, collection.object_class_id,
                                   collection.class_class_id, options.primfields);
       setup.assembler = &assembler;
       setup.bytes_written = [&staged] { return staged->size(); };

@@ -1,7 +1,5 @@
 #include "allocation_recorder.h"
 
-#include <cmath>
-
 namespace fasthprof {
 
 LiveCount::LiveCount(uint32_t slot_count, uint64_t sample_interval)
@@ -10,14 +8,7 @@ LiveCount::LiveCount(uint32_t slot_count, uint64_t sample_interval)
 void LiveCount::count(uint64_t tag, uint64_t size) {
   uint32_t slot = allocation_tag_slot(tag);
   if (slot == 0 || slot > slot_count_) return;
-  Tally& tally = tallies_[slot];
-  tally.objects += 1;
-  tally.bytes += size;
-  if (sample_interval_ != 0) {
-    double weight = sample_weight(size, sample_interval_);
-    tally.weighted_objects += weight;
-    tally.weighted_bytes += weight * static_cast<double>(size);
-  }
+  tallies_[slot].add(size, sample_interval_);
 }
 
 AllocationRecorder::AllocationRecorder(const SiteSlotTableOptions& slots, uint64_t sample_interval,
@@ -30,12 +21,8 @@ uint32_t AllocationRecorder::trace_serial_of_tag(uint64_t tag) const {
 }
 
 void AllocationRecorder::add_live(uint32_t slot, const LiveCount::Tally& tally) {
-  if (sites_.sample_interval() == 0) {
-    sites_.add_live(slot, tally.objects, tally.bytes);
-  } else {
-    sites_.add_live(slot, static_cast<uint64_t>(std::llround(tally.weighted_objects)),
-                    static_cast<uint64_t>(std::llround(tally.weighted_bytes)));
-  }
+  uint64_t interval = sites_.sample_interval();
+  sites_.add_live(slot, tally.reported_objects(interval), tally.reported_bytes(interval));
 }
 
 }  // namespace fasthprof

@@ -41,12 +41,7 @@ class LiveCount {
   // slot_count is ignored.
   void count(uint64_t tag, uint64_t size);
 
-  struct Tally {
-    uint64_t objects = 0;
-    uint64_t bytes = 0;
-    double weighted_objects = 0;
-    double weighted_bytes = 0;
-  };
+  using Tally = SampledTally;
   uint32_t slot_count() const { return slot_count_; }
   const Tally& tally(uint32_t slot) const { return tallies_[slot]; }
 

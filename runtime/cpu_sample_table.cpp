@@ -1,7 +1,6 @@
 #include "cpu_sample_table.h"
 
 #include <algorithm>
-#include <optional>
 
 #include "hprof_format.h"
 #include "profile_writer.h"
@@ -58,30 +57,7 @@ CpuSampleReport CpuSampleTable::take_report(double cutoff) {
 
 void write_cpu_samples_section(ProfileWriter& writer, const CpuSampleReport& report, std::time_t when) {
   for (const CpuSampleReportRow& row : report.rows) writer.write_trace(row.trace_serial);
-  if (writer.binary()) {
-    std::vector<CpuSampleRow> rows;
-    rows.reserve(report.rows.size());
-    for (const CpuSampleReportRow& row : report.rows) rows.push_back({row.count, row.trace_serial});
-    writer.records().write_cpu_samples(report.total, rows);
-    return;
-  }
-  TextWriter& text = writer.text();
-  text.cpu_begin(CpuSection::kSamples, report.total, report.rows.size(), when);
-  for (const CpuSampleReportRow& row : report.rows) {
-    std::string_view class_name;
-    std::string_view method_name;
-    std::optional<TraceView> trace = writer.traces().find(row.trace_serial);
-    if (trace && !trace->frames.empty()) {
-      std::optional<FrameView> top = writer.frames().find(trace->frames.front());
-      if (top) {
-        class_name = top->class_name;
-        method_name = top->method_info->name;
-      }
-    }
-    text.cpu_row(row.rank, row.self_percent, row.accumulated_percent, row.count, row.trace_serial,
-                 class_name, method_name);
-  }
-  text.cpu_end(CpuSection::kSamples);
+  writer.output().cpu_samples(report, when);
 }
 
 }  // namespace fasthprof

@@ -1,6 +1,5 @@
-// Turns the events of a heap walk into heap-dump records: binary sub-records through a
-// HeapDumpWriter, or text lines through TextWriters (roots and objects to separate writers, so
-// that a text dump can list roots first whatever order the walk reports them in).
+// Turns the events of a heap walk into heap-dump records, written through a HeapDumpOutput
+// (heap_dump_output.h: binary sub-records or text lines; the assembler does not know which).
 //
 // The walk reports an object's contents after the object itself, one object at a time: an
 // instance's or array's outgoing references and values come together, opened by begin_object().
@@ -11,7 +10,7 @@
 // and FollowReferences reports the non-null elements in ascending index order (HotSpot 17 and
 // 25, iterate_over_array), so the record's header goes out at begin_object() and each element
 // as it comes, the gaps as nulls (the ARR line and its element lines likewise). An element out of
-// that order, or past the length, is dropped and counted (dropped_elements). Only an array whose
+// that order, or past the length, is refused by the output, dropped and counted (dropped_elements). Only an array whose
 // length the walk did not carry (-1; HotSpot always passes it) is collected whole and written at
 // its end with the length highest non-null index + 1.
 //
@@ -24,8 +23,7 @@
 #include <vector>
 
 #include "heap_dump_layout.h"
-#include "heap_dump_writer.h"
-#include "text_writer.h"
+#include "heap_dump_output.h"
 
 namespace fasthprof {
 
@@ -43,19 +41,13 @@ struct HeapDumpCounts {
 
 class HeapDumpAssembler {
  public:
-  struct Targets {
-    HeapDumpWriter* binary = nullptr;  // binary output, or
-    TextWriter* text_roots = nullptr;  // text output: ROOT lines
-    TextWriter* text_objects = nullptr;  // text output: OBJ and ARR lines
-  };
-
-  // object_class_id and class_class_id name java.lang.Object and java.lang.Class: an object of
+  // out must outlive the assembler. object_class_id and class_class_id name java.lang.Object and java.lang.Class: an object of
   // an unknown class is written as a java.lang.Object, a class object without CLASS DUMP (int.class)
   // as an instance of java.lang.Class. primfields=false zeroes primitive instance fields.
-  HeapDumpAssembler(const ClassLayoutTable& classes, Targets targets, uint64_t object_class_id,
+  HeapDumpAssembler(const ClassLayoutTable& classes, HeapDumpOutput& out, uint64_t object_class_id,
                     uint64_t class_class_id, bool primfields);
 
-  // Roots (binary: the sub-records; text: the ROOT lines).
+  // Roots.
   void root_jni_global(uint64_t object_id, uint64_t reference_id, uint32_t trace_serial);
   void root_system_class(uint64_t object_id);
   void root_monitor(uint64_t object_id);
@@ -64,7 +56,7 @@ class HeapDumpAssembler {
   void root_jni_local(uint64_t object_id, uint32_t thread_serial, int32_t frame);
   void root_unknown(uint64_t object_id);
 
-  // Every CLASS DUMP (binary) or CLS block (text), superclasses first.
+  // Every class's dump, superclasses first.
   void write_classes();
 
   // Starts an instance or array of class_id (ending the object before it). length: the array's
@@ -99,7 +91,7 @@ class HeapDumpAssembler {
   void write_class(const ClassLayout& layout);
 
   const ClassLayoutTable& classes_;
-  Targets targets_;
+  HeapDumpOutput& out_;
   uint64_t object_class_id_;
   uint64_t class_class_id_;
   bool primfields_;
@@ -112,7 +104,6 @@ class HeapDumpAssembler {
   const ClassLayout* current_layout_ = nullptr;
   bool primitive_written_ = false;
   int64_t current_length_ = -1;   // the object array's length; -1: unknown, elements_ collects
-  int64_t last_element_ = -1;     // index of the streamed array's last element so far
   std::vector<uint8_t> values_;
   std::vector<uint64_t> elements_;
   HeapDumpCounts counts_;

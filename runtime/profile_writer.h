@@ -1,28 +1,24 @@
 // The one writer of a profile file: it owns the registries (names, classes, threads, frames,
-// traces) and the encoder of the chosen format, and gives every feature the same building blocks
-// (header, threads, classes, traces), so that no feature writes those records itself. A feature
-// writes its own section with text() or records() after asking for the traces it names.
+// traces) and the output of the chosen format (profile_output.h, chosen once here), and gives every
+// feature the same building blocks (header, threads, classes, traces), so that no feature writes
+// those records itself. A feature writes its own section through output() after asking for the
+// traces it names.
 //
 // Threads: not thread-safe. The agent's writer thread alone calls it (docs/ARCHITECTURE.md).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <ctime>
 #include <memory>
-#include <memory_resource>
 #include <span>
-#include <string>
 #include <string_view>
-#include <unordered_map>
-#include <vector>
 
 #include "class_registry.h"
 #include "frame_registry.h"
-#include "memory.h"
 #include "name_table.h"
 #include "options.h"
 #include "output_stream.h"
+#include "profile_output.h"
 #include "record_writer.h"
 #include "text_writer.h"
 #include "thread_registry.h"
@@ -33,12 +29,6 @@ namespace fasthprof {
 struct ThreadIdentity {
   uint32_t serial = 0;     // from 200001; 200000 is the "unknown thread"
   uint64_t object_id = 0;  // the ID of the java.lang.Thread object (the agent tags it with this)
-};
-
-struct ThreadDescription {
-  std::string_view name;
-  std::string_view group;
-  std::string_view parent_group;  // empty: no parent group
 };
 
 // One stack frame as the JVM names it: a method (jmethodID as a number) and a bytecode location.
@@ -57,7 +47,7 @@ class ProfileWriter {
   ProfileWriter(const ProfileWriter&) = delete;
   ProfileWriter& operator=(const ProfileWriter&) = delete;
 
-  bool binary() const { return binary_; }
+  bool binary() const { return options_.format == OutputFormat::kBinary; }
   const Options& options() const { return options_; }
 
   // File header: text `JAVA PROFILE 1.0.1, created <date>` plus the explanation of the record
@@ -95,10 +85,13 @@ class ProfileWriter {
   // write_trace() for every trace not yet in the file, in serial order.
   void write_unwritten_traces();
 
-  // The encoders, for a feature's own section. text() only when !binary(), records() only when
-  // binary().
-  TextWriter& text() { return *text_; }
-  RecordWriter& records() { return *records_; }
+  // Where a feature writes its own section, in the file's format.
+  ProfileOutput& output() { return *output_; }
+
+  // The encoders underneath, for a section with a flow of its own (the heap dump). text() only
+  // when !binary(), records() only when binary() and after write_header().
+  TextWriter& text() { return *output_->text_writer(); }
+  RecordWriter& records() { return *output_->record_writer(); }
 
   NameTable& names() { return names_; }
   ClassRegistry& classes() { return classes_; }
@@ -130,32 +123,13 @@ class ProfileWriter {
   void reannounce();
 
  private:
-  void write_claimed_trace(const TraceView& trace);
-  void write_start_thread(uint32_t serial, uint64_t object_id, const ThreadDescription& thread);
-  uint64_t thread_name_id(std::string_view name);
-
   Options options_;
-  bool binary_;
-  OutputStream& out_;
-  std::unique_ptr<TextWriter> text_;
-  std::unique_ptr<RecordWriter> records_;
   NameTable names_;
   ClassRegistry classes_;
   ThreadRegistry threads_;
   FrameRegistry frames_;
   TraceTable traces_;
-  uint64_t thread_names_written_ = 0;  // IdSpace::kThreadName
-  // What is kept per live thread comes from this pool, which reuses what ended threads gave back.
-  std::pmr::unsynchronized_pool_resource thread_pool_{memory::resource()};
-  // Names of live threads, kept for reannounce(): serial -> "name\0group\0parent group" (Java
-  // names in modified UTF-8 never hold a zero byte).
-  std::pmr::unordered_map<uint32_t, std::pmr::string> thread_names_{&thread_pool_};
-  bool reannounce_pending_ = false;
-  // Serials whose LOAD CLASS / START THREAD went out since the last report_complete(), and those
-  // a cut removed, waiting for reannounce(). A thread leaves both when it ends: it is never
-  // announced again.
-  std::vector<uint32_t, memory::Allocator<uint32_t>> uncommitted_classes_, lost_classes_;
-  std::pmr::vector<uint32_t> uncommitted_threads_{&thread_pool_}, lost_threads_{&thread_pool_};
+  std::unique_ptr<ProfileOutput> output_;  // reads the registries above: made after them
 };
 
 }  // namespace fasthprof

@@ -14,6 +14,14 @@ double sample_weight(uint64_t size, uint64_t interval) {
   return probability > 0 ? 1.0 / probability : 1.0;
 }
 
+uint64_t SampledTally::reported_objects(uint64_t interval) const {
+  return interval == 0 ? objects : static_cast<uint64_t>(std::llround(weighted_objects));
+}
+
+uint64_t SampledTally::reported_bytes(uint64_t interval) const {
+  return interval == 0 ? bytes : static_cast<uint64_t>(std::llround(weighted_bytes));
+}
+
 uint8_t array_kind_of(std::string_view signature) {
   if (signature.size() < 2 || signature[0] != '[') return 0;
   BasicType type = BasicType::kObject;
@@ -34,44 +42,29 @@ uint8_t array_kind_of(std::string_view signature) {
 void SiteTable::bind_slot(uint32_t slot, const SiteIdentity& site) {
   uint64_t key = (uint64_t{site.class_serial} << 32) | site.trace_serial;
   auto [found, inserted] = row_by_key_.try_emplace(key, static_cast<uint32_t>(rows_.size()));
-  if (inserted) rows_.push_back(Row{site, {}, 0, 0});
+  if (inserted) rows_.push_back(Row{site});
   if (slot >= row_of_slot_.size()) row_of_slot_.resize(std::max<size_t>(slot + 1, row_of_slot_.size() * 2), 0);
   row_of_slot_[slot] = found->second + 1;
 }
 
-void SiteTable::count_allocation(Row& row, uint64_t size) {
-  if (sample_interval_ == 0) {
-    row.counts.alloc_objects += 1;
-    row.counts.alloc_bytes += size;
-    return;
-  }
-  double weight = sample_weight(size, sample_interval_);
-  row.weighted_objects += weight;
-  row.weighted_bytes += weight * static_cast<double>(size);
-}
-
 void SiteTable::clear_live() {
   for (Row& row : rows_) {
-    row.counts.live_bytes = 0;
-    row.counts.live_objects = 0;
+    row.live_bytes = 0;
+    row.live_objects = 0;
   }
 }
 
 bool SiteTable::add_live(uint32_t slot, uint64_t objects, uint64_t bytes) {
   if (!knows_slot(slot)) return false;
   Row& row = rows_[row_of_slot_[slot] - 1];
-  row.counts.live_objects += objects;
-  row.counts.live_bytes += bytes;
+  row.live_objects += objects;
+  row.live_bytes += bytes;
   return true;
 }
 
 SiteCounts SiteTable::counts_of(const Row& row) const {
-  SiteCounts counts = row.counts;
-  if (sample_interval_ != 0) {
-    counts.alloc_objects = static_cast<uint64_t>(std::llround(row.weighted_objects));
-    counts.alloc_bytes = static_cast<uint64_t>(std::llround(row.weighted_bytes));
-  }
-  return counts;
+  return {row.live_bytes, row.live_objects, row.allocated.reported_bytes(sample_interval_),
+          row.allocated.reported_objects(sample_interval_)};
 }
 
 std::vector<SiteRow> SiteTable::report_rows(double cutoff, SiteTotals* totals) const {

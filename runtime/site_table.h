@@ -12,7 +12,8 @@
 // sample=<bytes>: each sampled object stands for an estimated 1 / (1 - exp(-size / interval))
 // objects (the inverse of its probability of being sampled when the JVM samples at exponentially
 // distributed byte intervals with that mean); bytes = that weight x size. Counters are then
-// estimates, accumulated in floating point and rounded when read.
+// estimates, accumulated in floating point and rounded when read (SampledTally, for the allocated
+// counts here and for the live counts of a heap walk, allocation_recorder.h).
 //
 // Threads: not thread-safe; the agent's writer thread alone calls it.
 #pragma once
@@ -35,6 +36,29 @@ double sample_weight(uint64_t size, uint64_t interval);
 // The ALLOC SITES array kind of a class (JVM signature): 0 for a non-array, 2 for an array of
 // references (arrays of arrays included), the element's basic type (4..11) for a primitive array.
 uint8_t array_kind_of(std::string_view signature);
+
+// Objects and bytes counted one object at a time: exactly, and with sample= also as estimates.
+// The one place where sampled counts are weighted and rounded.
+struct SampledTally {
+  uint64_t objects = 0;
+  uint64_t bytes = 0;
+  double weighted_objects = 0;  // sample mode only
+  double weighted_bytes = 0;
+
+  // One object of this size; interval 0 for exact tracking, else the sample= interval.
+  void add(uint64_t size, uint64_t interval) {
+    objects += 1;
+    bytes += size;
+    if (interval == 0) return;
+    double weight = sample_weight(size, interval);
+    weighted_objects += weight;
+    weighted_bytes += weight * static_cast<double>(size);
+  }
+
+  // What a report prints: the exact counts when interval is 0, the rounded estimates otherwise.
+  uint64_t reported_objects(uint64_t interval) const;
+  uint64_t reported_bytes(uint64_t interval) const;
+};
 
 struct SiteIdentity {
   uint32_t class_serial = 0;
@@ -85,7 +109,7 @@ class SiteTable {
         }
         bind_slot(event.slot, site);
       }
-      count_allocation(rows_[row_of_slot_[event.slot] - 1], event.size);
+      rows_[row_of_slot_[event.slot] - 1].allocated.add(event.size, sample_interval_);
     }
   }
 
@@ -107,11 +131,10 @@ class SiteTable {
  private:
   struct Row {
     SiteIdentity site;
-    SiteCounts counts;  // exact mode; live counts in both modes
-    double weighted_objects = 0;  // sample mode
-    double weighted_bytes = 0;
+    uint64_t live_bytes = 0;
+    uint64_t live_objects = 0;
+    SampledTally allocated;
   };
-  void count_allocation(Row& row, uint64_t size);
   SiteCounts counts_of(const Row& row) const;
 
   uint64_t sample_interval_;

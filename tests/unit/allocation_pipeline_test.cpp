@@ -4,11 +4,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "allocation_event.h"
+#include "allocation_recorder.h"
 #include "site_slot_table.h"
 
 namespace fasthprof {
@@ -18,6 +20,54 @@ std::vector<SlotFrame> frames_of(uint64_t method, size_t depth) {
   std::vector<SlotFrame> frames;
   for (size_t i = 0; i < depth; ++i) frames.push_back({method + i, static_cast<int64_t>(i * 3)});
   return frames;
+}
+
+// ---- recorder ----------------------------------------------------------------------------------
+
+// Every object recorded is still alive at the report: its live counts must be what its allocated
+// counts are, exact or (sample=) estimated the same way.
+void expect_live_counts_equal_allocated(uint64_t sample_interval) {
+  AllocationRecorder recorder(SiteSlotTableOptions{64, 1024}, sample_interval);
+  RecorderThread thread;
+  std::vector<SlotFrame> frames = frames_of(7, 2);
+  std::vector<uint64_t> tags;
+  const uint64_t sizes[] = {16, 24, 4096, 100000, 16, 1 << 20, 40};
+  for (uint64_t size : sizes) {
+    recorder.record(thread, 11, 0, frames, size, [] { return uint64_t{1}; },
+                    [&](uint64_t tag) { tags.push_back(tag); });
+  }
+  auto resolve = [](uint32_t, const SlotDescription&, SiteIdentity* site) {
+    *site = {100001, 300001, 0};
+    return true;
+  };
+  EXPECT_EQ(recorder.drain(resolve), std::size(sizes));
+  LiveCount live = recorder.start_live_count();
+  for (size_t i = 0; i < tags.size(); ++i) live.count(tags[i], sizes[i]);
+  recorder.apply_live(live, resolve);
+  SiteTotals totals;
+  std::vector<SiteRow> rows = recorder.sites().report_rows(0.0, &totals);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].counts.live_objects, rows[0].counts.alloc_objects);
+  EXPECT_EQ(rows[0].counts.live_bytes, rows[0].counts.alloc_bytes);
+  uint64_t bytes = 0;
+  double weighted_objects = 0;
+  for (uint64_t size : sizes) {
+    bytes += size;
+    weighted_objects += sample_weight(size, sample_interval);
+  }
+  EXPECT_EQ(rows[0].counts.alloc_objects, static_cast<uint64_t>(std::llround(weighted_objects)));
+  if (sample_interval == 0) {
+    EXPECT_EQ(rows[0].counts.live_objects, std::size(sizes));
+    EXPECT_EQ(rows[0].counts.live_bytes, bytes);
+  } else {
+    EXPECT_GT(rows[0].counts.live_objects, std::size(sizes));  // small objects stand for many
+  }
+}
+
+TEST(AllocationRecorder, LiveCountsAreCountedAsAllocationsAreWhenExact) { expect_live_counts_equal_allocated(0); }
+
+TEST(AllocationRecorder, LiveCountsAreWeightedAsAllocationsAreWhenSampled) {
+  expect_live_counts_equal_allocated(512 * 1024);
 }
 
 // ---- tags --------------------------------------------------------------------------------------

@@ -160,7 +160,8 @@ TEST(HeapDumpAssembler, InstanceValuesLandWhereTheClassDumpSaysInBigEndian) {
   MemoryStream stream;
   RecordWriter records(stream, 0, [] { return uint64_t{0}; });
   HeapDumpWriter segments(records);
-  HeapDumpAssembler assembler(table, {&segments, nullptr, nullptr}, class_id(1), class_id(2), true);
+  BinaryHeapDumpOutput out(segments);
+  HeapDumpAssembler assembler(table, out, class_id(1), class_id(2), true);
   assembler.write_classes();
   assembler.begin_object(0x2000000000000010, class_id(5), 300000, -1, 0);
   assembler.field(5, 0x2000000000000011);       // next
@@ -242,7 +243,8 @@ TEST(HeapDumpAssembler, PrimitiveFieldsAndArraysCanBeLeftOut) {
   MemoryStream stream;
   RecordWriter records(stream, 0, [] { return uint64_t{0}; });
   HeapDumpWriter segments(records);
-  HeapDumpAssembler assembler(table, {&segments, nullptr, nullptr}, class_id(1), class_id(2), false);
+  BinaryHeapDumpOutput out(segments);
+  HeapDumpAssembler assembler(table, out, class_id(1), class_id(2), false);
   assembler.begin_object(0x2000000000000010, class_id(5), 300000, -1, 0);
   assembler.primitive_field(2, 0x01020304);
   assembler.field(5, 0x2000000000000011);
@@ -276,7 +278,8 @@ TEST(HeapDumpAssembler, TextLinesFollowTheOriginalColumns) {
   {
     TextWriter roots(roots_stream);
     TextWriter objects(objects_stream);
-    HeapDumpAssembler assembler(table, {nullptr, &roots, &objects}, class_id(1), class_id(2), true);
+    TextHeapDumpOutput out(roots, objects);
+    HeapDumpAssembler assembler(table, out, class_id(1), class_id(2), true);
     assembler.root_thread(0x30200000000001, 200001, 300001);
     assembler.root_java_frame(0x2000000000000010, 200001, 2);
     assembler.root_system_class(class_id(5));
@@ -321,7 +324,8 @@ TEST(HeapDumpAssembler, ObjectArraysStreamWithTheCarriedLength) {
   MemoryStream stream;
   RecordWriter records(stream, 0, [] { return uint64_t{0}; });
   HeapDumpWriter segments(records, {.segment_size = 64});  // the 5-element array gets its own segment
-  HeapDumpAssembler assembler(table, {&segments, nullptr, nullptr}, class_id(1), class_id(2), true);
+  BinaryHeapDumpOutput out(segments);
+  HeapDumpAssembler assembler(table, out, class_id(1), class_id(2), true);
   assembler.begin_object(0x2000000000000020, class_id(6), 300000, 5, 0);
   assembler.element(1, 0x2000000000000021);
   assembler.element(3, 0x2000000000000023);
@@ -362,7 +366,8 @@ TEST(HeapDumpAssembler, TextObjectArraysStreamTheirLines) {
   {
     TextWriter roots(roots_stream);
     TextWriter objects(objects_stream);
-    HeapDumpAssembler assembler(table, {nullptr, &roots, &objects}, class_id(1), class_id(2), true);
+    TextHeapDumpOutput out(roots, objects);
+    HeapDumpAssembler assembler(table, out, class_id(1), class_id(2), true);
     assembler.begin_object(0x2000000000000020, class_id(6), 300000, 6, 40);
     assembler.element(1, 0x2000000000000021);
     assembler.element(4, 0x2000000000000024);

@@ -117,6 +117,17 @@ TEST(SampleWeight, IsOneForExactTrackingAndInverseProbabilityOtherwise) {
   EXPECT_NEAR(sample_weight(512 * 1024, 512 * 1024), 1.0 / (1.0 - std::exp(-1.0)), 1e-9);
 }
 
+TEST(SampledTally, ReportsExactCountsOrRoundedEstimates) {
+  SampledTally tally;
+  for (uint64_t size : {16, 16, 1 << 20}) tally.add(size, 512 * 1024);
+  EXPECT_EQ(tally.reported_objects(0), 3u);
+  EXPECT_EQ(tally.reported_bytes(0), 32u + (1 << 20));
+  double objects = 2 * sample_weight(16, 512 * 1024) + sample_weight(1 << 20, 512 * 1024);
+  EXPECT_EQ(tally.reported_objects(512 * 1024), static_cast<uint64_t>(std::llround(objects)));
+  double bytes = 32 * sample_weight(16, 512 * 1024) + (1 << 20) * sample_weight(1 << 20, 512 * 1024);
+  EXPECT_EQ(tally.reported_bytes(512 * 1024), static_cast<uint64_t>(std::llround(bytes)));
+}
+
 TEST(SampleWeight, EstimatesAreUnbiasedUnderExponentialSampling) {
   // Each object is sampled with probability 1 - exp(-size / interval), as the JVM's exponential
   // sampling does; the weighted counts must come back near the true ones for every size.

@@ -1,0 +1,13 @@
+#include "sites_section.h"
+
+#include "profile_writer.h"
+
+namespace fasthprof {
+
+void write_sites_section(ProfileWriter& writer, std::span<const SiteRow> rows, const SiteTotals& totals,
+                         double cutoff, std::time_t when) {
+  writer.write_unwritten_traces();
+  writer.output().sites(rows, totals, cutoff, when);
+}
+
+}  // namespace fasthprof
