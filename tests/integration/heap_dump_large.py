@@ -11,7 +11,8 @@ dump (the agent's buffers, the tag map, the walk's own marks and stack). Measure
 that held an array's elements while the walk reported them would need 96 MB for the largest Object[].
 
 Needs 8 GB free where the dump goes (TMPDIR, else /tmp) and about 4 GB of memory; skipped with a
-message otherwise. About 20 s per JDK here (17, and 25 when installed).
+message otherwise. About 20 s per JDK here. One case per JDK, each a Meson test: `heap_dump_large.py
+jdk17` and `heap_dump_large.py jdk25` (skipped without JDK 25).
 """
 import array
 import os
@@ -27,8 +28,8 @@ import time
 
 import hprof_records
 from heap_model import ROOT_SIZES, VALUE_SIZES
-from harness import (TEST_CLASSES, agentpath, check, check_no_warnings, cleanup, finish, java_command, jdks,
-                     verify_binary, wait_for, watch)
+from harness import (agentpath, check, check_no_warnings, cleanup, java_command, java_process, jdk25, run_cases, skip,
+                     verify_binary, wait_for)
 
 HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
 JAVA17 = os.environ["JAVA17_HOME"]
@@ -247,23 +248,13 @@ def run(label, home):
     free = shutil.disk_usage(folder).free
     if free < NEEDED_FREE:
         cleanup(folder)
-        print(f"SKIP: {label}: {folder.parent} has {free >> 30} GB free, the large heap dump needs {NEEDED_FREE >> 30} GB")
+        print(f"{label}: {folder.parent} has {free >> 30} GB free, the large heap dump needs {NEEDED_FREE >> 30} GB")
         return False
-    command = java_command(home, "-Xms3500m", "-Xmx3500m", "-Xmn256m", "-XX:+UseParallelGC",
-                           "-XX:+AlwaysPreTouch", agentpath("heap=dump,format=b,file=dump.hprof,doe=n"),
-                           "-cp", TEST_CLASSES, "HeapLarge", str(BYTE_ARRAYS))
-    env = dict(os.environ)
-    env.pop("_JAVA_HPROF_OPTIONS", None)
-    env.pop("JAVA_TOOL_OPTIONS", None)
-    env["FASTHPROF_DUMP_STATS"] = "1"
     started = time.time()
-    out = open(folder / "stdout.txt", "w")
-    err = open(folder / "stderr.txt", "w")
-    proc = subprocess.Popen(command, cwd=folder, env=env, stdin=subprocess.PIPE, stdout=out, stderr=err,
-                            text=True)
-    watch(folder, f"{label}: HeapLarge")
-    stderr = lambda: (folder / "stderr.txt").read_text(errors="replace")
-    try:
+    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,doe=n"), "HeapLarge", [BYTE_ARRAYS],
+                      jvm_args=["-Xms3500m", "-Xmx3500m", "-Xmn256m", "-XX:+UseParallelGC", "-XX:+AlwaysPreTouch"],
+                      env_extra={"FASTHPROF_DUMP_STATS": "1"}, folder=folder, stdin=subprocess.PIPE) as (proc, folder):
+        stderr = lambda: (folder / "stderr.txt").read_text(errors="replace")
         if not check(wait_for(lambda: "ready" in (folder / "stdout.txt").read_text() or proc.poll() is not None, 120)
                      and proc.poll() is None, f"{label}: HeapLarge built its heap\n{stderr()}"):
             return True
@@ -327,23 +318,20 @@ def run(label, home):
             print(f"{label}: VisualVM check not run: the checker is not built (install `visualvm`)")
         print(f"{label}: hprof-verify {verified - verify_started:.1f} s, reading the dump {read - verified:.1f} s, "
               f"whole run {time.time() - started:.1f} s")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        out.close()
-        err.close()
-        cleanup(folder)
     return True
 
 
-def main():
-    ran = False
-    for label, home in jdks():
-        ran = run(label, home) or ran
-    if not ran:
-        sys.exit(77)
-    finish("heap_dump_large")
+def on(label, home):
+    """The case of one JDK; skipped when the disk has no room for the dump."""
+    def case():
+        if not run(label, home):
+            skip(f"{label}: not enough free disk space for the large heap dump")
+    return case
 
 
-main()
+def jdk25_case():
+    on(*jdk25())()
+
+
+if __name__ == "__main__":
+    run_cases("heap_dump_large", {"jdk17": on("jdk17", os.environ["JAVA17_HOME"]), "jdk25": jdk25_case})
