@@ -27,7 +27,7 @@ import tempfile
 import time
 
 import hprof_records
-from heap_model import ROOT_SIZES, VALUE_SIZES
+from hprof_records import VALUE_SIZES
 from harness import (agentpath, check, check_no_warnings, cleanup, java_command, java_process, jdk25, run_cases, skip,
                      verify_binary, wait_for)
 
@@ -69,83 +69,44 @@ class Dump:
 
     def values(self, array_id, index):
         kind, count, body = self.primitive_arrays[array_id]
-        size = VALUE_SIZES[kind]
-        fmt = {BYTE: ">b", INT: ">i", LONG: ">q"}[kind]
-        return struct.unpack_from(fmt, body, index * size)[0]
+        return hprof_records.value(body, index * VALUE_SIZES[kind], kind)
 
 
 def read_dump(path):
     _, id_size, _, records = hprof_records.read_mapped(path)
     assert id_size == 8
     dump = Dump()
-    names = {}
-    for record in records:
-        if record.tag == 0x01:
-            names[struct.unpack_from(">Q", record.body)[0]] = bytes(record.body[8:]).decode("utf-8", "replace")
-        elif record.tag == 0x02:
-            _, class_id, _, name_id = struct.unpack_from(">IQIQ", record.body)
-            dump.class_names[class_id] = names.get(name_id)
-        elif record.tag == 0x1C:
-            dump.segments.append(len(record.body))
-            read_segment(dump, record.body, names)
-        elif record.tag == 0x2C:
-            break
+    names = hprof_records.strings(records)
+    dumps = hprof_records.heap_dumps(records)
+    segments, end = dumps[0] if dumps else ([], 0)
+    # The classes loaded before the first dump ends, the one the checks look at.
+    dump.class_names = hprof_records.class_object_names([r for r in records if r.offset < end])
+    for record in segments:
+        dump.segments.append(len(record.body))
+        read_segment(dump, record.body, names)
     return dump
 
 
 def read_segment(dump, body, names):
     value_class = dump.class_id("HeapLarge$Value")
-    at, end, sub_records = 0, len(body), 0
-    while at < end:
-        tag = body[at]
-        at += 1
+    sub_records = 0
+    for tag, _, f in hprof_records.heap_subrecords(body, names):
         sub_records += 1
-        if tag in ROOT_SIZES:
-            at += ROOT_SIZES[tag]
-        elif tag == 0x20:
-            class_id = struct.unpack_from(">Q", body, at)[0]
-            at += 64
-            (constants,) = struct.unpack_from(">H", body, at)
-            at += 2
-            for _ in range(constants):
-                at += 3 + VALUE_SIZES[body[at + 2]]
-            (count,) = struct.unpack_from(">H", body, at)
-            at += 2
-            statics = {}
-            for _ in range(count):
-                name_id, kind = struct.unpack_from(">QB", body, at)
-                size = VALUE_SIZES[kind]
-                statics[names.get(name_id)] = int.from_bytes(body[at + 9:at + 9 + size], "big")
-                at += 9 + size
-            dump.statics[class_id] = statics
-            (count,) = struct.unpack_from(">H", body, at)
-            at += 2
-            dump.fields[class_id] = [(names.get(struct.unpack_from(">Q", body, at + 9 * k)[0]), body[at + 9 * k + 8])
-                                     for k in range(count)]
-            at += 9 * count
+        if tag == 0x20:
+            dump.statics[f["id"]] = {name: value for name, _, value in f["statics"]}
+            dump.fields[f["id"]] = f["fields"]
         elif tag == 0x21:
-            object_id, _, class_id, size = struct.unpack_from(">QIQI", body, at)
-            at += 24
-            if class_id == value_class:
-                dump.instances[object_id] = (class_id, body[at:at + size])
-            at += size
+            if f["class"] == value_class:
+                dump.instances[f["id"]] = (f["class"], f["values"])
         elif tag == 0x22:
-            object_id, _, count, class_id = struct.unpack_from(">QIIQ", body, at)
-            at += 24
-            dump.object_arrays[object_id] = (class_id, count, body[at:at + 8 * count])
-            at += 8 * count
+            dump.object_arrays[f["id"]] = (f["class"], f["count"], f["elements"])
         elif tag == 0x23:
-            object_id, _, count, kind = struct.unpack_from(">QIIB", body, at)
-            at += 17
-            dump.primitive_arrays[object_id] = (kind, count, body[at:at + VALUE_SIZES[kind] * count])
-            at += VALUE_SIZES[kind] * count
-        else:
-            raise ValueError(f"unknown sub-record tag {tag:#x}")
-    if end > SEGMENT:
+            dump.primitive_arrays[f["id"]] = (f["type"], f["count"], f["data"])
+    if len(body) > SEGMENT:
         if sub_records == 1 and body[0] in (0x22, 0x23):
             dump.own_segments += 1
         else:
-            dump.oversize.append((end, sub_records))
+            dump.oversize.append((len(body), sub_records))
 
 
 def status(pid, field):
@@ -178,8 +139,8 @@ def check_contents(label, dump):
     wrong = []
     for k in range(POOL):
         values = dump.instances.get(pool[k], (0, bytes(12)))[1]
-        if (struct.unpack_from(">i", values, offsets.get("n", 0))[0],
-                struct.unpack_from(">q", values, offsets.get("twice", 4))[0]) != (k, 2 * k):
+        if (hprof_records.value(values, offsets.get("n", 0), INT),
+                hprof_records.value(values, offsets.get("twice", 4), LONG)) != (k, 2 * k):
             wrong.append(k)
     check(len(dump.instances) == POOL and not wrong,
           f"{label}: {POOL} HeapLarge$Value instances ({len(dump.instances)}) with their field values (wrong: {wrong[:5]})")

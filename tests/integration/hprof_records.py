@@ -39,7 +39,7 @@ def strings(records, id_size=8):
     for r in records:
         if r.tag == 0x01:
             (sid,) = struct.unpack(">Q" if id_size == 8 else ">I", r.body[:id_size])
-            names[sid] = r.body[id_size:].decode("utf-8", errors="replace")
+            names[sid] = bytes(r.body[id_size:]).decode("utf-8", errors="replace")
     return names
 
 
@@ -135,6 +135,114 @@ def cpu_samples(records):
             total, count = struct.unpack(">II", r.body[:8])
             out.append((r.offset, total, [struct.unpack(">II", r.body[8 + 8 * i:16 + 8 * i]) for i in range(count)]))
     return out
+
+
+# ---- heap dumps (8-byte IDs) -------------------------------------------------------------------------
+
+VALUE_SIZES = {2: 8, 4: 1, 5: 2, 6: 4, 7: 8, 8: 1, 9: 2, 10: 4, 11: 8}
+ROOT_SIZES = {0xFF: 8, 0x01: 16, 0x02: 16, 0x03: 16, 0x04: 12, 0x05: 8, 0x06: 12, 0x07: 8, 0x08: 16}
+FORMATS = {2: ">Q", 4: ">B", 5: ">H", 6: ">f", 7: ">d", 8: ">b", 9: ">h", 10: ">i", 11: ">q"}
+
+
+def class_object_names(records):
+    """{class object ID: name as written} from the LOAD CLASS records (8-byte IDs)."""
+    names = strings(records)
+    out = {}
+    for r in records:
+        if r.tag == 0x02:
+            _, class_id, _, name_id = struct.unpack_from(">IQIQ", r.body)
+            out[class_id] = names.get(name_id)
+    return out
+
+
+def heap_dumps(records):
+    """[([HEAP DUMP or HEAP DUMP SEGMENT record], offset where the dump ends)] for each heap dump
+    of a file: a HEAP DUMP record is a dump of its own, segments run until HEAP DUMP END."""
+    dumps, segments = [], []
+    for r in records:
+        if r.tag == 0x0C:
+            dumps.append(([r], r.offset + 9 + len(r.body)))
+        elif r.tag == 0x1C:
+            segments.append(r)
+        elif r.tag == 0x2C:
+            dumps.append((segments, r.offset))
+            segments = []
+    return dumps
+
+
+def value(body, at, kind):
+    """A field, static or constant value of a basic type (signed as Java has it; IDs unsigned)."""
+    return struct.unpack_from(FORMATS[kind], body, at)[0]
+
+
+def array_elements(fields):
+    """The element IDs of an OBJECT ARRAY DUMP from heap_subrecords(), as a list."""
+    return list(struct.unpack(f">{fields['count']}Q", fields["elements"]))
+
+
+def array_values(fields):
+    """The values of a PRIMITIVE ARRAY DUMP from heap_subrecords(), as a list."""
+    return list(struct.unpack(f">{fields['count']}{FORMATS[fields['type']][1]}", fields["data"]))
+
+
+def heap_subrecords(body, names):
+    """Yields (tag, offset, fields) for each sub-record of a HEAP DUMP (SEGMENT) body, fields by tag:
+    a root: {id}; CLASS DUMP: {id, super, loader, signers, domain, instance_size, constants [(index,
+    type, value)], statics [(name, type, value)], fields [(name, type)]}; INSTANCE DUMP: {id, trace,
+    class, values (the bytes)}; OBJECT ARRAY DUMP: {id, trace, count, class, elements (the bytes)};
+    PRIMITIVE ARRAY DUMP: {id, trace, count, type, data (the bytes)}. Field names through names
+    ({string ID: text}); byte parts are slices of body (views when body is a memoryview)."""
+    u2 = lambda at: struct.unpack_from(">H", body, at)[0]
+    u4 = lambda at: struct.unpack_from(">I", body, at)[0]
+    u8 = lambda at: struct.unpack_from(">Q", body, at)[0]
+    at, end = 0, len(body)
+    while at < end:
+        sub, start = body[at], at
+        at += 1
+        if sub in ROOT_SIZES:
+            yield sub, start, {"id": u8(at)}
+            at += ROOT_SIZES[sub]
+        elif sub == 0x20:
+            fields = {"id": u8(at), "super": u8(at + 12), "loader": u8(at + 20), "signers": u8(at + 28),
+                      "domain": u8(at + 36), "instance_size": u4(at + 60),
+                      "constants": [], "statics": [], "fields": []}
+            at += 64
+            count = u2(at)
+            at += 2
+            for _ in range(count):
+                kind = body[at + 2]
+                fields["constants"].append((u2(at), kind, value(body, at + 3, kind)))
+                at += 3 + VALUE_SIZES[kind]
+            count = u2(at)
+            at += 2
+            for _ in range(count):
+                kind = body[at + 8]
+                fields["statics"].append((names.get(u8(at)), kind, value(body, at + 9, kind)))
+                at += 9 + VALUE_SIZES[kind]
+            count = u2(at)
+            at += 2
+            for _ in range(count):
+                fields["fields"].append((names.get(u8(at)), body[at + 8]))
+                at += 9
+            yield sub, start, fields
+        elif sub == 0x21:
+            length = u4(at + 20)
+            yield sub, start, {"id": u8(at), "trace": u4(at + 8), "class": u8(at + 12),
+                               "values": body[at + 24:at + 24 + length]}
+            at += 24 + length
+        elif sub == 0x22:
+            count = u4(at + 12)
+            yield sub, start, {"id": u8(at), "trace": u4(at + 8), "count": count, "class": u8(at + 16),
+                               "elements": body[at + 24:at + 24 + 8 * count]}
+            at += 24 + 8 * count
+        elif sub == 0x23:
+            count, kind = u4(at + 12), body[at + 16]
+            size = VALUE_SIZES[kind] * count
+            yield sub, start, {"id": u8(at), "trace": u4(at + 8), "count": count, "type": kind,
+                               "data": body[at + 17:at + 17 + size]}
+            at += 17 + size
+        else:
+            raise ValueError(f"unknown heap sub-record {sub:#x} at {start}")
 
 
 # ---- text sections -----------------------------------------------------------------------------------
