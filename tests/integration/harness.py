@@ -4,8 +4,8 @@ FASTHPROF_AGENT, FASTHPROF_AGENT_DIR, FASTHPROF_VERIFY, JAVA17_HOME, JAVA25_HOME
 
 Every JVM a test starts runs with -Xcheck:jni (java_command), and a line of its stdout or stderr
 that contains WARNING fails the test (run_java checks its own output; java_process checks its
-folder's stdout.txt and stderr.txt when the JVM has ended). The JVM's JNI checks print "WARNING in native method: ..." and
-"WARNING: JNI local refs: ...", and neither may ever come from the agent."""
+folder's stdout.txt and stderr.txt when the JVM has ended). The JVM's JNI checks print "WARNING in
+native method: ..." and "WARNING: JNI local refs: ...", and neither may ever come from the agent."""
 import contextlib
 import os
 import pathlib
@@ -34,10 +34,6 @@ ATTACH_WARNINGS = (
     "to hide this warning",
     "WARNING: Dynamic loading of agents will be disallowed by default in a future release",
 )
-
-# Folders of started JVMs whose stdout.txt / stderr.txt have not been checked yet, with what ran.
-_watched = {}
-
 
 JDK25_HOME = os.environ.get("JAVA25_HOME", "")
 _said_jdk25_absent = False
@@ -117,21 +113,6 @@ def check_no_warnings(what, stdout, stderr):
     return check(not found, f"{what}: no WARNING on stdout or stderr, found:\n" + "\n".join(found[:20]))
 
 
-def watch(folder, what):
-    """Registers a folder where a started JVM writes stdout.txt and stderr.txt, to be checked for
-    WARNING lines by cleanup(folder) or finish()."""
-    _watched[str(folder)] = what
-
-
-def _check_watched(folder):
-    what = _watched.pop(str(folder), None)
-    if what is None:
-        return
-    read = lambda name: (pathlib.Path(folder) / name).read_text(errors="replace") \
-        if (pathlib.Path(folder) / name).exists() else ""
-    check_no_warnings(what, read("stdout.txt"), read("stderr.txt"))
-
-
 class Run:
     def __init__(self, proc, folder):
         self.code = proc.returncode
@@ -192,8 +173,6 @@ def verify_binary(path, *extra, strict=True):
 
 
 def finish(name):
-    for folder in list(_watched):
-        _check_watched(folder)
     if failures:
         print(f"{name}: {len(failures)} failure(s)")
         sys.exit(1)
@@ -222,8 +201,7 @@ def wait_for(predicate, timeout=30.0, step=0.1):
 
 
 def cleanup(folder):
-    """Checks a watched folder's output for WARNING lines, then removes the folder."""
-    _check_watched(folder)
+    """Removes a scratch folder (run_java's, or one a test made)."""
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -247,8 +225,8 @@ def java_process(home, agent_arg, main="HelloThreads", args=(), jvm_args=(), env
         env.update(env_extra)
     with open(folder / "stdout.txt", "w") as out, open(folder / "stderr.txt", "w") as err:
         proc = subprocess.Popen(command, cwd=folder, env=env, stdin=stdin, stdout=out, stderr=err, text=True)
-    watch(folder, f"{os.path.basename(home)}: java {' '.join(jvm_args)} {agent_arg or ''} {main} "
-                  f"{' '.join(map(str, args))}")
+    what = f"{os.path.basename(home)}: " + " ".join(["java", *jvm_args, *([agent_arg] if agent_arg else []), main,
+                                                      *map(str, args)])
     failures_before = len(failures)
     try:
         yield proc, folder
@@ -258,7 +236,7 @@ def java_process(home, agent_arg, main="HelloThreads", args=(), jvm_args=(), env
         proc.wait()
         if proc.stdin:
             proc.stdin.close()
-        _check_watched(folder)
+        check_no_warnings(what, read_text(folder / "stdout.txt"), read_text(folder / "stderr.txt"))
         if keep_failed and len(failures) > failures_before:
             print(f"kept {folder}", flush=True)
         else:
