@@ -1,7 +1,8 @@
 """heap=sites: exact allocated and live counts at known sites from known callers (tests/java/
 AllocSites.java), with 16 threads while others start and end, on kill -QUIT and at exit, in text and
 binary (verified); sample= estimates; and programs nobody here wrote (javac on generated sources,
-Debian's H2 database running SQL) exit normally with sane output."""
+Debian's H2 database running SQL) exit normally with sane output. Each case is a Meson test
+(`alloc_sites.py <case>`)."""
 import os
 import pathlib
 import re

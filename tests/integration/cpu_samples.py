@@ -3,7 +3,8 @@ wait, park or block on a monitor are never counted, the total matches run time /
 threads, counts restart after each kill -QUIT report, the binary output verifies, the sampler works
 under attach with thread CPU times, depth=0 records nothing, javac's own methods top a compile, and
 cpu=samples with heap=dump (a heap dump while the sampler runs) stays consistent, and with more
-busy threads than cores the total still keeps to run time / interval x busy threads."""
+busy threads than cores the total still keeps to run time / interval x busy threads. Each case is
+a Meson test (`cpu_samples.py <case>`)."""
 import os
 import re
 import signal

@@ -1,7 +1,8 @@
 """Write errors while the JVM runs: a file size limit reached mid-report (set and lifted again on
 the live JVM with prlimit; HotSpot ignores SIGXFSZ, so writes fail with EFBIG), /dev/full, a net=
-peer that goes away, and net= peers that stop reading, reset, or read slowly. Each gives one clear message, the JVM keeps running, and what was
-already written stays; after a cut the next report starts where the last complete one ended."""
+peer that goes away, and net= peers that stop reading, reset, or read slowly. Each gives one clear
+message, the JVM keeps running, and what was already written stays; after a cut the next report
+starts where the last complete one ended. Each case is a Meson test (`sink_errors.py <case>`)."""
 import os
 import re
 import signal
