@@ -71,7 +71,7 @@ class Jvm:
 
 
 def quit_dump(jvm):
-    """fasthprof's dump of a Jvm started with heap=dump and FASTHPROF_DUMP_STATS=1, timed from
+    """fasthprof's dump of a Jvm started with heap=dump and verbose=y, timed from
     kill -QUIT to " done." on stderr, less the tag clean-up. Also used by bench/ab_compare.py.
     Returns (seconds, the "heap dump stats" figures, RSS before in KiB, peak RSS during in KiB)."""
     # Nothing of the heap builds (or of a dump before) left to write back while this one writes.

@@ -6,7 +6,7 @@ import os
 import signal
 import time
 
-from harness import agentpath, check, cleanup, finish, jdks, run_java, start_java, verify_binary, wait_for
+from harness import agentpath, check, cleanup, finish, java_process, jdks, run_java, verify_binary, wait_for
 
 LIBASAN = os.environ["LIBASAN"]
 # HotSpot uses SIGSEGV, SIGBUS and SIGFPE itself (implicit null checks, safepoint polls); the JVM
@@ -65,10 +65,9 @@ def runs(jdk, home):
     cleanup(run.folder)
 
     # Reports on kill -QUIT while threads start, end and allocate.
-    proc, folder = start_java(home, agentpath("heap=sites,cpu=samples,format=b,file=quit.hprof"), "Chaos",
-                              ["10", "7"], env_extra=ENV)
     label = f"{jdk} kill -QUIT"
-    try:
+    with java_process(home, agentpath("heap=sites,cpu=samples,format=b,file=quit.hprof"), "Chaos",
+                      ["10", "7"], env_extra=ENV) as (proc, folder):
         if check(wait_for(lambda: "ready" in (folder / "stdout.txt").read_text(), 120), f"{label}: ready"):
             for _ in range(4):
                 time.sleep(1.5)
@@ -81,11 +80,6 @@ def runs(jdk, home):
               f"{label}: exit {code}, no sanitizer report\n{err[-3000:]}\n" + "\n".join(logs))
         ok, output = verify_binary(folder / "quit.hprof")
         check(ok, f"{label}: the file verifies:\n{output}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        cleanup(folder)
     print(f"{jdk}: agent under AddressSanitizer: {time.time() - t0:.0f} s", flush=True)
 
 

@@ -6,8 +6,8 @@ import signal
 import subprocess
 import time
 
-from harness import (AGENT, AGENT_DIR, agentpath, check, cleanup, finish, java_bin, jdks,
-                     run_java, start_java, verify_binary, wait_for)
+from harness import (AGENT, AGENT_DIR, agentpath, check, finish, java_bin, java_process, jdks, run_java,
+                     verify_binary, wait_for)
 
 TWICE = ("HPROF ERROR: Cannot load this JVM TI agent twice, check your java command line for "
          "duplicate hprof options.")
@@ -33,8 +33,7 @@ for label, home in jdks():
     check(run.code == 9 and TWICE in run.stderr, f"{label}: -agentlib:hprof plus -agentpath is a second load", run)
 
     # Attach: a live VM gets the agent through jcmd; errors fail the attach, never the VM.
-    proc, folder = start_java(home, None, "HelloThreads", ["2", "60000"])
-    try:
+    with java_process(home, None, "HelloThreads", ["2", "60000"]) as (proc, folder):
         jcmd = java_bin(home, "jcmd")
         wait_for(lambda: (folder / "stdout.txt").read_text().find("Hello, threads!") >= 0, 30)
 
@@ -70,15 +69,10 @@ for label, home in jdks():
         text = (folder / "attached.txt").read_text()
         check(text.startswith("JAVA PROFILE 1.0.1, created "), f"{label}: attached agent wrote the header")
         check('name="main"' in text, f"{label}: attached agent recorded threads that already existed")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
     # Attach with every feature that works under attach, a dump on request and one at exit:
     # the binary file must verify (traces of sites interned while the dump waited come first).
-    proc, folder = start_java(home, None, "HelloThreads", ["2", "60000"])
-    try:
+    with java_process(home, None, "HelloThreads", ["2", "60000"]) as (proc, folder):
         wait_for(lambda: "Hello, threads!" in (folder / "stdout.txt").read_text(), 30)
         result = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "JVMTI.agent_load", AGENT,
                                  f'"heap=all,cpu=samples,format=b,file={folder}/all.hprof"'],
@@ -93,9 +87,5 @@ for label, home in jdks():
         check(stderr.read_text().count("done.") == 2, f"{label}: and one at exit:\n{stderr.read_text()}")
         ok, output = verify_binary(folder / "all.hprof")
         check(ok and "heap dumps: 2" in output, f"{label}: the attached agent's file verifies:\n{output[-2000:]}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 finish("agent_load")

@@ -5,16 +5,15 @@ of running threads past their first sampling point are exact, and nothing made b
 attach is counted."""
 import os
 import pathlib
-import re
 import subprocess
 import tempfile
 
-from harness import (AGENT, site_markers, agentpath, check, cleanup, finish, java_bin, jdks, run_java, start_java,
+import hprof_records
+from harness import (AGENT, site_markers, agentpath, check, cleanup, finish, java_bin, java_process, jdks, run_java,
                      wait_for)
 
 SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "AllocEarly.java"
 COLLECTORS = ["Serial", "Parallel", "G1", "Z"]
-ROW = re.compile(r"^\s*\d+\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)$")
 
 
 LINES = site_markers(SOURCE)
@@ -26,26 +25,9 @@ def frame(method, marker):
 
 def last_sites(text):
     """(traces {serial: [frame, ...]}, rows of the last SITES section [dict])."""
-    traces, rows = {}, []
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        found = re.match(r"^TRACE (\d+):", line)
-        if found:
-            frames = []
-            for following in lines[i + 1:]:
-                if not following.startswith("\t"):
-                    break
-                frames.append(following[1:])
-            traces[int(found.group(1))] = frames
-        elif line.startswith("SITES BEGIN"):
-            rows = []
-        else:
-            m = ROW.match(line)
-            if m:
-                rows.append({"live_bytes": int(m.group(1)), "live_objs": int(m.group(2)),
-                             "alloc_bytes": int(m.group(3)), "alloc_objs": int(m.group(4)),
-                             "trace": int(m.group(5)), "class": m.group(6), "text": line})
-    return traces, rows
+    sections = hprof_records.text_sites(text)
+    traces = {serial: frames for serial, (_, frames) in hprof_records.text_traces(text).items()}
+    return traces, [row for row in sections[-1][3] if row] if sections else []
 
 
 def site(traces, rows, class_name, *top_frames):
@@ -84,11 +66,10 @@ def run_start(label, home, collector, kind):
 def run_attach(label, home, collector):
     label = f"{label} {collector} attach"
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-attach-"))
-    # start_java takes no JVM options: the collector and -Xcheck:jni go through the launcher's
-    # environment variable.
-    proc, folder = start_java(home, None, "AllocEarly", ["attach", str(folder / "go")], folder=folder,
-                              env_extra={"JDK_JAVA_OPTIONS": f"-Xcheck:jni -XX:+Use{collector}GC"})
-    try:
+    # The collector and -Xcheck:jni go through the launcher's environment variable, whose "Picked up"
+    # line on stderr shows which collector the target ran with.
+    with java_process(home, None, "AllocEarly", ["attach", str(folder / "go")], folder=folder,
+                      env_extra={"JDK_JAVA_OPTIONS": f"-Xcheck:jni -XX:+Use{collector}GC"}) as (proc, folder):
         stdout, stderr = folder / "stdout.txt", folder / "stderr.txt"
         if not check(wait_for(lambda: "AllocEarly ready" in stdout.read_text(), 60),
                      f"{label}: target ready\n{stderr.read_text()}"):
@@ -121,10 +102,6 @@ def run_attach(label, home, collector):
         else:
             check(now_main[0] == 3000 and now_worker[0] == 2000,
                   f"{label}: running threads at once, exact: {now_main} {now_worker}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 
 for label, home in jdks():

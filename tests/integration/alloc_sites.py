@@ -1,7 +1,8 @@
 """heap=sites: exact allocated and live counts at known sites from known callers (tests/java/
 AllocSites.java), with 16 threads while others start and end, on kill -QUIT and at exit, in text and
 binary (verified); sample= estimates; and programs nobody here wrote (javac on generated sources,
-Debian's H2 database running SQL) exit normally with sane output."""
+Debian's H2 database running SQL) exit normally with sane output. Each case is a Meson test
+(`alloc_sites.py <case>`)."""
 import os
 import pathlib
 import re
@@ -11,13 +12,12 @@ import subprocess
 import tempfile
 
 import hprof_records
-from harness import (site_markers, agentpath, check, check_no_warnings, cleanup, finish, jdks, java_command,
-                     run_java, start_java, verify_binary, wait_for)
+from harness import (site_markers, agentpath, check, check_no_warnings, cleanup, java_command, java_process,
+                     on_each_jdk, run_cases, run_java, verify_binary, wait_for)
 
 SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "AllocSites.java"
 H2_JAR = "/usr/share/java/h2.jar"
 
-ROW = re.compile(r"^\s*(\d+)\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)$")
 HEADER = re.compile(r"^SITES BEGIN \(ordered by live bytes\) \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}$")
 
 
@@ -29,39 +29,11 @@ def frame(method, marker):
 
 
 def parse_text(text):
-    """(traces {serial: [frame, ...]}, trace positions {serial: line index}, sections [(begin index,
-    header line, [row dict])])."""
-    traces, positions, sections = {}, {}, []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        found = re.match(r"^TRACE (\d+):", lines[i])
-        if found:
-            serial = int(found.group(1))
-            positions[serial] = i
-            frames = []
-            i += 1
-            while i < len(lines) and lines[i].startswith("\t"):
-                frames.append(lines[i][1:])
-                i += 1
-            traces[serial] = frames
-            continue
-        if lines[i].startswith("SITES BEGIN"):
-            begin, header = i, lines[i]
-            columns = lines[i + 1:i + 3]
-            rows = []
-            i += 3
-            while i < len(lines) and lines[i] != "SITES END":
-                m = ROW.match(lines[i])
-                rows.append(None if m is None else {
-                    "rank": int(m.group(1)), "self": float(m.group(2)), "accum": float(m.group(3)),
-                    "live_bytes": int(m.group(4)), "live_objs": int(m.group(5)),
-                    "alloc_bytes": int(m.group(6)), "alloc_objs": int(m.group(7)),
-                    "trace": int(m.group(8)), "class": m.group(9), "text": lines[i]})
-                i += 1
-            sections.append((begin, header, columns, rows, i < len(lines)))
-        i += 1
-    return traces, positions, sections
+    """(traces {serial: [frame, ...]}, trace positions {serial: offset}, SITES sections as
+    hprof_records.text_sites gives them)."""
+    found = hprof_records.text_traces(text)
+    return ({serial: frames for serial, (_, frames) in found.items()},
+            {serial: offset for serial, (offset, _) in found.items()}, hprof_records.text_sites(text))
 
 
 def rows_at(rows, traces, class_name, *top_frames):
@@ -123,27 +95,12 @@ def binary_sites(path):
     """(classes {serial: name}, traces {serial: [(method, line)]}, sites [(kind, class, trace, lb,
     lo, ab, ao)], header, summaries)"""
     records = hprof_records.read(path)[3]
-    names = hprof_records.strings(records)
-    classes, frames, traces, sites, headers, summaries = {}, {}, {}, [], [], []
-    for r in records:
-        if r.tag == 0x02:
-            serial, _, _, name = struct.unpack(">IQIQ", r.body)
-            classes[serial] = names.get(name)
-        elif r.tag == 0x04:
-            fid, method, _, _, _, line = struct.unpack(">QQQQIi", r.body)
-            frames[fid] = (names.get(method), line)
-        elif r.tag == 0x05:
-            serial, _, count = struct.unpack(">III", r.body[:12])
-            ids = struct.unpack(f">{count}Q", r.body[12:12 + 8 * count])
-            traces[serial] = [frames.get(i) for i in ids]
-        elif r.tag == 0x06:
-            header = struct.unpack(">H4sIIQQI", r.body[:34])
-            headers.append(header)
-            body = r.body[34:]
-            sites.append([struct.unpack(">BIIIIII", body[k * 25:(k + 1) * 25]) for k in range(header[6])])
-        elif r.tag == 0x07:
-            summaries.append(struct.unpack(">IIQQ", r.body))
-    return classes, traces, sites, headers, summaries
+    frames = hprof_records.stack_frames(records)
+    traces = {serial: [frames.get(i) and (frames[i][0], frames[i][2]) for i in ids]
+              for serial, (_, ids) in hprof_records.stack_traces(records).items()}
+    sites = hprof_records.alloc_sites(records)
+    return (hprof_records.load_classes(records), traces, [rows for _, rows in sites], [header for header, _ in sites],
+            hprof_records.heap_summaries(records))
 
 
 def run_binary_basic(label, home):
@@ -212,8 +169,8 @@ def run_threads(label, home):
 
 
 def run_quit(label, home):
-    proc, folder = start_java(home, agentpath("heap=sites,file=quit.txt"), "AllocSites", ["basic", "sleep", "3000"])
-    try:
+    with java_process(home, agentpath("heap=sites,file=quit.txt"), "AllocSites",
+                      ["basic", "sleep", "3000"]) as (proc, folder):
         stdout = folder / "stdout.txt"
         out = folder / "quit.txt"
         check(wait_for(lambda: "AllocSites done" in stdout.read_text(), 30), f"{label}: program started")
@@ -227,10 +184,6 @@ def run_quit(label, home):
             for n, section in enumerate(sections):
                 rows = check_section_shape(f"{label} quit #{n}", section, positions, None)
                 check_basic_counts(f"{label} quit #{n}", rows, traces, None, dropped_visible=False)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 
 def run_sampled(label, home):
@@ -307,13 +260,12 @@ def run_h2(label, home):
     cleanup(folder)
 
 
-for label, home in jdks():
-    run_text_basic(label, home)
-    run_binary_basic(label, home)
-    run_threads(label, home)
-    run_quit(label, home)
-    run_sampled(label, home)
-    run_javac(label, home)
-    run_h2(label, home)
-
-finish("alloc_sites")
+run_cases("alloc_sites", {
+    "text_basic": on_each_jdk(run_text_basic),
+    "binary_basic": on_each_jdk(run_binary_basic),
+    "threads": on_each_jdk(run_threads),
+    "quit": on_each_jdk(run_quit),
+    "sampled": on_each_jdk(run_sampled),
+    "javac": on_each_jdk(run_javac),
+    "h2": on_each_jdk(run_h2),
+})

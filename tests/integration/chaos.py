@@ -5,8 +5,10 @@ misbehave (refuse, close at once, reset, read a little then close, never read), 
 loopback. Afterwards: the program ran to its end, nothing crashed, every binary output verifies
 (hprof-verify), every report present is complete, and the known counts are exact in each.
 
-Seeded and reproducible: the seed is printed and FASTHPROF_CHAOS_SEED=<seed> replays it. CI runs a
-few scenarios per JDK; FASTHPROF_SOAK=<seconds> runs random scenarios until that time has passed."""
+Two cases, each a Meson test: `chaos.py disk` (the disk-full scenarios) and `chaos.py net` (the
+peers). Seeded and reproducible: each prints its seed, and FASTHPROF_CHAOS_SEED=<seed> replays it.
+CI runs a few scenarios per JDK; FASTHPROF_SOAK=<seconds> makes each case run random scenarios of
+its kinds until that time has passed."""
 import os
 import random
 import re
@@ -18,9 +20,8 @@ import threading
 import time
 
 import hprof_records
-from harness import agentpath, check, cleanup, failures, finish, jdks, start_java, verify_binary, wait_for
+from harness import agentpath, check, java_process, jdks, run_cases, verify_binary, wait_for
 
-SITES_ROW = re.compile(r"^\s*(\d+)\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)$")
 KNOWN = re.compile(r"^known (\S+) alloc=(\d+) live=(\d+)$", re.M)
 CRASH_TEXT = ["terminate called", "#  SIGSEGV", "#  SIGBUS", "# A fatal error has been detected",
               "AddressSanitizer", "runtime error:"]
@@ -102,10 +103,10 @@ def text_reports(text, label):
                 check(open_section == begin, f"{label}: {end} without its {begin}")
                 open_section = None
         if open_section == "SITES BEGIN":
-            row = SITES_ROW.match(line)
+            row = hprof_records.site_row(line)
             if row:
-                live, alloc = reports[-1].get(row.group(9), (0, 0))
-                reports[-1][row.group(9)] = (live + int(row.group(5)), alloc + int(row.group(7)))
+                live, alloc = reports[-1].get(row["class"], (0, 0))
+                reports[-1][row["class"]] = (live + row["live_objs"], alloc + row["alloc_objs"])
     check(open_section is None, f"{label}: the file ends inside {open_section}")
     return reports
 
@@ -113,21 +114,15 @@ def text_reports(text, label):
 def binary_reports(data_path, label):
     """The ALLOC SITES records of a binary file as [{class: (live objs, alloc objs)}]."""
     records = hprof_records.read(data_path)[3]
-    names = hprof_records.strings(records)
-    classes, reports = {}, []
-    for r in records:
-        if r.tag == 0x02:
-            serial, _, _, name = struct.unpack(">IQIQ", r.body)
-            classes[serial] = names.get(name, "?").replace("/", ".")
-        elif r.tag == 0x06:
-            count = struct.unpack(">I", r.body[30:34])[0]
-            report = {}
-            for k in range(count):
-                _, cls, _, _, live, _, alloc = struct.unpack(">BIIIIII", r.body[34 + k * 25:34 + (k + 1) * 25])
-                name = classes.get(cls, f"class {cls}")
-                old_live, old_alloc = report.get(name, (0, 0))
-                report[name] = (old_live + live, old_alloc + alloc)
-            reports.append(report)
+    classes = {serial: (name or "?").replace("/", ".") for serial, name in hprof_records.load_classes(records).items()}
+    reports = []
+    for _, rows in hprof_records.alloc_sites(records):
+        report = {}
+        for _, cls, _, _, live, _, alloc in rows:
+            name = classes.get(cls, f"class {cls}")
+            old_live, old_alloc = report.get(name, (0, 0))
+            report[name] = (old_live + live, old_alloc + alloc)
+        reports.append(report)
     return reports
 
 
@@ -174,124 +169,122 @@ def scenario(jdk, home, kind, rng, seconds):
         options.append("file=out.hprof" if binary else "file=out.txt")
     label = f"{jdk} chaos {kind} [{','.join(options)}] seed {seed}"
     print(f"{label}: start", flush=True)
-    proc, folder = start_java(home, agentpath(",".join(options)), "Chaos", [str(seconds), str(seed)])
-    stdout, stderr = folder / "stdout.txt", folder / "stderr.txt"
-    quits = 0
-    failures_before = len(failures)
-    try:
-        if kind == "net-refuse":
-            code = proc.wait(timeout=120)
-            err = stderr.read_text()
-            check(code == 1 and "can't connect to 127.0.0.1" in err,
-                  f"{label}: a refused connection stops the start with the message (exit {code}):\n{err}")
-            return
-        if not check(wait_for(lambda: "ready" in stdout.read_text() or proc.poll() is not None, 60),
-                     f"{label}: the program got ready"):
-            return
-        out = folder / ("out.hprof" if binary else "out.txt")
-        fill_at = rng.uniform(0.2, 0.6) * seconds if kind.endswith("fill") else None
-        deadline = time.time() + seconds
-        while time.time() < deadline - 0.5 and proc.poll() is None:
-            time.sleep(rng.uniform(0.2, 1.5))
-            if fill_at is not None and time.time() > deadline - seconds + fill_at and out.exists():
-                # The disk fills: a little room past the current end, then a report that needs more.
-                prlimit_fsize(proc.pid, out.stat().st_size + rng.randint(0, 64 * 1024))
-                os.kill(proc.pid, signal.SIGQUIT)
-                quits += 1
-                time.sleep(rng.uniform(0.5, 2.0))
-                prlimit_fsize(proc.pid, "unlimited")
-                fill_at = None
-                continue
-            if proc.poll() is None:
-                os.kill(proc.pid, signal.SIGQUIT)
-                quits += 1
+    with java_process(home, agentpath(",".join(options)), "Chaos", [str(seconds), str(seed)],
+                      keep_failed=True) as (proc, folder):
         try:
-            code = proc.wait(timeout=120 + seconds)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            code = proc.wait()
-            check(False, f"{label}: the program did not end within {120 + seconds} s of its run time")
-        if peer is not None:
-            peer.stop()
-            if peer.mode == "all":
-                peer.thread.join(timeout=30)
-        out_text, err_text = stdout.read_text(), stderr.read_text()
-        run_note = f"\n--- stdout (tail)\n{out_text[-1500:]}\n--- stderr (tail)\n{err_text[-3000:]}"
-        check(code == 0 and "chaos done" in out_text, f"{label}: the program ran to its end (exit {code}){run_note}")
-        for text in CRASH_TEXT:
-            check(text not in out_text + err_text, f"{label}: no {text!r}{run_note}")
-        crash_files = [p.name for p in folder.iterdir() if p.name.startswith(("hs_err", "core"))]
-        check(not crash_files, f"{label}: no crash files {crash_files}")
-        errors = [l for l in err_text.splitlines() if "error writing" in l]
-        known = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in KNOWN.finditer(out_text)}
-        fixed = {k: v for k, v in known.items() if k == "Chaos$Fixed"}
-        churned = {k: v for k, v in known.items() if k == "Chaos$Churned"}
-        check(fixed and churned, f"{label}: the program printed its known counts")
-        reports = []
-        if kind.endswith("fill"):
-            check(len(errors) >= 1, f"{label}: the full disk gave a message{run_note}")
-        if peer is None:
-            if binary:
-                ok, output = verify_binary(out)
-                check(ok, f"{label}: the file verifies:\n{output}")
-                reports = binary_reports(out, label) if ok else []
-            else:
-                reports = text_reports(out.read_text(errors="replace"), label)
-            check(len(reports) <= quits + 1, f"{label}: {len(reports)} reports for {quits} quits and the exit")
-            check_counts(label, reports, fixed, churned)
-        elif peer.mode == "all":
-            received = folder / "received.hprof"
-            received.write_bytes(bytes(peer.received))
-            ok, output = verify_binary(received)
-            check(ok, f"{label}: what the peer received verifies:\n{output}")
-            if ok:
-                reports = binary_reports(received, label)
+            stdout, stderr = folder / "stdout.txt", folder / "stderr.txt"
+            quits = 0
+            if kind == "net-refuse":
+                code = proc.wait(timeout=120)
+                err = stderr.read_text()
+                check(code == 1 and "can't connect to 127.0.0.1" in err,
+                      f"{label}: a refused connection stops the start with the message (exit {code}):\n{err}")
+                return
+            if not check(wait_for(lambda: "ready" in stdout.read_text() or proc.poll() is not None, 60),
+                         f"{label}: the program got ready"):
+                return
+            out = folder / ("out.hprof" if binary else "out.txt")
+            fill_at = rng.uniform(0.2, 0.6) * seconds if kind.endswith("fill") else None
+            deadline = time.time() + seconds
+            while time.time() < deadline - 0.5 and proc.poll() is None:
+                time.sleep(rng.uniform(0.2, 1.5))
+                if fill_at is not None and time.time() > deadline - seconds + fill_at and out.exists():
+                    # The disk fills: a little room past the current end, then a report that needs more.
+                    prlimit_fsize(proc.pid, out.stat().st_size + rng.randint(0, 64 * 1024))
+                    os.kill(proc.pid, signal.SIGQUIT)
+                    quits += 1
+                    time.sleep(rng.uniform(0.5, 2.0))
+                    prlimit_fsize(proc.pid, "unlimited")
+                    fill_at = None
+                    continue
+                if proc.poll() is None:
+                    os.kill(proc.pid, signal.SIGQUIT)
+                    quits += 1
+            try:
+                code = proc.wait(timeout=120 + seconds)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                code = proc.wait()
+                check(False, f"{label}: the program did not end within {120 + seconds} s of its run time")
+            if peer is not None:
+                peer.stop()
+                if peer.mode == "all":
+                    peer.thread.join(timeout=30)
+            out_text, err_text = stdout.read_text(), stderr.read_text()
+            run_note = f"\n--- stdout (tail)\n{out_text[-1500:]}\n--- stderr (tail)\n{err_text[-3000:]}"
+            check(code == 0 and "chaos done" in out_text, f"{label}: the program ran to its end (exit {code}){run_note}")
+            for text in CRASH_TEXT:
+                check(text not in out_text + err_text, f"{label}: no {text!r}{run_note}")
+            crash_files = [p.name for p in folder.iterdir() if p.name.startswith(("hs_err", "core"))]
+            check(not crash_files, f"{label}: no crash files {crash_files}")
+            errors = [l for l in err_text.splitlines() if "error writing" in l]
+            known = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in KNOWN.finditer(out_text)}
+            fixed = {k: v for k, v in known.items() if k == "Chaos$Fixed"}
+            churned = {k: v for k, v in known.items() if k == "Chaos$Churned"}
+            check(fixed and churned, f"{label}: the program printed its known counts")
+            reports = []
+            if kind.endswith("fill"):
+                check(len(errors) >= 1, f"{label}: the full disk gave a message{run_note}")
+            if peer is None:
+                if binary:
+                    ok, output = verify_binary(out)
+                    check(ok, f"{label}: the file verifies:\n{output}")
+                    reports = binary_reports(out, label) if ok else []
+                else:
+                    reports = text_reports(out.read_text(errors="replace"), label)
+                check(len(reports) <= quits + 1, f"{label}: {len(reports)} reports for {quits} quits and the exit")
                 check_counts(label, reports, fixed, churned)
-        else:
-            check(len(errors) <= 1, f"{label}: at most one message for the lost peer: {errors}")
-        print(f"{label}: {quits} quits, {len(reports)} complete reports checked, {len(errors)} write errors",
-              flush=True)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if peer is not None:
-            peer.stop()
-        if len(failures) == failures_before:
-            cleanup(folder)
-        else:
-            print(f"{label}: kept {folder}", flush=True)
+            elif peer.mode == "all":
+                received = folder / "received.hprof"
+                received.write_bytes(bytes(peer.received))
+                ok, output = verify_binary(received)
+                check(ok, f"{label}: what the peer received verifies:\n{output}")
+                if ok:
+                    reports = binary_reports(received, label)
+                    check_counts(label, reports, fixed, churned)
+            else:
+                check(len(errors) <= 1, f"{label}: at most one message for the lost peer: {errors}")
+            print(f"{label}: {quits} quits, {len(reports)} complete reports checked, {len(errors)} write errors",
+                  flush=True)
+        finally:
+            if peer is not None:
+                peer.stop()
 
 
 KINDS = ["text-fill", "binary-fill", "net-all", "net-refuse", "net-close", "net-reset", "net-read-close",
          "net-never"]
 
 
-def main():
+def run(case, kinds_on_first, kinds_on_others):
+    """Runs the scenarios of one case: kinds_on_first(rng) on the first JDK, kinds_on_others(rng)
+    on the others; with FASTHPROF_SOAK, random scenarios of the case's kinds for that long."""
     seed = int(os.environ.get("FASTHPROF_CHAOS_SEED") or random.SystemRandom().randrange(1 << 32))
     soak = float(os.environ.get("FASTHPROF_SOAK", "0") or 0)
-    print(f"chaos: seed {seed} (FASTHPROF_CHAOS_SEED={seed} replays it)"
+    print(f"chaos {case}: seed {seed} (FASTHPROF_CHAOS_SEED={seed} replays it)"
           + (f", soak for {soak:.0f} s" if soak else ""), flush=True)
     rng = random.Random(seed)
     homes = jdks()
     if soak:
+        kinds = CASE_KINDS[case]
         end = time.time() + soak
         runs = 0
         while time.time() < end:
             jdk, home = rng.choice(homes)
-            scenario(jdk, home, rng.choice(KINDS), rng, rng.randint(6, 20))
+            scenario(jdk, home, rng.choice(kinds), rng, rng.randint(6, 20))
             runs += 1
-        print(f"chaos soak: {runs} scenarios", flush=True)
+        print(f"chaos {case} soak: {runs} scenarios", flush=True)
     else:
-        # CI: the two disk-full scenarios and two misbehaving peers on the first JDK, one of each
-        # on the others; which peers is the seed's choice.
         for number, (jdk, home) in enumerate(homes):
-            kinds = ["text-fill", "binary-fill"] if number == 0 else [rng.choice(["text-fill", "binary-fill"])]
-            kinds += rng.sample(KINDS[2:], 2 if number == 0 else 1)
-            for kind in kinds:
+            for kind in (kinds_on_first if number == 0 else kinds_on_others)(rng):
                 scenario(jdk, home, kind, rng, 8)
-    finish("chaos")
 
+
+# CI: the two disk-full scenarios and two misbehaving peers on the first JDK, one of each on the
+# others; which peers is the seed's choice.
+CASE_KINDS = {"disk": KINDS[:2], "net": KINDS[2:]}
 
 if __name__ == "__main__":
-    main()
+    run_cases("chaos", {
+        "disk": lambda: run("disk", lambda rng: list(KINDS[:2]), lambda rng: [rng.choice(KINDS[:2])]),
+        "net": lambda: run("net", lambda rng: rng.sample(KINDS[2:], 2), lambda rng: rng.sample(KINDS[2:], 1)),
+    })

@@ -3,17 +3,17 @@ wait, park or block on a monitor are never counted, the total matches run time /
 threads, counts restart after each kill -QUIT report, the binary output verifies, the sampler works
 under attach with thread CPU times, depth=0 records nothing, javac's own methods top a compile, and
 cpu=samples with heap=dump (a heap dump while the sampler runs) stays consistent, and with more
-busy threads than cores the total still keeps to run time / interval x busy threads."""
+busy threads than cores the total still keeps to run time / interval x busy threads. Each case is
+a Meson test (`cpu_samples.py <case>`)."""
 import os
 import re
 import signal
-import struct
 import subprocess
 import tempfile
 
 import hprof_records
-from harness import (AGENT, agentpath, check, check_no_warnings, cleanup, finish, java_bin, java_command, jdks,
-                     run_java, start_java, verify_binary, wait_for)
+from harness import (AGENT, agentpath, check, check_no_warnings, cleanup, java_bin, java_command, java_process,
+                     on_each_jdk, run_cases, run_java, verify_binary, wait_for)
 
 INTERVAL_MS = 10
 # Methods of threads that never run: none of their frames may be counted.
@@ -22,63 +22,31 @@ NEVER_COUNTED = ("sleeperMethod", "waiterMethod", "parkerMethod", "blockedMethod
 # Thread.sleep is Java down to sleepNanos0), which is CPU use; once asleep it must not be counted, so
 # sleep frames may take only a sliver of the samples.
 BLOCKING = ("java.lang.Thread.sleep", "java.lang.Thread.beforeSleep", "java.lang.Object.wait", ".park")
-SECTION = re.compile(r"^CPU SAMPLES BEGIN \(total = (\d+)\) .+?\n(.*?)^CPU SAMPLES END$", re.S | re.M)
-ROW = re.compile(r"^ *(\d+) +([\d.]+)% +([\d.]+)% +(\d+) +(\d+) (.+)$")
 
 
 def text_traces(text):
     """{serial: (offset, [frame 'class.method', ...])} from the TRACE records of a text file."""
-    traces = {}
-    for match in re.finditer(r"^TRACE (\d+):.*\n((?:\t.*\n)*)", text, re.M):
-        frames = [line.strip().split("(")[0] for line in match.group(2).splitlines()]
-        traces[int(match.group(1))] = (match.start(), [f for f in frames if f != "<empty>"])
-    return traces
+    return {serial: (offset, [f for f in (line.strip().split("(")[0] for line in frames) if f != "<empty>"])
+            for serial, (offset, frames) in hprof_records.text_traces(text).items()}
 
 
 def text_sections(text):
     """[(offset, total, [(rank, self%, accum%, count, trace, method)])] for each CPU SAMPLES section."""
-    sections = []
-    for match in SECTION.finditer(text):
-        rows = []
-        for line in match.group(2).splitlines():
-            if line.startswith("rank"):
-                continue
-            row = ROW.match(line)
-            if row:
-                rows.append((int(row.group(1)), float(row.group(2)), float(row.group(3)), int(row.group(4)),
-                             int(row.group(5)), row.group(6)))
-            else:
-                rows.append(("bad", line))
-        sections.append((match.start(), int(match.group(1)), rows))
-    return sections
+    return hprof_records.text_cpu_samples(text)
 
 
 def binary_profile(path):
     """({trace serial: [frame 'class.method']}, [(total, [(count, trace)])], record order ok)."""
     _, id_size, _, records = hprof_records.read(path)
-    id_char = "Q" if id_size == 8 else "I"
-    fmt_id = ">" + id_char
-    names = hprof_records.strings(records, id_size)
-    classes, frames, traces, sections = {}, {}, {}, []
-    order_ok = True
-    for r in records:
-        if r.tag == 0x02:
-            serial = struct.unpack(">I", r.body[:4])[0]
-            name_id = struct.unpack(fmt_id, r.body[8 + id_size:8 + 2 * id_size])[0]
-            classes[serial] = names.get(name_id, "?")
-        elif r.tag == 0x04:
-            frame_id, method_id = struct.unpack(">" + id_char * 2, r.body[:2 * id_size])
-            class_serial = struct.unpack(">I", r.body[4 * id_size:4 * id_size + 4])[0]
-            frames[frame_id] = (class_serial, names.get(method_id, "?"))
-        elif r.tag == 0x05:
-            serial, _, count = struct.unpack(">III", r.body[:12])
-            ids = struct.unpack(">" + id_char * count, r.body[12:12 + count * id_size])
-            traces[serial] = [f"{classes.get(frames[i][0], '?')}.{frames[i][1]}" for i in ids]
-        elif r.tag == 0x0D:
-            total, count = struct.unpack(">II", r.body[:8])
-            rows = [struct.unpack(">II", r.body[8 + 8 * i:16 + 8 * i]) for i in range(count)]
-            order_ok &= all(trace in traces for _, trace in rows)
-            sections.append((total, rows))
+    classes = hprof_records.load_classes(records, id_size)
+    frames = hprof_records.stack_frames(records, id_size)
+    found = hprof_records.stack_traces(records, id_size)
+    traces = {serial: [f"{classes.get(frames[i][1]) or '?'}.{frames[i][0] or '?'}" for i in ids]
+              for serial, (_, ids) in found.items()}
+    sections, order_ok = [], True
+    for offset, total, rows in hprof_records.cpu_samples(records):
+        order_ok &= all(trace in found and found[trace][0] < offset for _, trace in rows)
+        sections.append((total, rows))
     return traces, sections, order_ok
 
 
@@ -146,8 +114,7 @@ def many_busy_threads(label, home, threads=8):
           f"{label} {threads} busy: total {total} within 30 % of {expected:.0f} (threads waiting for a core count)", run)
 
 
-for label, home in jdks():
-    many_busy_threads(label, home)
+def text_mechanisms(label, home):
     # Text: one section at exit, its TRACEs before it. Both stack mechanisms: the signal one (the
     # default: AsyncGetCallTrace in a SIGPROF handler) and the deferred per-thread requests (its
     # fallback, chosen by the cpustacks= option), each confirmed by the sampler's own figures line,
@@ -180,10 +147,11 @@ for label, home in jdks():
                           total, figures, run)
         cleanup(run.folder)
 
+
+def binary_quit(label, home):
     # Binary, with heap=sites, and a kill -QUIT report in the middle: counts restart after it.
-    proc, folder = start_java(home, agentpath(f"cpu=samples,heap=sites,format=b,depth=6,file=out.hprof"),
-                              "CpuMix", ["3000"])
-    try:
+    with java_process(home, agentpath(f"cpu=samples,heap=sites,format=b,depth=6,file=out.hprof"),
+                      "CpuMix", ["3000"]) as (proc, folder):
         stdout = folder / "stdout.txt"
         check(wait_for(lambda: "CpuMix running" in stdout.read_text(), 30), f"{label}: binary run started")
         wait_for(lambda: False, 1.5)
@@ -205,17 +173,14 @@ for label, home in jdks():
                       traces, first[0] + last[0], figures, None)
             check(max(first[0], last[0]) < 0.85 * (first[0] + last[0]),
                   f"{label}: the second report counts only what came after the first: {first[0]}, {last[0]}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
+
+def with_heap_dump(label, home):
     # heap=dump with cpu=samples: two heap dumps (kill -QUIT) while the sampler signals busy threads.
     # The sampler holds still during each heap walk (no signal, no walk, no stack request), and
     # every report has its CPU SAMPLES.
-    proc, folder = start_java(home, agentpath("heap=dump,cpu=samples,format=b,depth=4,file=out.hprof"),
-                              "CpuMix", ["3000"])
-    try:
+    with java_process(home, agentpath("heap=dump,cpu=samples,format=b,depth=4,file=out.hprof"),
+                      "CpuMix", ["3000"]) as (proc, folder):
         stdout = folder / "stdout.txt"
         check(wait_for(lambda: "CpuMix running" in stdout.read_text(), 30), f"{label}: heap dump run started")
         for _ in range(2):
@@ -233,11 +198,9 @@ for label, home in jdks():
         if sections:
             check_mix(f"{label} heap=dump (all reports)", [row for _, rows in sections for row in rows], traces,
                       sum(t for t, _ in sections), program_figures(out), None)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
+
+def depth_zero(label, home):
     # depth=0: the section is there and empty, as the original.
     run = run_java(home, agentpath("cpu=samples,depth=0,file=out.txt"), "CpuMix", ["500"])
     sections = text_sections(run.text("out.txt")) if run.code == 0 else []
@@ -245,9 +208,10 @@ for label, home in jdks():
           f"{label}: depth=0 records no samples: {sections}", run)
     cleanup(run.folder)
 
+
+def attach_late(label, home):
     # Attach: thread CPU times are granted to a late agent too, and the sampler starts at once.
-    proc, folder = start_java(home, None, "CpuMix", ["4000"])
-    try:
+    with java_process(home, None, "CpuMix", ["4000"]) as (proc, folder):
         check(wait_for(lambda: "CpuMix running" in (folder / "stdout.txt").read_text(), 30),
               f"{label}: attach target started")
         attach = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "JVMTI.agent_load", AGENT,
@@ -261,11 +225,9 @@ for label, home in jdks():
         sections = text_sections(text)
         check(len(sections) == 1 and sections[0][2] and sections[0][2][0][5] == "CpuMix.hotMethod",
               f"{label}: attached sampler ranks the hot method first\n{text[-1500:]}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
+
+def javac_run(label, home):
     # javac on a few hundred generated files: its own methods are where the CPU goes.
     folder = tempfile.mkdtemp(prefix="fasthprof-it-")
     sources = []
@@ -310,4 +272,13 @@ for label, home in jdks():
               f"{ranked[:4]}):\n" + "\n".join(str(r) for r in rows[:10]))
     cleanup(folder)
 
-finish("cpu_samples")
+
+run_cases("cpu_samples", {
+    "many_busy_threads": on_each_jdk(many_busy_threads),
+    "text": on_each_jdk(text_mechanisms),
+    "binary_quit": on_each_jdk(binary_quit),
+    "heap_dump": on_each_jdk(with_heap_dump),
+    "depth_zero": on_each_jdk(depth_zero),
+    "attach": on_each_jdk(attach_late),
+    "javac": on_each_jdk(javac_run),
+})

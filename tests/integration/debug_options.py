@@ -1,10 +1,9 @@
 """The original's debug options that still mean something: pause=y waits for a debugger with the
-original's message, logflags=4 verifies the binary file at exit; and fasthprof's cpustacks=, whose
-figures line verbose=y prints."""
+original's message, logflags=4 verifies the binary file at exit."""
 import re
 import time
 
-from harness import agentpath, check, cleanup, finish, jdks, run_java, start_java, wait_for
+from harness import agentpath, check, finish, java_process, jdks, run_java, wait_for
 
 for label, home in jdks():
     run = run_java(home, agentpath("format=b,heap=sites,logflags=4,verbose=y"))
@@ -22,17 +21,12 @@ for label, home in jdks():
     check(run.code == 0 and "fasthprof cpu sampler:" not in run.stderr,
           f"{label}: without verbose=y written out the sampler prints no figures", run)
 
-    proc, folder = start_java(home, agentpath("pause=y"), "HelloThreads")
-    try:
+    with java_process(home, agentpath("pause=y"), "HelloThreads") as (proc, folder):
         stderr = folder / "stderr.txt"
         check(wait_for(lambda: f"HPROF pause for PID {proc.pid}" in stderr.read_text(), 20),
               f"{label}: pause=y prints the original's message")
         time.sleep(1)
         check(proc.poll() is None and "Hello" not in (folder / "stdout.txt").read_text(),
               f"{label}: pause=y holds the VM before main")
-    finally:
-        proc.kill()
-        proc.wait()
-        cleanup(folder)
 
 finish("debug_options")

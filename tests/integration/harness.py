@@ -3,13 +3,15 @@ scratch folder, and read what it wrote. Environment (set by tests/meson.build):
 FASTHPROF_AGENT, FASTHPROF_AGENT_DIR, FASTHPROF_VERIFY, JAVA17_HOME, JAVA25_HOME, TEST_CLASSES.
 
 Every JVM a test starts runs with -Xcheck:jni (java_command), and a line of its stdout or stderr
-that contains WARNING fails the test (run_java checks its own output; start_java's folders are
-checked at cleanup() or finish()). The JVM's JNI checks print "WARNING in native method: ..." and
-"WARNING: JNI local refs: ...", and neither may ever come from the agent."""
+that contains WARNING fails the test (run_java checks its own output; java_process checks its
+folder's stdout.txt and stderr.txt when the JVM has ended). The JVM's JNI checks print "WARNING in
+native method: ..." and "WARNING: JNI local refs: ...", and neither may ever come from the agent."""
+import contextlib
 import os
 import pathlib
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,20 +35,60 @@ ATTACH_WARNINGS = (
     "WARNING: Dynamic loading of agents will be disallowed by default in a future release",
 )
 
-# Folders of started JVMs whose stdout.txt / stderr.txt have not been checked yet, with what ran.
-_watched = {}
+JDK25_HOME = os.environ.get("JAVA25_HOME", "")
+_said_jdk25_absent = False
+
+
+def jdk25_present():
+    return bool(JDK25_HOME) and os.path.exists(os.path.join(JDK25_HOME, "bin", "java"))
+
+
+def _say_jdk25_absent():
+    global _said_jdk25_absent
+    if not _said_jdk25_absent:
+        print(f"SKIP: JDK 25 not present at {JDK25_HOME!r}; its cases are not run", flush=True)
+        _said_jdk25_absent = True
 
 
 def jdks():
     """(label, java_home) for every JDK to test on. JDK 17 is required; JDK 25 is tested when it
-    is installed, and its absence is said on stdout."""
+    is installed, and its absence is said on stdout (once)."""
     found = [("jdk17", os.environ["JAVA17_HOME"])]
-    home25 = os.environ.get("JAVA25_HOME", "")
-    if home25 and os.path.exists(os.path.join(home25, "bin", "java")):
-        found.append(("jdk25", home25))
+    if jdk25_present():
+        found.append(("jdk25", JDK25_HOME))
     else:
-        print(f"SKIP: JDK 25 not installed at {home25!r}; its cases are not run")
+        _say_jdk25_absent()
     return found
+
+
+def on_each_jdk(run):
+    """A case (for run_cases) that calls run(label, home) on every JDK jdks() gives."""
+    def case():
+        for label, home in jdks():
+            run(label, home)
+    return case
+
+
+class Skipped(Exception):
+    """Raised by a case of run_cases that cannot run here (its message says why)."""
+
+
+_in_cases = False
+
+
+def skip(reason):
+    """Says SKIP: reason; inside run_cases the case ends there, otherwise the test exits 77 (Meson's SKIP)."""
+    if _in_cases:
+        raise Skipped(reason)
+    print(f"SKIP: {reason}", flush=True)
+    sys.exit(77)
+
+
+def jdk25():
+    """(label, java_home) of JDK 25; without it skip(): the calling case, or the test, is skipped."""
+    if not jdk25_present():
+        skip(f"JDK 25 not present at {JDK25_HOME!r}")
+    return ("jdk25", JDK25_HOME)
 
 
 def java_bin(home, tool="java"):
@@ -69,21 +111,6 @@ def check_no_warnings(what, stdout, stderr):
     """Fails the test when the output of a JVM that ran `what` has a WARNING line."""
     found = warning_lines(stdout) + warning_lines(stderr)
     return check(not found, f"{what}: no WARNING on stdout or stderr, found:\n" + "\n".join(found[:20]))
-
-
-def watch(folder, what):
-    """Registers a folder where a started JVM writes stdout.txt and stderr.txt, to be checked for
-    WARNING lines by cleanup(folder) or finish()."""
-    _watched[str(folder)] = what
-
-
-def _check_watched(folder):
-    what = _watched.pop(str(folder), None)
-    if what is None:
-        return
-    read = lambda name: (pathlib.Path(folder) / name).read_text(errors="replace") \
-        if (pathlib.Path(folder) / name).exists() else ""
-    check_no_warnings(what, read("stdout.txt"), read("stderr.txt"))
 
 
 class Run:
@@ -146,8 +173,6 @@ def verify_binary(path, *extra, strict=True):
 
 
 def finish(name):
-    for folder in list(_watched):
-        _check_watched(folder)
     if failures:
         print(f"{name}: {len(failures)} failure(s)")
         sys.exit(1)
@@ -175,25 +200,88 @@ def wait_for(predicate, timeout=30.0, step=0.1):
     return False
 
 
-def start_java(home, agent_arg, main, args=(), env_extra=None, folder=None):
-    """Starts java in the background; returns (Popen, folder). stdout/stderr go to files there."""
+def cleanup(folder):
+    """Removes a scratch folder (run_java's, or one a test made)."""
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def java_process(home, agent_arg, main="HelloThreads", args=(), jvm_args=(), env_extra=None, folder=None,
+                 classpath=None, stdin=None, keep_failed=False):
+    """Starts java in the background in a scratch folder (or the given one) and yields
+    (Popen, folder); its stdout and stderr go to stdout.txt and stderr.txt there. agent_arg is a
+    full -agentpath/-agentlib argument or None; jvm_args come before it. On leaving the block, a JVM
+    still running is killed, then its output is checked for WARNING lines and the folder (given or
+    not) is removed, or with keep_failed kept (and named) when a check failed in the block."""
     folder = pathlib.Path(folder or tempfile.mkdtemp(prefix="fasthprof-it-"))
-    command = java_command(home)
+    command = java_command(home, *jvm_args)
     if agent_arg:
         command.append(agent_arg)
-    command += ["-cp", TEST_CLASSES, main] + list(args)
+    command += ["-cp", classpath or TEST_CLASSES, main] + [str(a) for a in args]
     env = dict(os.environ)
     env.pop("_JAVA_HPROF_OPTIONS", None)
+    env.pop("JAVA_TOOL_OPTIONS", None)
     if env_extra:
         env.update(env_extra)
-    out = open(folder / "stdout.txt", "w")
-    err = open(folder / "stderr.txt", "w")
-    proc = subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=err, text=True)
-    watch(folder, f"{os.path.basename(home)}: java {agent_arg or ''} {main} {' '.join(map(str, args))}")
-    return proc, folder
+    with open(folder / "stdout.txt", "w") as out, open(folder / "stderr.txt", "w") as err:
+        proc = subprocess.Popen(command, cwd=folder, env=env, stdin=stdin, stdout=out, stderr=err, text=True)
+    what = f"{os.path.basename(home)}: " + " ".join(["java", *jvm_args, *([agent_arg] if agent_arg else []), main,
+                                                      *map(str, args)])
+    failures_before = len(failures)
+    try:
+        yield proc, folder
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        if proc.stdin:
+            proc.stdin.close()
+        check_no_warnings(what, read_text(folder / "stdout.txt"), read_text(folder / "stderr.txt"))
+        if keep_failed and len(failures) > failures_before:
+            print(f"kept {folder}", flush=True)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
-def cleanup(folder):
-    """Checks a watched folder's output for WARNING lines, then removes the folder."""
-    _check_watched(folder)
-    shutil.rmtree(folder, ignore_errors=True)
+def read_text(path):
+    """A file's text, or "" while it does not exist."""
+    path = pathlib.Path(path)
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def terminate(proc, timeout=120):
+    """SIGTERM: an orderly shutdown (VM death, the reports at exit). Returns the exit code, or None
+    when the JVM had to be killed."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return None
+
+
+def run_cases(name, cases):
+    """Runs the cases named on the command line (tests/meson.build declares one test per case or
+    group of cases, so that Meson reports each), or all of them without arguments, then finish().
+    cases: {case name: function of no arguments}. A case that calls skip() is left; when every case
+    run was, the test exits 77 (Meson's SKIP)."""
+    global _in_cases
+    wanted = sys.argv[1:] or list(cases)
+    unknown = [case for case in wanted if case not in cases]
+    if unknown:
+        print(f"{name}: unknown case(s) {unknown}; the cases are: {' '.join(cases)}")
+        sys.exit(2)
+    skipped = 0
+    _in_cases = True
+    for case in wanted:
+        print(f"--- {name} {case}", flush=True)
+        try:
+            cases[case]()
+        except Skipped as reason:
+            print(f"SKIP: {case}: {reason}", flush=True)
+            skipped += 1
+    _in_cases = False
+    if skipped == len(wanted) and not failures:
+        sys.exit(77)
+    finish(" ".join([name, *sys.argv[1:]]))

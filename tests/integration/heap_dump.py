@@ -5,8 +5,10 @@ shapes (tests/java/HeapShapes.java), compared per class with the JDK's own dump 
 primfields=n/primarrays=n, while 8 threads allocate, while threads start and end, and with a file
 size limit reached in the middle of a dump.
 
-FASTHPROF_HEAP_MATRIX=full adds Serial, Parallel and Shenandoah (where the JDK has it) on every JDK:
-  FASTHPROF_HEAP_MATRIX=full meson test -C build heap_dump
+Each case is a Meson test of its own (`heap_dump.py <case>`, suite heap_dump).
+FASTHPROF_HEAP_MATRIX=full adds Serial, Parallel and Shenandoah (where the JDK has it) on every JDK
+to the collectors case:
+  FASTHPROF_HEAP_MATRIX=full meson test -C build heap_dump_collectors
 """
 import os
 import pathlib
@@ -17,40 +19,28 @@ import tempfile
 import time
 
 import heap_model
-from harness import (AGENT, TEST_CLASSES, agentpath, check, check_no_warnings, cleanup, finish, java_bin,
-                     java_command, jdks, verify_binary, wait_for, watch)
+from harness import (AGENT, TEST_CLASSES, agentpath, check, check_no_warnings, java_bin, java_command, java_process,
+                     jdks, read_text, run_cases, terminate, verify_binary, wait_for)
 
 HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
 JAVA17 = os.environ["JAVA17_HOME"]
 FULL = os.environ.get("FASTHPROF_HEAP_MATRIX", "") == "full"
 
 
-def start(home, options, main="HeapShapes", args=(), jvm_args=(), classpath=TEST_CLASSES):
-    """Runs main with the agent and options (None: without the agent) in a scratch folder. verbose=y
-    is added: its dump figures line tells when a dump is done."""
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-heap-"))
+def heap_shapes(home, options, main="HeapShapes", args=(), jvm_args=(), classpath=TEST_CLASSES):
+    """java_process for main (HeapShapes unless named) with the agent and options (None: without the
+    agent), its dump statistics on stderr (verbose=y is added: its figures line tells when a dump is
+    done)."""
     if options is not None and "verbose=" not in options:
         options += ",verbose=y"
-    agent = [agentpath(options)] if options is not None else []
-    command = java_command(home, *jvm_args, *agent, "-cp", classpath, main, *map(str, args))
-    env = dict(os.environ)
-    env.pop("_JAVA_HPROF_OPTIONS", None)
-    env.pop("JAVA_TOOL_OPTIONS", None)
-    out = open(folder / "stdout.txt", "w")
-    err = open(folder / "stderr.txt", "w")
-    proc = subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=err)
-    watch(folder, f"{main} {options} {' '.join(jvm_args)}")
-    return proc, folder
-
-
-def text(path):
-    return path.read_text(errors="replace") if path.exists() else ""
+    return java_process(home, agentpath(options) if options is not None else None, main, args, jvm_args,
+                        classpath=classpath)
 
 
 def dumps_done(folder):
     # The stats line (verbose=y) lands inside the verbose line; " done." ends a report
     # once its bytes are in the file.
-    stderr = text(folder / "stderr.txt")
+    stderr = read_text(folder / "stderr.txt")
     return min(stderr.count("fasthprof: heap dump stats:"), stderr.count(" done.\n"))
 
 
@@ -67,16 +57,6 @@ def heap_check(mode, path, dump=0):
 def quit_and_wait(proc, folder, count, timeout=60):
     os.kill(proc.pid, signal.SIGQUIT)
     return wait_for(lambda: dumps_done(folder) >= count, timeout)
-
-
-def stop(proc):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)  # orderly shutdown: VM death, the doe=y dump
-    try:
-        return proc.wait(timeout=120)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return None
 
 
 def only_vm_held(model, init_locks):
@@ -305,9 +285,8 @@ def check_class_references(label, home, path, class_name, classpath=TEST_CLASSES
 
 def signed_run(home):
     label = "jdk17 signed jar"
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-signed-"))
-    proc = None
-    try:
+    with tempfile.TemporaryDirectory(prefix="fasthprof-signed-") as scratch:
+        folder = pathlib.Path(scratch)
         jar = folder / "app.jar"
         steps = [[java_bin(home, "jar"), "cf", str(jar), "-C", TEST_CLASSES, "SignedApp.class"],
                  [java_bin(home, "keytool"), "-genkeypair", "-alias", "test", "-keyalg", "EC", "-keystore",
@@ -318,32 +297,27 @@ def signed_run(home):
             made = subprocess.run(step, capture_output=True, text=True, timeout=120)
             if not check(made.returncode == 0, f"{label}: {' '.join(step[:2])}: {made.stdout}{made.stderr}"):
                 return
-        proc, run = start(home, "heap=dump,format=b,file=dump.hprof,doe=n", main="SignedApp", args=[30],
-                          classpath=str(jar))
-        check(wait_for(lambda: "ready" in text(run / "stdout.txt"), 60), f"{label}: program ready")
-        check("signers 1" in text(run / "stdout.txt"), f"{label}: the class is signed: {text(run / 'stdout.txt')}")
-        check(quit_and_wait(proc, run, 1), f"{label}: a dump")
-        proc.kill()
-        proc.wait()
-        ok, output = verify_binary(run / "dump.hprof")
-        check(ok, f"{label}: the verifier accepts the dump:\n{output[-2000:]}")
-        ok, output = heap_check("generic", run / "dump.hprof", 0)
-        check(ok, f"{label}: VisualVM reads the dump:\n{output[-2000:]}")
-        check_class_references(label, home, run / "dump.hprof", "SignedApp", classpath=str(jar), signed=True)
-        cleanup(run)
-    finally:
-        if proc is not None and proc.poll() is None:
+        with heap_shapes(home, "heap=dump,format=b,file=dump.hprof,doe=n", main="SignedApp", args=[30],
+                         classpath=str(jar)) as (proc, run):
+            check(wait_for(lambda: "ready" in read_text(run / "stdout.txt"), 60), f"{label}: program ready")
+            check("signers 1" in read_text(run / "stdout.txt"), f"{label}: the class is signed: {read_text(run / 'stdout.txt')}")
+            check(quit_and_wait(proc, run, 1), f"{label}: a dump")
             proc.kill()
-        cleanup(folder)
+            proc.wait()
+            ok, output = verify_binary(run / "dump.hprof")
+            check(ok, f"{label}: the verifier accepts the dump:\n{output[-2000:]}")
+            ok, output = heap_check("generic", run / "dump.hprof", 0)
+            check(ok, f"{label}: VisualVM reads the dump:\n{output[-2000:]}")
+            check_class_references(label, home, run / "dump.hprof", "SignedApp", classpath=str(jar), signed=True)
 
 
 def binary_run(jdk, home, gc, compare=False, jvm_args=()):
     label = f"{jdk} {gc} {' '.join(jvm_args)}".strip()
-    proc, folder = start(home, "heap=dump,format=b,file=dump.hprof", args=[60], jvm_args=[f"-XX:+Use{gc}GC", *jvm_args])
-    try:
+    with heap_shapes(home, "heap=dump,format=b,file=dump.hprof", args=[60],
+                     jvm_args=[f"-XX:+Use{gc}GC", *jvm_args]) as (proc, folder):
         dump = folder / "dump.hprof"
-        if not check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready"):
-            print(text(folder / "stderr.txt"))
+        if not check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: program ready"):
+            print(read_text(folder / "stderr.txt"))
             return
         if compare:
             jcmd = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "GC.heap_dump", str(folder / "jdk.hprof")],
@@ -351,7 +325,7 @@ def binary_run(jdk, home, gc, compare=False, jvm_args=()):
             check(jcmd.returncode == 0, f"{label}: jcmd GC.heap_dump: {jcmd.stdout}{jcmd.stderr}")
             ok, output = verify_binary(folder / "jdk.hprof", strict=False)
             check(ok, f"{label}: hprof-verify accepts the JDK's own dump:\n{output[-2000:]}")
-        check(quit_and_wait(proc, folder, 1), f"{label}: kill -QUIT gives a dump:\n{text(folder / 'stderr.txt')}")
+        check(quit_and_wait(proc, folder, 1), f"{label}: kill -QUIT gives a dump:\n{read_text(folder / 'stderr.txt')}")
         ok, output = heap_check("shapes", dump, 0)
         check(ok, f"{label}: VisualVM reads the dump and finds the known heap:\n{output[-3000:]}")
         if compare:
@@ -359,18 +333,14 @@ def binary_run(jdk, home, gc, compare=False, jvm_args=()):
             skip = ("java.lang.Class",) if jdk == "jdk17" else ("java.lang.Class", "int[]")
             compare_with_jdk(label, dump, folder / "jdk.hprof", skip, init_locks=jdk != "jdk17")
             compare_class_fields(label, jdk, heap_model.read(dump, 0), heap_model.read(folder / "jdk.hprof", 0))
-        code = stop(proc)
+        code = terminate(proc)
         check(code in (0, 143), f"{label}: the program ends (exit {code})")
-        check(dumps_done(folder) == 2, f"{label}: a second dump at exit:\n{text(folder / 'stderr.txt')}")
+        check(dumps_done(folder) == 2, f"{label}: a second dump at exit:\n{read_text(folder / 'stderr.txt')}")
         ok, output = verify_binary(dump)
         check(ok and "heap dumps: 2" in output, f"{label}: the verifier accepts both dumps:\n{output[-3000:]}")
         ok, output = heap_check("generic", dump, 1)
         check(ok, f"{label}: VisualVM reads the exit dump:\n{output[-3000:]}")
-        check("HPROF ERROR" not in text(folder / "stderr.txt"), f"{label}: no error:\n{text(folder / 'stderr.txt')}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
+        check("HPROF ERROR" not in read_text(folder / "stderr.txt"), f"{label}: no error:\n{read_text(folder / 'stderr.txt')}")
 
 
 def quiescent_run(jdk, home, attach=False):
@@ -378,36 +348,32 @@ def quiescent_run(jdk, home, attach=False):
     JDK's dump, a second dump; the second compared with the JDK's exactly, class by class. With
     attach, the agent is loaded by jcmd once the program is ready."""
     label = f"{jdk} quiescent -Xshare:off{' attached' if attach else ''}"
-    options = "heap=dump,format=b,file=dump.hprof,doe=n,verbose=y"
+    options = "heap=dump,format=b,file=dump.hprof,doe=n"
     quiet = ["-XX:+EnableDynamicAgentLoading"] if attach and jdk != "jdk17" else []
-    proc, folder = start(home, None if attach else options, args=[60], jvm_args=["-Xshare:off", "-Xcheck:jni", *quiet])
-    try:
+    with heap_shapes(home, None if attach else options, args=[60],
+                     jvm_args=["-Xshare:off", "-Xcheck:jni", *quiet]) as (proc, folder):
         dump = folder / "dump.hprof"
-        if not check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready"):
+        if not check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: program ready"):
             return
         if attach:
             loaded = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "JVMTI.agent_load", AGENT, f'"{options}"'],
                                     capture_output=True, text=True, timeout=120)
             check(loaded.returncode == 0 and "return code: 0" in loaded.stdout,
                   f"{label}: jcmd JVMTI.agent_load: {loaded.stdout}{loaded.stderr}")
-        check(quit_and_wait(proc, folder, 1), f"{label}: a first dump:\n{text(folder / 'stderr.txt')}")
-        linked = re.search(r"classes_linked=(\d+)", text(folder / "stderr.txt"))
+        check(quit_and_wait(proc, folder, 1), f"{label}: a first dump:\n{read_text(folder / 'stderr.txt')}")
+        linked = re.search(r"classes_linked=(\d+)", read_text(folder / "stderr.txt"))
         check(linked is not None and int(linked.group(1)) > 10,
               f"{label}: the first dump linked the classes loaded but not linked ({linked and linked.group(1)})")
         jcmd = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "GC.heap_dump", str(folder / "jdk.hprof")],
                               capture_output=True, text=True, timeout=120)
         check(jcmd.returncode == 0, f"{label}: jcmd GC.heap_dump: {jcmd.stdout}{jcmd.stderr}")
-        check(quit_and_wait(proc, folder, 2), f"{label}: a second dump:\n{text(folder / 'stderr.txt')}")
+        check(quit_and_wait(proc, folder, 2), f"{label}: a second dump:\n{read_text(folder / 'stderr.txt')}")
         proc.kill()
         proc.wait()
         compare_class_fields(f"{label}, first dump", jdk, heap_model.read(dump, 0), heap_model.read(folder / "jdk.hprof", 0))
         compare_exactly_with_jdk(label, jdk, dump, 1, folder / "jdk.hprof", "HeapShapes")
-        stderr = text(folder / "stderr.txt")
+        stderr = read_text(folder / "stderr.txt")
         check("WARNING" not in stderr and "could not be linked" not in stderr, f"{label}: no warning:\n{stderr}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 
 LINK_FAILURE_SOURCES = {
@@ -443,9 +409,8 @@ def link_failure_run(home):
     """A class whose linking fails (its verifier needs a class file that is missing): the dump says
     so once, has the class without fields, and the program sees the same error as without the agent."""
     label = "jdk17 class that cannot be linked"
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-link-"))
-    proc = None
-    try:
+    with tempfile.TemporaryDirectory(prefix="fasthprof-link-") as scratch:
+        folder = pathlib.Path(scratch)
         classes = folder / "classes"
         for name, source in LINK_FAILURE_SOURCES.items():
             (folder / name).write_text(source)
@@ -454,57 +419,47 @@ def link_failure_run(home):
         if not check(made.returncode == 0, f"{label}: javac: {made.stdout}{made.stderr}"):
             return
         (classes / "Missing.class").unlink()
-        proc, run = start(home, "heap=dump,format=b,file=dump.hprof,doe=n", main="LinkFailure",
-                          jvm_args=["-Xcheck:jni"], classpath=str(classes))
-        check(wait_for(lambda: "ready" in text(run / "stdout.txt"), 60), f"{label}: program ready")
-        check(quit_and_wait(proc, run, 1), f"{label}: a dump:\n{text(run / 'stderr.txt')}")
-        (run / "go").write_text("")
-        check(proc.wait(timeout=60) == 0, f"{label}: the program ends normally")
-        stderr, stdout = text(run / "stderr.txt"), text(run / "stdout.txt")
-        check("fasthprof: warning: 1 classes could not be linked and are dumped without fields "
-              "(first: Unlinkable: java.lang.NoClassDefFoundError)" in stderr, f"{label}: the failure is reported:\n{stderr}")
-        check("WARNING" not in stderr, f"{label}: no JNI warning:\n{stderr}")
-        check(stdout.count("program sees java.lang.NoClassDefFoundError") == 2 and "done" in stdout,
-              f"{label}: the program sees the linkage error itself:\n{stdout}")
-        ok, output = verify_binary(run / "dump.hprof")
-        check(ok, f"{label}: the verifier accepts the dump:\n{output[-2000:]}")
-        model = heap_model.read(run / "dump.hprof", 0)
-        unlinkable, base = model.class_named("Unlinkable"), model.class_named("Base")
-        check(unlinkable is not None and not unlinkable.statics and base is not None,
-              f"{label}: Unlinkable is dumped, without fields")
-        cleanup(run)
-    finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
+        with heap_shapes(home, "heap=dump,format=b,file=dump.hprof,doe=n", main="LinkFailure",
+                         jvm_args=["-Xcheck:jni"], classpath=str(classes)) as (proc, run):
+            check(wait_for(lambda: "ready" in read_text(run / "stdout.txt"), 60), f"{label}: program ready")
+            check(quit_and_wait(proc, run, 1), f"{label}: a dump:\n{read_text(run / 'stderr.txt')}")
+            (run / "go").write_text("")
+            check(proc.wait(timeout=60) == 0, f"{label}: the program ends normally")
+            stderr, stdout = read_text(run / "stderr.txt"), read_text(run / "stdout.txt")
+            check("fasthprof: warning: 1 classes could not be linked and are dumped without fields "
+                  "(first: Unlinkable: java.lang.NoClassDefFoundError)" in stderr, f"{label}: the failure is reported:\n{stderr}")
+            check("WARNING" not in stderr, f"{label}: no JNI warning:\n{stderr}")
+            check(stdout.count("program sees java.lang.NoClassDefFoundError") == 2 and "done" in stdout,
+                  f"{label}: the program sees the linkage error itself:\n{stdout}")
+            ok, output = verify_binary(run / "dump.hprof")
+            check(ok, f"{label}: the verifier accepts the dump:\n{output[-2000:]}")
+            model = heap_model.read(run / "dump.hprof", 0)
+            unlinkable, base = model.class_named("Unlinkable"), model.class_named("Base")
+            check(unlinkable is not None and not unlinkable.statics and base is not None,
+                  f"{label}: Unlinkable is dumped, without fields")
 
 
 def blank_run(home):
     label = "jdk17 primfields=n,primarrays=n"
-    proc, folder = start(home, "heap=dump,format=b,file=dump.hprof,primfields=n,primarrays=n", args=[30])
-    try:
-        check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready")
+    with heap_shapes(home, "heap=dump,format=b,file=dump.hprof,primfields=n,primarrays=n",
+                     args=[30]) as (proc, folder):
+        check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: program ready")
         check(quit_and_wait(proc, folder, 1), f"{label}: a dump")
-        stop(proc)
+        terminate(proc)
         ok, output = verify_binary(folder / "dump.hprof")
         check(ok, f"{label}: the verifier accepts the dump:\n{output[-2000:]}")
         ok, output = heap_check("blank", folder / "dump.hprof", 0)
         check(ok, f"{label}: primitive values are 0 and arrays empty, references intact:\n{output[-3000:]}")
-        check("not implemented" not in text(folder / "stderr.txt"), f"{label}: no 'not implemented' warning")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
+        check("not implemented" not in read_text(folder / "stderr.txt"), f"{label}: no 'not implemented' warning")
 
 
 def text_run(jdk, home):
     label = f"{jdk} format=a"
-    proc, folder = start(home, "heap=dump,format=a,file=dump.txt", args=[30])
-    try:
-        check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready")
+    with heap_shapes(home, "heap=dump,format=a,file=dump.txt", args=[30]) as (proc, folder):
+        check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: program ready")
         check(quit_and_wait(proc, folder, 1), f"{label}: a dump")
-        stop(proc)
-        body = text(folder / "dump.txt")
+        terminate(proc)
+        body = read_text(folder / "dump.txt")
         dumps = re.findall(r"HEAP DUMP BEGIN \((\d+) objects, (\d+) bytes\) [^\n]+\n(.*?)HEAP DUMP END\n", body, re.S)
         check(len(dumps) == 2, f"{label}: two complete text dumps (found {len(dumps)})")
         for objects, size, lines in dumps[:1]:
@@ -536,17 +491,13 @@ def text_run(jdk, home):
                   f"{block.group(0)[:600] if block else ''}")
         leftovers = [p.name for p in folder.iterdir() if p.name.startswith(".fasthprof-heap")]
         check(not leftovers, f"{label}: no staging file left: {leftovers}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 
 def busy_run(home):
     label = "jdk17 8 allocating threads"
-    proc, folder = start(home, "heap=dump,format=b,file=dump.hprof,doe=n", args=[30, 8], jvm_args=["-Xmx256m"])
-    try:
-        check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready")
+    with heap_shapes(home, "heap=dump,format=b,file=dump.hprof,doe=n", args=[30, 8],
+                     jvm_args=["-Xmx256m"]) as (proc, folder):
+        check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: program ready")
         time.sleep(1)
         check(quit_and_wait(proc, folder, 1), f"{label}: a dump while 8 threads allocate")
         check(quit_and_wait(proc, folder, 2), f"{label}: another one")
@@ -558,17 +509,13 @@ def busy_run(home):
         for dump in (0, 1):
             ok, output = heap_check("generic", folder / "dump.hprof", dump)
             check(ok, f"{label}: VisualVM reads dump {dump}:\n{output[-2000:]}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 
 def churn_run(home):
     label = "jdk17 threads starting and ending"
-    proc, folder = start(home, "heap=dump,format=b,file=dump.hprof,doe=n", main="ThreadChurn", args=[8, 2])
-    try:
-        check(wait_for(lambda: "churning" in text(folder / "stdout.txt"), 60), f"{label}: program ready")
+    with heap_shapes(home, "heap=dump,format=b,file=dump.hprof,doe=n", main="ThreadChurn",
+                     args=[8, 2]) as (proc, folder):
+        check(wait_for(lambda: "churning" in read_text(folder / "stdout.txt"), 60), f"{label}: program ready")
         for n in range(1, 4):
             check(quit_and_wait(proc, folder, n), f"{label}: dump {n} while threads come and go")
             time.sleep(0.2)
@@ -577,25 +524,20 @@ def churn_run(home):
         check(ok and "heap dumps: 3" in output, f"{label}: the verifier accepts the dumps:\n{output[-2000:]}")
         ok, output = heap_check("generic", folder / "dump.hprof", 2)
         check(ok, f"{label}: VisualVM reads the last dump:\n{output[-2000:]}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 
 def disk_full_run(home):
     label = "jdk17 file size limit"
-    proc, folder = start(home, "heap=dump,format=b,file=dump.hprof,doe=n", args=[30])
-    try:
+    with heap_shapes(home, "heap=dump,format=b,file=dump.hprof,doe=n", args=[30]) as (proc, folder):
         dump = folder / "dump.hprof"
-        check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready")
+        check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: program ready")
         check(quit_and_wait(proc, folder, 1), f"{label}: a first dump")
         time.sleep(0.3)
         complete = dump.stat().st_size
         subprocess.run(["prlimit", f"--pid={proc.pid}", f"--fsize={complete + 200000}:"], check=True)
         check(quit_and_wait(proc, folder, 2), f"{label}: the second dump ends")
-        stderr = text(folder / "stderr.txt")
-        check(wait_for(lambda: "File too large" in text(folder / "stderr.txt"), 10),
+        stderr = read_text(folder / "stderr.txt")
+        check(wait_for(lambda: "File too large" in read_text(folder / "stderr.txt"), 10),
               f"{label}: one clear message:\n{stderr}")
         time.sleep(0.3)
         check(dump.stat().st_size == complete, f"{label}: the file is cut back to the complete dump "
@@ -610,19 +552,14 @@ def disk_full_run(home):
         check(ok and "heap dumps: 2" in output, f"{label}: two complete dumps in the file:\n{output[-2000:]}")
         ok, output = heap_check("shapes", dump, 1)
         check(ok, f"{label}: VisualVM reads the dump written after the error:\n{output[-2000:]}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 
 def heap_all_run(home):
     label = "jdk17 heap=all"
-    proc, folder = start(home, "heap=all,format=b,file=dump.hprof", args=[30])
-    try:
-        check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60), f"{label}: program ready")
+    with heap_shapes(home, "heap=all,format=b,file=dump.hprof", args=[30]) as (proc, folder):
+        check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: program ready")
         check(quit_and_wait(proc, folder, 1), f"{label}: a dump")
-        stop(proc)
+        terminate(proc)
         ok, output = verify_binary(folder / "dump.hprof")
         check(ok, f"{label}: the verifier accepts the file:\n{output[-2000:]}")
         ok, output = heap_check("shapes", folder / "dump.hprof", 0)
@@ -632,10 +569,6 @@ def heap_all_run(home):
         named = [t for t in model.instance_traces.values() if t != 300000]
         check(len(named) >= 100, f"{label}: objects allocated while tracking name their allocation trace ({len(named)})")
         check(all(t in written for t in named), f"{label}: every such trace is written")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 
 def has_gc(home, gc):
@@ -643,26 +576,30 @@ def has_gc(home, gc):
     return probe.returncode == 0
 
 
-for jdk, home in jdks():
-    binary_run(jdk, home, "G1", compare=True)
-    quiescent_run(jdk, home)
-    quiescent_run(jdk, home, attach=True)
-    binary_run(jdk, home, "Z")
-    text_run(jdk, home)
-    if FULL:
-        for gc in ("Serial", "Parallel", "Shenandoah"):
-            if has_gc(home, gc):
-                binary_run(jdk, home, gc)
-            else:
-                print(f"SKIP: {jdk} has no {gc} collector")
-        binary_run(jdk, home, "G1", jvm_args=["-XX:-UseCompressedOops"])
+def other_collectors():
+    for jdk, home in jdks():
+        binary_run(jdk, home, "Z")
+        if FULL:
+            for gc in ("Serial", "Parallel", "Shenandoah"):
+                if has_gc(home, gc):
+                    binary_run(jdk, home, gc)
+                else:
+                    print(f"SKIP: {jdk} has no {gc} collector")
+            binary_run(jdk, home, "G1", jvm_args=["-XX:-UseCompressedOops"])
+    binary_run("jdk17", JAVA17, "Parallel", jvm_args=["-XX:-UseCompressedOops"])
 
-binary_run("jdk17", JAVA17, "Parallel", jvm_args=["-XX:-UseCompressedOops"])
-blank_run(JAVA17)
-signed_run(JAVA17)
-link_failure_run(JAVA17)
-heap_all_run(JAVA17)
-busy_run(JAVA17)
-churn_run(JAVA17)
-disk_full_run(JAVA17)
-finish("heap_dump")
+
+run_cases("heap_dump", {
+    "g1": lambda: [binary_run(jdk, home, "G1", compare=True) for jdk, home in jdks()],
+    "collectors": other_collectors,
+    "quiescent": lambda: [quiescent_run(jdk, home) for jdk, home in jdks()],
+    "attached": lambda: [quiescent_run(jdk, home, attach=True) for jdk, home in jdks()],
+    "text": lambda: [text_run(jdk, home) for jdk, home in jdks()],
+    "blank": lambda: blank_run(JAVA17),
+    "signed": lambda: signed_run(JAVA17),
+    "link_failure": lambda: link_failure_run(JAVA17),
+    "heap_all": lambda: heap_all_run(JAVA17),
+    "busy": lambda: busy_run(JAVA17),
+    "churn": lambda: churn_run(JAVA17),
+    "disk_full": lambda: disk_full_run(JAVA17),
+})

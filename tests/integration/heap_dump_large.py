@@ -11,7 +11,8 @@ dump (the agent's buffers, the tag map, the walk's own marks and stack). Measure
 that held an array's elements while the walk reported them would need 96 MB for the largest Object[].
 
 Needs 8 GB free where the dump goes (TMPDIR, else /tmp) and about 4 GB of memory; skipped with a
-message otherwise. About 20 s per JDK here (17, and 25 when installed).
+message otherwise. About 20 s per JDK here. One case per JDK, each a Meson test: `heap_dump_large.py
+jdk17` and `heap_dump_large.py jdk25` (skipped without JDK 25).
 """
 import array
 import os
@@ -26,9 +27,9 @@ import tempfile
 import time
 
 import hprof_records
-from heap_model import ROOT_SIZES, VALUE_SIZES
-from harness import (TEST_CLASSES, agentpath, check, check_no_warnings, cleanup, finish, java_command, jdks,
-                     verify_binary, wait_for, watch)
+from hprof_records import VALUE_SIZES
+from harness import (agentpath, check, check_no_warnings, cleanup, java_command, java_process, jdk25, run_cases, skip,
+                     verify_binary, wait_for)
 
 HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
 JAVA17 = os.environ["JAVA17_HOME"]
@@ -68,83 +69,44 @@ class Dump:
 
     def values(self, array_id, index):
         kind, count, body = self.primitive_arrays[array_id]
-        size = VALUE_SIZES[kind]
-        fmt = {BYTE: ">b", INT: ">i", LONG: ">q"}[kind]
-        return struct.unpack_from(fmt, body, index * size)[0]
+        return hprof_records.value(body, index * VALUE_SIZES[kind], kind)
 
 
 def read_dump(path):
     _, id_size, _, records = hprof_records.read_mapped(path)
     assert id_size == 8
     dump = Dump()
-    names = {}
-    for record in records:
-        if record.tag == 0x01:
-            names[struct.unpack_from(">Q", record.body)[0]] = bytes(record.body[8:]).decode("utf-8", "replace")
-        elif record.tag == 0x02:
-            _, class_id, _, name_id = struct.unpack_from(">IQIQ", record.body)
-            dump.class_names[class_id] = names.get(name_id)
-        elif record.tag == 0x1C:
-            dump.segments.append(len(record.body))
-            read_segment(dump, record.body, names)
-        elif record.tag == 0x2C:
-            break
+    names = hprof_records.strings(records)
+    dumps = hprof_records.heap_dumps(records)
+    segments, end = dumps[0] if dumps else ([], 0)
+    # The classes loaded before the first dump ends, the one the checks look at.
+    dump.class_names = hprof_records.class_object_names([r for r in records if r.offset < end])
+    for record in segments:
+        dump.segments.append(len(record.body))
+        read_segment(dump, record.body, names)
     return dump
 
 
 def read_segment(dump, body, names):
     value_class = dump.class_id("HeapLarge$Value")
-    at, end, sub_records = 0, len(body), 0
-    while at < end:
-        tag = body[at]
-        at += 1
+    sub_records = 0
+    for tag, _, f in hprof_records.heap_subrecords(body, names):
         sub_records += 1
-        if tag in ROOT_SIZES:
-            at += ROOT_SIZES[tag]
-        elif tag == 0x20:
-            class_id = struct.unpack_from(">Q", body, at)[0]
-            at += 64
-            (constants,) = struct.unpack_from(">H", body, at)
-            at += 2
-            for _ in range(constants):
-                at += 3 + VALUE_SIZES[body[at + 2]]
-            (count,) = struct.unpack_from(">H", body, at)
-            at += 2
-            statics = {}
-            for _ in range(count):
-                name_id, kind = struct.unpack_from(">QB", body, at)
-                size = VALUE_SIZES[kind]
-                statics[names.get(name_id)] = int.from_bytes(body[at + 9:at + 9 + size], "big")
-                at += 9 + size
-            dump.statics[class_id] = statics
-            (count,) = struct.unpack_from(">H", body, at)
-            at += 2
-            dump.fields[class_id] = [(names.get(struct.unpack_from(">Q", body, at + 9 * k)[0]), body[at + 9 * k + 8])
-                                     for k in range(count)]
-            at += 9 * count
+        if tag == 0x20:
+            dump.statics[f["id"]] = {name: value for name, _, value in f["statics"]}
+            dump.fields[f["id"]] = f["fields"]
         elif tag == 0x21:
-            object_id, _, class_id, size = struct.unpack_from(">QIQI", body, at)
-            at += 24
-            if class_id == value_class:
-                dump.instances[object_id] = (class_id, body[at:at + size])
-            at += size
+            if f["class"] == value_class:
+                dump.instances[f["id"]] = (f["class"], f["values"])
         elif tag == 0x22:
-            object_id, _, count, class_id = struct.unpack_from(">QIIQ", body, at)
-            at += 24
-            dump.object_arrays[object_id] = (class_id, count, body[at:at + 8 * count])
-            at += 8 * count
+            dump.object_arrays[f["id"]] = (f["class"], f["count"], f["elements"])
         elif tag == 0x23:
-            object_id, _, count, kind = struct.unpack_from(">QIIB", body, at)
-            at += 17
-            dump.primitive_arrays[object_id] = (kind, count, body[at:at + VALUE_SIZES[kind] * count])
-            at += VALUE_SIZES[kind] * count
-        else:
-            raise ValueError(f"unknown sub-record tag {tag:#x}")
-    if end > SEGMENT:
+            dump.primitive_arrays[f["id"]] = (f["type"], f["count"], f["data"])
+    if len(body) > SEGMENT:
         if sub_records == 1 and body[0] in (0x22, 0x23):
             dump.own_segments += 1
         else:
-            dump.oversize.append((end, sub_records))
+            dump.oversize.append((len(body), sub_records))
 
 
 def status(pid, field):
@@ -177,8 +139,8 @@ def check_contents(label, dump):
     wrong = []
     for k in range(POOL):
         values = dump.instances.get(pool[k], (0, bytes(12)))[1]
-        if (struct.unpack_from(">i", values, offsets.get("n", 0))[0],
-                struct.unpack_from(">q", values, offsets.get("twice", 4))[0]) != (k, 2 * k):
+        if (hprof_records.value(values, offsets.get("n", 0), INT),
+                hprof_records.value(values, offsets.get("twice", 4), LONG)) != (k, 2 * k):
             wrong.append(k)
     check(len(dump.instances) == POOL and not wrong,
           f"{label}: {POOL} HeapLarge$Value instances ({len(dump.instances)}) with their field values (wrong: {wrong[:5]})")
@@ -247,22 +209,14 @@ def run(label, home):
     free = shutil.disk_usage(folder).free
     if free < NEEDED_FREE:
         cleanup(folder)
-        print(f"SKIP: {label}: {folder.parent} has {free >> 30} GB free, the large heap dump needs {NEEDED_FREE >> 30} GB")
+        print(f"{label}: {folder.parent} has {free >> 30} GB free, the large heap dump needs {NEEDED_FREE >> 30} GB")
         return False
-    command = java_command(home, "-Xms3500m", "-Xmx3500m", "-Xmn256m", "-XX:+UseParallelGC",
-                           "-XX:+AlwaysPreTouch", agentpath("heap=dump,format=b,file=dump.hprof,doe=n,verbose=y"),
-                           "-cp", TEST_CLASSES, "HeapLarge", str(BYTE_ARRAYS))
-    env = dict(os.environ)
-    env.pop("_JAVA_HPROF_OPTIONS", None)
-    env.pop("JAVA_TOOL_OPTIONS", None)
     started = time.time()
-    out = open(folder / "stdout.txt", "w")
-    err = open(folder / "stderr.txt", "w")
-    proc = subprocess.Popen(command, cwd=folder, env=env, stdin=subprocess.PIPE, stdout=out, stderr=err,
-                            text=True)
-    watch(folder, f"{label}: HeapLarge")
-    stderr = lambda: (folder / "stderr.txt").read_text(errors="replace")
-    try:
+    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,doe=n,verbose=y"), "HeapLarge",
+                      [BYTE_ARRAYS],
+                      jvm_args=["-Xms3500m", "-Xmx3500m", "-Xmn256m", "-XX:+UseParallelGC", "-XX:+AlwaysPreTouch"],
+                      folder=folder, stdin=subprocess.PIPE) as (proc, folder):
+        stderr = lambda: (folder / "stderr.txt").read_text(errors="replace")
         if not check(wait_for(lambda: "ready" in (folder / "stdout.txt").read_text() or proc.poll() is not None, 120)
                      and proc.poll() is None, f"{label}: HeapLarge built its heap\n{stderr()}"):
             return True
@@ -326,23 +280,20 @@ def run(label, home):
             print(f"{label}: VisualVM check not run: the checker is not built (install `visualvm`)")
         print(f"{label}: hprof-verify {verified - verify_started:.1f} s, reading the dump {read - verified:.1f} s, "
               f"whole run {time.time() - started:.1f} s")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        out.close()
-        err.close()
-        cleanup(folder)
     return True
 
 
-def main():
-    ran = False
-    for label, home in jdks():
-        ran = run(label, home) or ran
-    if not ran:
-        sys.exit(77)
-    finish("heap_dump_large")
+def on(label, home):
+    """The case of one JDK; skipped when the disk has no room for the dump."""
+    def case():
+        if not run(label, home):
+            skip(f"{label}: not enough free disk space for the large heap dump")
+    return case
 
 
-main()
+def jdk25_case():
+    on(*jdk25())()
+
+
+if __name__ == "__main__":
+    run_cases("heap_dump_large", {"jdk17": on("jdk17", os.environ["JAVA17_HOME"]), "jdk25": jdk25_case})

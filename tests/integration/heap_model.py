@@ -1,13 +1,8 @@
 """The objects of one binary heap dump as plain Python data, for tests that look at what a record
 says (the C++ verifier checks the format; this reads the meaning). Written apart from the writer.
 8-byte IDs only. Fine for heaps of up to a few hundred thousand objects."""
-import struct
-
 import hprof_records
-
-VALUE_SIZES = {2: 8, 4: 1, 5: 2, 6: 4, 7: 8, 8: 1, 9: 2, 10: 4, 11: 8}
-ROOT_SIZES = {0xFF: 8, 0x01: 16, 0x02: 16, 0x03: 16, 0x04: 12, 0x05: 8, 0x06: 12, 0x07: 8, 0x08: 16}
-FORMATS = {2: ">Q", 4: ">B", 5: ">H", 6: ">f", 7: ">d", 8: ">b", 9: ">h", 10: ">i", 11: ">q"}
+from hprof_records import VALUE_SIZES
 
 
 PRIMITIVE_NAMES = {4: "boolean", 5: "char", 6: "float", 7: "double", 8: "byte", 9: "short", 10: "int", 11: "long"}
@@ -60,7 +55,7 @@ class HeapModel:
             heap_class = self.classes[class_id]
             for name, kind in heap_class.fields:
                 size = VALUE_SIZES[kind]
-                out.setdefault(name, struct.unpack(FORMATS[kind], values[at:at + size])[0])
+                out.setdefault(name, hprof_records.value(values, at, kind))
                 at += size
             class_id = heap_class.super_id
         return out
@@ -82,7 +77,7 @@ class HeapModel:
             heap_class = self.classes[class_id]
             for _, kind in heap_class.fields:
                 if kind == 2:
-                    value = struct.unpack(">Q", values[at:at + 8])[0]
+                    value = hprof_records.value(values, at, 2)
                     if value:
                         out.append(value)
                 at += VALUE_SIZES[kind]
@@ -127,82 +122,31 @@ def read(path, dump=0):
     if id_size != 8:
         raise ValueError("heap_model reads 8-byte IDs only")
     names = hprof_records.strings(records)
+    class_names = hprof_records.class_object_names(records)
+    dumps = hprof_records.heap_dumps(records)
+    segments, end = dumps[dump] if dump < len(dumps) else ([], float("inf"))
     model = HeapModel()
-    class_names = {}
-    current = 0  # dumps before this record: segments run until HEAP DUMP END
-    for record in records:
-        if record.tag == 0x02:
-            _, class_id, _, name_id = struct.unpack(">IQIQ", record.body)
-            class_names[class_id] = names.get(name_id)
-        elif record.tag == 0x05 and current <= dump:
-            model.traces.add(struct.unpack(">I", record.body[:4])[0])
-        elif record.tag in (0x0C, 0x1C):
-            if current == dump:
-                model.segments += 1
-                _parse_segment(model, record.body, names)
-            if record.tag == 0x0C:
-                current += 1
-        elif record.tag == 0x2C:
-            current += 1
+    model.traces = {serial for serial, (offset, _) in hprof_records.stack_traces(records).items() if offset < end}
+    for record in segments:
+        model.segments += 1
+        for sub, _, f in hprof_records.heap_subrecords(record.body, names):
+            if sub == 0x20:
+                heap_class = HeapClass(f["id"])
+                heap_class.super_id, heap_class.loader_id = f["super"], f["loader"]
+                heap_class.signers_id, heap_class.domain_id = f["signers"], f["domain"]
+                heap_class.instance_size = f["instance_size"]
+                heap_class.constant_pool, heap_class.statics, heap_class.fields = \
+                    f["constants"], f["statics"], f["fields"]
+                model.classes[heap_class.id] = heap_class
+            elif sub == 0x21:
+                model.instances[f["id"]] = (f["class"], f["values"])
+                model.instance_traces[f["id"]] = f["trace"]
+            elif sub == 0x22:
+                model.object_arrays[f["id"]] = (f["class"], hprof_records.array_elements(f))
+            elif sub == 0x23:
+                model.primitive_arrays[f["id"]] = (f["type"], hprof_records.array_values(f))
+            else:
+                model.roots.append((sub, f["id"]))
     for class_id, heap_class in model.classes.items():
         heap_class.name = class_names.get(class_id)
     return model
-
-
-def _parse_segment(model, body, names):
-    u2 = lambda at: struct.unpack(">H", body[at:at + 2])[0]
-    u4 = lambda at: struct.unpack(">I", body[at:at + 4])[0]
-    u8 = lambda at: struct.unpack(">Q", body[at:at + 8])[0]
-    at = 0
-    while at < len(body):
-        sub = body[at]
-        at += 1
-        if sub in ROOT_SIZES:
-            model.roots.append((sub, u8(at)))
-            at += ROOT_SIZES[sub]
-        elif sub == 0x20:
-            heap_class = HeapClass(u8(at))
-            heap_class.super_id, heap_class.loader_id = u8(at + 12), u8(at + 20)
-            heap_class.signers_id, heap_class.domain_id = u8(at + 28), u8(at + 36)
-            heap_class.instance_size = u4(at + 60)
-            at += 64
-            count = u2(at)
-            at += 2
-            for _ in range(count):
-                kind = body[at + 2]
-                heap_class.constant_pool.append((u2(at), kind, _value(body, at + 3, kind)))
-                at += 3 + VALUE_SIZES[kind]
-            count = u2(at)
-            at += 2
-            for _ in range(count):
-                kind = body[at + 8]
-                heap_class.statics.append((names.get(u8(at)), kind, _value(body, at + 9, kind)))
-                at += 9 + VALUE_SIZES[kind]
-            count = u2(at)
-            at += 2
-            for _ in range(count):
-                heap_class.fields.append((names.get(u8(at)), body[at + 8]))
-                at += 9
-            model.classes[heap_class.id] = heap_class
-        elif sub == 0x21:
-            length = u4(at + 20)
-            model.instances[u8(at)] = (u8(at + 12), body[at + 24:at + 24 + length])
-            model.instance_traces[u8(at)] = u4(at + 8)
-            at += 24 + length
-        elif sub == 0x22:
-            count = u4(at + 12)
-            elements = list(struct.unpack(f">{count}Q", body[at + 24:at + 24 + 8 * count]))
-            model.object_arrays[u8(at)] = (u8(at + 16), elements)
-            at += 24 + 8 * count
-        elif sub == 0x23:
-            count, kind = u4(at + 12), body[at + 16]
-            size = VALUE_SIZES[kind]
-            data = body[at + 17:at + 17 + size * count]
-            model.primitive_arrays[u8(at)] = (kind, list(struct.unpack(f">{count}{FORMATS[kind][1]}", data)))
-            at += 17 + size * count
-        else:
-            raise ValueError(f"unknown heap sub-record {sub:#x} at {at - 1}")
-
-
-def _value(body, at, kind):
-    return struct.unpack(FORMATS[kind], body[at:at + VALUE_SIZES[kind]])[0]

@@ -10,44 +10,18 @@ The parser's sources come from Debian's openjdk-17 source package (tools/fetch-o
 run by tools/install-deps.sh); without them this test is skipped (exit 77) and says so.
 """
 import os
-import pathlib
-import re
 import signal
 import subprocess
-import tempfile
 
-from harness import TEST_CLASSES, agentpath, check, cleanup, finish, java_bin, jdks, wait_for
+from harness import agentpath, check, finish, java_bin, java_process, jdks, read_text, terminate, wait_for
 
 CHECK_CLASSES = os.environ.get("OPENJDK_HEAP_CHECK_CLASSES", "")
 JAVA17 = os.environ["JAVA17_HOME"]
 
 
-def start(home, options, jvm_args):
-    """Runs HeapShapes (alive for 60 s) with the agent in a scratch folder; returns (Popen, folder)."""
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-openjdk-"))
-    env = {k: v for k, v in os.environ.items() if k not in ("_JAVA_HPROF_OPTIONS", "JAVA_TOOL_OPTIONS")}
-    command = [java_bin(home), *jvm_args, agentpath(options), "-cp", TEST_CLASSES, "HeapShapes", "60"]
-    with open(folder / "stdout.txt", "w") as out, open(folder / "stderr.txt", "w") as err:
-        return subprocess.Popen(command, cwd=folder, env=env, stdout=out, stderr=err), folder
-
-
-def text(path):
-    return path.read_text(errors="replace") if path.exists() else ""
-
-
 def dumps_done(folder):
     """Dumps whose bytes are in the file: the agent's verbose line ends with " done." then."""
-    return text(folder / "stderr.txt").count(" done.\n")
-
-
-def stop(proc):
-    """SIGTERM: an orderly shutdown, with the dump at exit. Returns the exit code (None: killed)."""
-    proc.send_signal(signal.SIGTERM)
-    try:
-        return proc.wait(timeout=120)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return None
+    return read_text(folder / "stderr.txt").count(" done.\n")
 
 
 def parser_check(mode, path, dump):
@@ -59,19 +33,19 @@ def parser_check(mode, path, dump):
 
 def run(jdk, home, heap):
     label = f"{jdk} heap={heap}"
-    proc, folder = start(home, f"heap={heap},format=b,file=dump.hprof", ["-Xcheck:jni"])
-    try:
+    with java_process(home, agentpath(f"heap={heap},format=b,file=dump.hprof"), "HeapShapes",
+                      ["60"]) as (proc, folder):
         dump = folder / "dump.hprof"
-        if not check(wait_for(lambda: "ready" in text(folder / "stdout.txt"), 60),
-                     f"{label}: program ready:\n{text(folder / 'stderr.txt')}"):
+        if not check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60),
+                     f"{label}: program ready:\n{read_text(folder / 'stderr.txt')}"):
             return
         os.kill(proc.pid, signal.SIGQUIT)
         check(wait_for(lambda: dumps_done(folder) >= 1, 60), f"{label}: kill -QUIT gives a dump")
-        code = stop(proc)
+        code = terminate(proc)
         check(code in (0, 143), f"{label}: the program ends (exit {code})")
-        check(dumps_done(folder) == 2, f"{label}: a second dump at exit:\n{text(folder / 'stderr.txt')}")
+        check(dumps_done(folder) == 2, f"{label}: a second dump at exit:\n{read_text(folder / 'stderr.txt')}")
         # -Xcheck:jni writes its warnings ("WARNING: JNI local refs: 441, exceeds capacity: 32") to stdout.
-        said = text(folder / "stdout.txt") + text(folder / "stderr.txt")
+        said = read_text(folder / "stdout.txt") + read_text(folder / "stderr.txt")
         check(not any(bad in said for bad in ("HPROF ERROR", "FATAL ERROR", "WARNING")),
               f"{label}: neither the agent nor -Xcheck:jni complains:\n{said[-3000:]}")
 
@@ -88,10 +62,6 @@ def run(jdk, home, heap):
             part.write(whole.read(dump.stat().st_size // 4))
         ok, output = parser_check("read", truncated, 0)
         check(not ok and "FAIL: the parser" in output, f"{label}: a truncated copy is refused:\n{output[-2000:]}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 
 if not CHECK_CLASSES or not os.path.isfile(os.path.join(CHECK_CLASSES, "OpenJdkHeapCheck.class")):

@@ -8,13 +8,11 @@ import threading
 import time
 
 import hprof_records
-from harness import (agentpath, check, cleanup, finish, jdks, run_java, start_java, verify_binary,
-                     wait_for)
+from harness import agentpath, check, finish, java_process, jdks, run_java, verify_binary, wait_for
 
 for label, home in jdks():
-    proc, folder = start_java(home, agentpath("doe=n,heap=sites,file=out.txt"), "HelloThreads",
-                              ["3", "6000"])
-    try:
+    with java_process(home, agentpath("doe=n,heap=sites,file=out.txt"), "HelloThreads",
+                      ["3", "6000"]) as (proc, folder):
         out = folder / "out.txt"
         stdout = folder / "stdout.txt"
         check(wait_for(lambda: "Hello, threads!" in stdout.read_text(), 30), f"{label}: program started")
@@ -37,10 +35,6 @@ for label, home in jdks():
               f"{label}: no thread line is written twice")
         check((folder / "stderr.txt").read_text().count("HPROF ERROR") == 0,
               f"{label}: no error during the requests:\n{(folder / 'stderr.txt').read_text()}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
     # net=host:port: the binary stream goes to a TCP peer, ends cleanly at exit, and verifies.
     for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1"), (socket.AF_INET, "localhost")):

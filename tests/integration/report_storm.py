@@ -8,19 +8,18 @@ import re
 import signal
 import time
 
-from harness import agentpath, check, cleanup, finish, jdks, start_java, wait_for
+import hprof_records
+from harness import agentpath, check, finish, java_process, jdks, wait_for
 
 BUSY_THREADS = 4
 INTERVAL_MS = 10
 REQUESTS = 6
-SECTION = re.compile(r"^CPU SAMPLES BEGIN \(total = (\d+)\)", re.M)
 DUMP_STATS = re.compile(r"heap dump stats: seconds=([\d.]+) .*clear_seconds=([\d.]+)")
 
 
 def storm(label, home):
-    proc, folder = start_java(home, agentpath(f"heap=dump,cpu=samples,interval={INTERVAL_MS},file=out.txt,verbose=y"),
-                              "CpuBusy", [str(BUSY_THREADS), "15000"])
-    try:
+    with java_process(home, agentpath(f"heap=dump,cpu=samples,interval={INTERVAL_MS},file=out.txt,verbose=y"),
+                      "CpuBusy", [str(BUSY_THREADS), "15000"]) as (proc, folder):
         stderr = folder / "stderr.txt"
         wait_for(lambda: False, 2.0)
         check(proc.poll() is None, f"{label}: CpuBusy runs")
@@ -48,7 +47,7 @@ def storm(label, home):
         check(len(ends) == REQUESTS, f"{label}: every request gets its report ({len(ends)} of {REQUESTS})")
         code = proc.wait(timeout=120)
         check(code == 0, f"{label}: the program exits normally ({code})")
-        totals = [int(t) for t in SECTION.findall((folder / "out.txt").read_text())]
+        totals = hprof_records.text_cpu_totals((folder / "out.txt").read_text())
         stats = [(float(s), float(c)) for s, c in DUMP_STATS.findall(stderr.read_text())]
         print(f"{label}: CPU SAMPLES totals {totals}; report ends "
               f"{[round(b - a, 3) for a, b in zip(ends, ends[1:])]} s apart; dumps {stats}")
@@ -64,10 +63,6 @@ def storm(label, home):
             floor = 0.1 * BUSY_THREADS * ran * 1000 / INTERVAL_MS
             check(totals[i] >= floor, f"{label}: report {i + 1} has samples for the {ran:.2f} s the program "
                                       f"ran since the previous one: {totals[i]} < {floor:.0f}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 
 for jdk_label, jdk_home in jdks():

@@ -1,7 +1,8 @@
 """Write errors while the JVM runs: a file size limit reached mid-report (set and lifted again on
 the live JVM with prlimit; HotSpot ignores SIGXFSZ, so writes fail with EFBIG), /dev/full, a net=
-peer that goes away, and net= peers that stop reading, reset, or read slowly. Each gives one clear message, the JVM keeps running, and what was
-already written stays; after a cut the next report starts where the last complete one ended."""
+peer that goes away, and net= peers that stop reading, reset, or read slowly. Each gives one clear
+message, the JVM keeps running, and what was already written stays; after a cut the next report
+starts where the last complete one ended. Each case is a Meson test (`sink_errors.py <case>`)."""
 import os
 import re
 import signal
@@ -11,8 +12,7 @@ import subprocess
 import threading
 import time
 
-from harness import (agentpath, check, cleanup, finish, jdks, run_java, start_java, verify_binary,
-                     wait_for)
+from harness import agentpath, check, java_process, jdks, on_each_jdk, run_cases, run_java, verify_binary, wait_for
 
 
 def prlimit_fsize(pid, soft_limit):
@@ -23,9 +23,8 @@ def prlimit_fsize(pid, soft_limit):
 def file_size_limit(jdk, home, fmt):
     label = f"{jdk} format={fmt}"
     # File size limit on the running JVM.
-    proc, folder = start_java(home, agentpath(f"heap=sites,doe=n,format={fmt},file=out.txt"), "ThreadChurn",
-                              ["6", "10"])
-    try:
+    with java_process(home, agentpath(f"heap=sites,doe=n,format={fmt},file=out.txt"), "ThreadChurn",
+                      ["6", "10"]) as (proc, folder):
         out = folder / "out.txt"
         stderr = folder / "stderr.txt"
         check(wait_for(lambda: "churning" in (folder / "stdout.txt").read_text(), 30), f"{label}: started")
@@ -66,10 +65,6 @@ def file_size_limit(jdk, home, fmt):
         else:
             ok, output = verify_binary(out)
             check(ok, f"{label}: after the cut every record still names records in the file:\n{output}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 
 def full_device_and_lost_peer(label, home):
@@ -97,32 +92,29 @@ def full_device_and_lost_peer(label, home):
 
     closer = threading.Thread(target=close_after_header, daemon=True)
     closer.start()
-    proc, folder = start_java(home, agentpath(f"heap=sites,net=127.0.0.1:{port}"), "ThreadChurn", ["3", "5"])
     try:
-        stderr = folder / "stderr.txt"
-        check(wait_for(lambda: "churning" in (folder / "stdout.txt").read_text(), 30), f"{label}: net started")
-        closer.join(timeout=30)
-        for _ in range(3):
-            time.sleep(0.4)
-            os.kill(proc.pid, signal.SIGQUIT)
-        code = proc.wait(timeout=60)
-        errors = [l for l in stderr.read_text().splitlines() if "error writing" in l]
-        check(code == 0, f"{label}: net peer gone: the program finishes (exit {code})")
-        check(len(errors) == 1 and f"127.0.0.1:{port}" in errors[0],
-              f"{label}: net peer gone: exactly one message naming the peer: {errors}")
+        with java_process(home, agentpath(f"heap=sites,net=127.0.0.1:{port}"), "ThreadChurn",
+                          ["3", "5"]) as (proc, folder):
+            stderr = folder / "stderr.txt"
+            check(wait_for(lambda: "churning" in (folder / "stdout.txt").read_text(), 30), f"{label}: net started")
+            closer.join(timeout=30)
+            for _ in range(3):
+                time.sleep(0.4)
+                os.kill(proc.pid, signal.SIGQUIT)
+            code = proc.wait(timeout=60)
+            errors = [l for l in stderr.read_text().splitlines() if "error writing" in l]
+            check(code == 0, f"{label}: net peer gone: the program finishes (exit {code})")
+            check(len(errors) == 1 and f"127.0.0.1:{port}" in errors[0],
+                  f"{label}: net peer gone: exactly one message naming the peer: {errors}")
     finally:
-        if proc.poll() is None:
-            proc.kill()
         server.close()
-        cleanup(folder)
 
 
 def repeated_binary_failures(jdk, home):
     """Failed binary reports, one after the other, must not leave a copy of every LOAD CLASS each:
     after the cuts the file holds each class once (hprof-verify refuses a class loaded twice)."""
     label = f"{jdk} repeated failures"
-    proc, folder = start_java(home, agentpath("heap=sites,doe=n,format=b,file=out.hprof"), "ThreadChurn", ["8", "50"])
-    try:
+    with java_process(home, agentpath("heap=sites,doe=n,format=b,file=out.hprof"), "ThreadChurn", ["8", "50"]) as (proc, folder):
         out = folder / "out.hprof"
         stderr = folder / "stderr.txt"
         check(wait_for(lambda: "churning" in (folder / "stdout.txt").read_text(), 30), f"{label}: started")
@@ -141,18 +133,13 @@ def repeated_binary_failures(jdk, home):
         check(code == 0, f"{label}: the program finishes normally (exit {code})")
         ok, output = verify_binary(out)
         check(ok, f"{label}: each class is in the file once, and every record names records in it:\n{output[-1500:]}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 
 def text_dump_staging_fails(jdk, home):
     """A text heap dump whose staging file cannot be written: the report is cut back with one
     message saying why, rather than leaving BEGIN, the roots and END without the objects."""
     label = f"{jdk} text dump staging"
-    proc, folder = start_java(home, agentpath("heap=dump,doe=n,file=out.txt"), "ThreadChurn", ["8", "50"])
-    try:
+    with java_process(home, agentpath("heap=dump,doe=n,file=out.txt"), "ThreadChurn", ["8", "50"]) as (proc, folder):
         out = folder / "out.txt"
         stderr = folder / "stderr.txt"
         check(wait_for(lambda: "churning" in (folder / "stdout.txt").read_text(), 30), f"{label}: started")
@@ -173,10 +160,6 @@ def text_dump_staging_fails(jdk, home):
         text = out.read_text()
         check(text.count("HEAP DUMP BEGIN") == 1 and text.count("HEAP DUMP END") == 1 and "\nOBJ " in text,
               f"{label}: the next report's dump is complete")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        cleanup(folder)
 
 
 class Peer:
@@ -256,45 +239,40 @@ def stalled_peers(label, home):
     for name, behaviour, timeout, reason in cases:
         peer = Peer(behaviour)
         case = f"{label} net= peer that {name}"
-        proc, folder = start_java(home, agentpath(f"heap=dump,format=b,doe=n,net=127.0.0.1:{peer.port}{timeout}"),
-                                  "LiveHeap", ["40", "4"])
         try:
-            stdout = folder / "stdout.txt"
-            stderr = folder / "stderr.txt"
-            check(wait_for(lambda: "ready" in stdout.read_text(), 60), f"{case}: program started")
-            os.kill(proc.pid, signal.SIGQUIT)
-            try:
-                code = proc.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                code = None
-            errors = [l for l in stderr.read_text().splitlines() if "error writing" in l]
-            check(code == 0 and "finished" in stdout.read_text(),
-                  f"{case}: the program finishes while the peer is still connected (exit {code})")
-            if reason == "":
-                peer.thread.join(timeout=60)  # reads to the end: the agent closes at VM death
-                dump = folder / "received.hprof"
-                dump.write_bytes(bytes(peer.received))
-                ok, output = verify_binary(dump)
-                check(not errors and ok and "heap dumps: 1" in output,
-                      f"{case}: no error, and the peer has the whole dump ({len(peer.received)} bytes): "
-                      f"{errors}\n{output[-1000:]}")
-                continue
-            check(len(errors) == 1 and f"127.0.0.1:{peer.port}" in errors[0] and
-                  "no more output will be sent" in errors[0] and (reason is None or reason in errors[0]),
-                  f"{case}: exactly one message naming the peer and why: {errors}")
+            with java_process(home, agentpath(f"heap=dump,format=b,doe=n,net=127.0.0.1:{peer.port}{timeout}"),
+                              "LiveHeap", ["40", "4"]) as (proc, folder):
+                stdout = folder / "stdout.txt"
+                stderr = folder / "stderr.txt"
+                check(wait_for(lambda: "ready" in stdout.read_text(), 60), f"{case}: program started")
+                os.kill(proc.pid, signal.SIGQUIT)
+                try:
+                    code = proc.wait(timeout=90)
+                except subprocess.TimeoutExpired:
+                    code = None
+                errors = [l for l in stderr.read_text().splitlines() if "error writing" in l]
+                check(code == 0 and "finished" in stdout.read_text(),
+                      f"{case}: the program finishes while the peer is still connected (exit {code})")
+                if reason == "":
+                    peer.thread.join(timeout=60)  # reads to the end: the agent closes at VM death
+                    dump = folder / "received.hprof"
+                    dump.write_bytes(bytes(peer.received))
+                    ok, output = verify_binary(dump)
+                    check(not errors and ok and "heap dumps: 1" in output,
+                          f"{case}: no error, and the peer has the whole dump ({len(peer.received)} bytes): "
+                          f"{errors}\n{output[-1000:]}")
+                    continue
+                check(len(errors) == 1 and f"127.0.0.1:{peer.port}" in errors[0] and
+                      "no more output will be sent" in errors[0] and (reason is None or reason in errors[0]),
+                      f"{case}: exactly one message naming the peer and why: {errors}")
         finally:
-            if proc.poll() is None:
-                proc.kill()
             peer.stop()
-            cleanup(folder)
 
 
-for jdk, home in jdks():
-    stalled_peers(jdk, home)
-    for fmt in ("a", "b"):
-        file_size_limit(jdk, home, fmt)
-    full_device_and_lost_peer(jdk, home)
-    repeated_binary_failures(jdk, home)
-    text_dump_staging_fails(jdk, home)
-
-finish("sink_errors")
+run_cases("sink_errors", {
+    "stalled_peers": on_each_jdk(stalled_peers),
+    "file_size_limit": lambda: [file_size_limit(jdk, home, fmt) for jdk, home in jdks() for fmt in ("a", "b")],
+    "full_device": on_each_jdk(full_device_and_lost_peer),
+    "repeated_failures": on_each_jdk(repeated_binary_failures),
+    "text_dump_staging": on_each_jdk(text_dump_staging_fails),
+})
