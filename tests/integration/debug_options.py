@@ -1,5 +1,6 @@
 """The original's debug options that still mean something: pause=y waits for a debugger with the
-original's message, logflags=4 verifies the binary file at exit."""
+original's message, logflags=4 verifies the binary file at exit; and fasthprof's cpustacks=, whose
+figures line verbose=y prints."""
 import re
 import time
 

@@ -348,7 +348,7 @@ def quiescent_run(jdk, home, attach=False):
     JDK's dump, a second dump; the second compared with the JDK's exactly, class by class. With
     attach, the agent is loaded by jcmd once the program is ready."""
     label = f"{jdk} quiescent -Xshare:off{' attached' if attach else ''}"
-    options = "heap=dump,format=b,file=dump.hprof,doe=n"
+    options = "heap=dump,format=b,file=dump.hprof,doe=n,verbose=y"
     quiet = ["-XX:+EnableDynamicAgentLoading"] if attach and jdk != "jdk17" else []
     with heap_shapes(home, None if attach else options, args=[60],
                      jvm_args=["-Xshare:off", "-Xcheck:jni", *quiet]) as (proc, folder):
