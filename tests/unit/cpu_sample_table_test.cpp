@@ -29,16 +29,7 @@ class FakeResolver final : public MethodResolver {
   }
 };
 
-Options parse(const char* text) {
-  ParseResult parsed = parse_options(text, nullptr);
-  EXPECT_EQ(parsed.kind, ParseResult::Kind::kOk);
-  return parsed.options;
-}
 
-uint32_t u4_at(const std::vector<uint8_t>& bytes, size_t at) {
-  return (uint32_t{bytes[at]} << 24) | (uint32_t{bytes[at + 1]} << 16) | (uint32_t{bytes[at + 2]} << 8) |
-         bytes[at + 3];
-}
 
 // The BEGIN line's ctime date (local time) becomes a fixed one.
 std::string without_dates(const std::string& text) {

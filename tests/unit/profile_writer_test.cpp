@@ -23,10 +23,6 @@ Options options_for(OutputFormat format) {
   return parsed.options;
 }
 
-uint32_t u4_at(const std::vector<uint8_t>& bytes, size_t at) {
-  return (uint32_t{bytes[at]} << 24) | (uint32_t{bytes[at + 1]} << 16) | (uint32_t{bytes[at + 2]} << 8) |
-         bytes[at + 3];
-}
 
 TEST(ProfileWriter, TextHeaderThenThreadLines) {
   MemoryStream stream;

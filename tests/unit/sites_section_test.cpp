@@ -30,20 +30,8 @@ class FakeResolver final : public MethodResolver {
   }
 };
 
-Options parse(const char* text) {
-  ParseResult parsed = parse_options(text, nullptr);
-  EXPECT_EQ(parsed.kind, ParseResult::Kind::kOk);
-  return parsed.options;
-}
 
-uint32_t u4_at(const std::vector<uint8_t>& bytes, size_t at) {
-  return (uint32_t{bytes[at]} << 24) | (uint32_t{bytes[at + 1]} << 16) | (uint32_t{bytes[at + 2]} << 8) |
-         bytes[at + 3];
-}
 
-uint64_t u8_at(const std::vector<uint8_t>& bytes, size_t at) {
-  return (uint64_t{u4_at(bytes, at)} << 32) | u4_at(bytes, at + 4);
-}
 
 // Two sites (the second one of int arrays) as report_rows() gives them: 600 + 300 of 1000 live
 // bytes printed, the rest cut off but counted in the totals.
