@@ -52,6 +52,20 @@ class FlatMap {
   ~FlatMap() { memory::deallocate(slots_, slot_count_ * sizeof(Slot)); }
   FlatMap(const FlatMap&) = delete;
   FlatMap& operator=(const FlatMap&) = delete;
+  // A moved-from map is empty and still usable (it gets fresh minimum-size slots).
+  FlatMap(FlatMap&& other) : slots_(other.slots_), slot_count_(other.slot_count_), size_(other.size_) {
+    other.allocate(kMinSlots);
+    other.size_ = 0;
+  }
+  FlatMap& operator=(FlatMap&& other) {
+    if (this != &other) {
+      std::swap(slots_, other.slots_);
+      std::swap(slot_count_, other.slot_count_);
+      std::swap(size_, other.size_);
+      other.clear();
+    }
+    return *this;
+  }
 
   // The hash a key is stored under (never 0), for the overloads below that take it, so that a miss
   // followed by an insert hashes once.

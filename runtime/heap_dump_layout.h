@@ -15,9 +15,9 @@
 #include <deque>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "flat_map.h"
 #include "heap_dump_writer.h"
 #include "hprof_format.h"
 
@@ -119,7 +119,7 @@ class ClassLayoutTable {
   std::deque<ClassDescription> descriptions_;
   std::vector<ClassLayout> layouts_;
   std::vector<size_t> super_index_;
-  std::unordered_map<uint64_t, size_t> by_id_;
+  FlatMap<uint64_t, size_t> by_id_;  // class object ID -> index
   std::vector<uint32_t> by_registry_index_;  // registry index -> index + 1 (0: none)
 };
 

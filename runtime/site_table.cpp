@@ -42,9 +42,10 @@ uint8_t array_kind_of(std::string_view signature) {
 void SiteTable::bind_slot(uint32_t slot, const SiteIdentity& site) {
   uint64_t key = (uint64_t{site.class_serial} << 32) | site.trace_serial;
   auto [found, inserted] = row_by_key_.try_emplace(key, static_cast<uint32_t>(rows_.size()));
+  uint32_t row = *found;
   if (inserted) rows_.push_back(Row{site});
   if (slot >= row_of_slot_.size()) row_of_slot_.resize(std::max<size_t>(slot + 1, row_of_slot_.size() * 2), 0);
-  row_of_slot_[slot] = found->second + 1;
+  row_of_slot_[slot] = row + 1;
 }
 
 void SiteTable::clear_live() {

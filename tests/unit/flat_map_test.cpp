@@ -142,7 +142,9 @@ TEST(FlatMap, MatchesAReferenceMapUnderChurn) {
     const uint64_t* value = map.find(key);
     auto it = reference.find(key);
     ASSERT_EQ(value != nullptr, it != reference.end()) << key;
-    if (value != nullptr) EXPECT_EQ(*value, it->second);
+    if (value != nullptr) {
+      EXPECT_EQ(*value, it->second);
+    }
   }
   size_t visited = 0;
   map.for_each([&](uint64_t key, uint64_t& value) {
@@ -171,6 +173,21 @@ TEST(FlatMap, PrecomputedHashFindsTheSameSlot) {
   EXPECT_EQ(map.find("name", hash), nullptr);
   map.try_emplace("name", 5, hash);
   EXPECT_EQ(*map.find("name"), 5u);
+}
+
+TEST(FlatMap, MoveLeavesAnEmptyUsableMap) {
+  FlatMap<uint64_t, uint32_t> map;
+  for (uint64_t key = 0; key < 100; ++key) map.try_emplace(key, 1);
+  FlatMap<uint64_t, uint32_t> moved(std::move(map));
+  EXPECT_EQ(moved.size(), 100u);
+  EXPECT_EQ(map.size(), 0u);  // NOLINT(bugprone-use-after-move): the state after a move is promised
+  EXPECT_EQ(map.find(5), nullptr);
+  map.try_emplace(5, 2);
+  EXPECT_EQ(*map.find(5), 2u);
+  FlatMap<uint64_t, uint32_t> assigned;
+  assigned = std::move(moved);
+  EXPECT_EQ(assigned.size(), 100u);
+  EXPECT_EQ(moved.size(), 0u);  // NOLINT(bugprone-use-after-move)
 }
 
 TEST(FlatMap, ClearForgetsAndShrinks) {
