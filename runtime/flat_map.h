@@ -2,10 +2,11 @@
 // open-addressing map instead of a probe loop per table.
 //
 //   slots_ (linear probing, power-of-two size, at least 16, load <= 1/2)
-//     [ hash | key | value ] [ 0 | - | - ] [ hash | key | value ] ...
+//     [ hash | value | key ] [ 0 | - | - ] [ hash | value | key ] ...
 //
-// A slot keeps its key's full hash (never 0: 0 marks an empty slot), so that a probe compares keys
-// only when the hashes agree and growing never hashes a key again. erase() shifts the slots after
+// A slot keeps the low 32 bits of its key's hash (never 0: 0 marks an empty slot; the home slot is
+// taken from the same bits), so that a probe compares keys only when the hashes agree and growing
+// never hashes a key again, at 4 bytes a slot: a string view's slot is 24 bytes, a number's 16. erase() shifts the slots after
 // the erased one back (no tombstones), so a table that loses and gains keys all day does not fill up.
 // Keys and values are trivially copyable (numbers, string views into storage the owner keeps, small
 // structs of these): slots are moved with memcpy and never destroyed. The slot array comes from
@@ -67,17 +68,16 @@ class FlatMap {
     return *this;
   }
 
-  // The hash a key is stored under (never 0), for the overloads below that take it, so that a miss
-  // followed by an insert hashes once.
-  uint64_t hash_of(const Key& key) const {
-    uint64_t hash = static_cast<uint64_t>(Hash{}(key));
+  // The hash a key is stored under (never 0), for the overloads below that take it.
+  uint32_t hash_of(const Key& key) const {
+    auto hash = static_cast<uint32_t>(Hash{}(key));
     return hash == 0 ? 1 : hash;
   }
 
   // The value of key, or nullptr. Never allocates.
   Value* find(const Key& key) { return find(key, hash_of(key)); }
   const Value* find(const Key& key) const { return const_cast<FlatMap*>(this)->find(key, hash_of(key)); }
-  Value* find(const Key& key, uint64_t hash) {
+  Value* find(const Key& key, uint32_t hash) {
     Slot& slot = slots_[probe(key, hash)];
     return slot.hash == 0 ? nullptr : &slot.value;
   }
@@ -87,17 +87,27 @@ class FlatMap {
   std::pair<Value*, bool> try_emplace(const Key& key, const Value& value) {
     return try_emplace(key, value, hash_of(key));
   }
-  std::pair<Value*, bool> try_emplace(const Key& key, const Value& value, uint64_t hash) {
+  std::pair<Value*, bool> try_emplace(const Key& key, const Value& value, uint32_t hash) {
+    return find_or_insert(key, hash, [&] { return std::pair<Key, Value>(key, value); });
+  }
+
+  // The value of key (hash = hash_of(key)); when key is absent, make() is called once and the
+  // (key, value) pair it returns is inserted, where the key it returns must equal key (the same
+  // content, possibly in storage the caller has just made to keep it). One probe, so that a table
+  // whose misses create the entry (names, frames) does not search twice. Allocates when it grows.
+  template <typename Make>
+  std::pair<Value*, bool> find_or_insert(const Key& key, uint32_t hash, Make&& make) {
     size_t index = probe(key, hash);
     if (slots_[index].hash != 0) return {&slots_[index].value, false};
     if ((size_ + 1) * 2 > slot_count_) {
       grow();
       index = probe(key, hash);
     }
+    std::pair<Key, Value> made = make();
     Slot& slot = slots_[index];
     slot.hash = hash;
-    slot.key = key;
-    slot.value = value;
+    slot.key = made.first;
+    slot.value = made.second;
     ++size_;
     return {&slot.value, true};
   }
@@ -144,9 +154,9 @@ class FlatMap {
   static constexpr size_t kMinSlots = 16;
 
   struct Slot {
-    uint64_t hash;  // 0: empty
-    Key key;
+    uint32_t hash;  // 0: empty
     Value value;
+    Key key;
   };
 
   static size_t round_up(size_t count) {
@@ -164,7 +174,7 @@ class FlatMap {
 
   // Index of the slot holding key, or of the empty slot where it belongs. The load factor keeps an
   // empty slot in every table, so the loop ends.
-  size_t probe(const Key& key, uint64_t hash) const {
+  size_t probe(const Key& key, uint32_t hash) const {
     size_t mask = slot_count_ - 1;
     for (size_t i = hash & mask;; i = (i + 1) & mask) {
       const Slot& slot = slots_[i];

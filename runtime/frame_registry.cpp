@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -58,13 +59,12 @@ int32_t FrameRegistry::line_for(uint64_t method, int64_t location) {
 
 FrameRef FrameRegistry::intern(uint64_t method, int64_t location) {
   FrameKey key{method, location};
-  uint64_t hash = frame_by_key_.hash_of(key);
-  if (const uint32_t* frame = frame_by_key_.find(key, hash)) return FrameRef{make_id(IdSpace::kFrame, *frame), false};
-  uint32_t m = method_index(method);
-  frames_.push_back(Frame{method, location, m, line_in(methods_[m], location), false});
-  uint32_t frame = static_cast<uint32_t>(frames_.size());
-  frame_by_key_.try_emplace(key, frame, hash);
-  return FrameRef{make_id(IdSpace::kFrame, frame), true};
+  auto [frame, is_new] = frame_by_key_.find_or_insert(key, frame_by_key_.hash_of(key), [&] {
+    uint32_t m = method_index(method);
+    frames_.push_back(Frame{method, location, m, line_in(methods_[m], location), false});
+    return std::pair<FrameKey, uint32_t>(key, static_cast<uint32_t>(frames_.size()));
+  });
+  return FrameRef{make_id(IdSpace::kFrame, *frame), is_new};
 }
 
 std::optional<FrameView> FrameRegistry::find(uint64_t frame_id) const {

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace fasthprof {
 
@@ -16,18 +17,15 @@ NameTable::NameTable() : index_(kInitialSlots) {}
 NameTable::~NameTable() = default;
 
 NameRef NameTable::intern(std::string_view text) {
-  uint64_t hash = index_.hash_of(text);
-  if (const uint32_t* entry = index_.find(text, hash)) {
-    return NameRef{make_id(IdSpace::kName, first_index_ + *entry), false};
-  }
-  char* copy = static_cast<char*>(arena_.allocate(text.size() + 1, 1));
-  if (copy == nullptr) std::abort();  // out of memory: a name cannot degrade, and the original also died here
-  if (!text.empty()) std::memcpy(copy, text.data(), text.size());
-  copy[text.size()] = '\0';
-  uint32_t entry = static_cast<uint32_t>(entries_.size());
-  entries_.emplace_back(copy, text.size());
-  index_.try_emplace(entries_.back(), entry, hash);
-  return NameRef{make_id(IdSpace::kName, first_index_ + entry), true};
+  auto [entry, is_new] = index_.find_or_insert(text, index_.hash_of(text), [&] {
+    char* copy = static_cast<char*>(arena_.allocate(text.size() + 1, 1));
+    if (copy == nullptr) std::abort();  // out of memory: a name cannot degrade, and the original also died here
+    if (!text.empty()) std::memcpy(copy, text.data(), text.size());
+    copy[text.size()] = '\0';
+    entries_.emplace_back(copy, text.size());
+    return std::pair<std::string_view, uint32_t>(entries_.back(), static_cast<uint32_t>(entries_.size() - 1));
+  });
+  return NameRef{make_id(IdSpace::kName, first_index_ + *entry), is_new};
 }
 
 uint64_t NameTable::find(std::string_view text) const {

@@ -190,6 +190,33 @@ TEST(FlatMap, MoveLeavesAnEmptyUsableMap) {
   EXPECT_EQ(moved.size(), 0u);  // NOLINT(bugprone-use-after-move)
 }
 
+TEST(FlatMap, FindOrInsertMakesOnlyOnAMiss) {
+  FlatMap<std::string_view, uint32_t> map;
+  std::vector<std::string> storage;
+  storage.reserve(100);  // the views into it must not move
+  int made = 0;
+  auto intern = [&](std::string_view text) {
+    return map.find_or_insert(text, map.hash_of(text), [&] {
+      ++made;
+      storage.emplace_back(text);
+      return std::pair<std::string_view, uint32_t>(storage.back(), static_cast<uint32_t>(storage.size()));
+    });
+  };
+  std::string temporary = "first";
+  auto [value, inserted] = intern(temporary);
+  EXPECT_TRUE(inserted);
+  EXPECT_EQ(*value, 1u);
+  temporary = "changed";  // the map keeps the copy, not the caller's text
+  auto [again, inserted_again] = intern("first");
+  EXPECT_FALSE(inserted_again);
+  EXPECT_EQ(*again, 1u);
+  EXPECT_EQ(made, 1);
+  for (int i = 0; i < 40; ++i) intern("name" + std::to_string(i));  // grows while making
+  EXPECT_EQ(made, 41);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(*map.find("name" + std::to_string(i)), static_cast<uint32_t>(i + 2));
+  EXPECT_EQ(*map.find("first"), 1u);
+}
+
 TEST(FlatMap, ClearForgetsAndShrinks) {
   FlatMap<uint64_t, uint32_t> map;
   for (uint64_t key = 0; key < 1000; ++key) map.try_emplace(key, 1);
