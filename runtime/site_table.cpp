@@ -24,19 +24,7 @@ uint64_t SampledTally::reported_bytes(uint64_t interval) const {
 
 uint8_t array_kind_of(std::string_view signature) {
   if (signature.size() < 2 || signature[0] != '[') return 0;
-  BasicType type = BasicType::kObject;
-  switch (signature[1]) {
-    case 'Z': type = BasicType::kBoolean; break;
-    case 'C': type = BasicType::kChar; break;
-    case 'F': type = BasicType::kFloat; break;
-    case 'D': type = BasicType::kDouble; break;
-    case 'B': type = BasicType::kByte; break;
-    case 'S': type = BasicType::kShort; break;
-    case 'I': type = BasicType::kInt; break;
-    case 'J': type = BasicType::kLong; break;
-    default: break;
-  }
-  return static_cast<uint8_t>(type);
+  return static_cast<uint8_t>(basic_type_of_signature(signature[1]));
 }
 
 void SiteTable::bind_slot(uint32_t slot, const SiteIdentity& site) {
