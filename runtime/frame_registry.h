@@ -14,6 +14,7 @@
 
 #include "flat_map.h"
 #include "ids.h"
+#include "memory.h"
 #include "name_table.h"
 
 namespace fasthprof {
@@ -136,7 +137,7 @@ class FrameRegistry {
   bool line_numbers_;
   std::deque<Method> methods_;
   FlatMap<uint64_t, uint32_t> method_by_id_;  // -> index into methods_
-  std::vector<Frame> frames_;                 // frame i has ID make_id(kFrame, i + 1)
+  std::vector<Frame, memory::Allocator<Frame>> frames_;  // frame i has ID make_id(kFrame, i + 1)
   FlatMap<FrameKey, uint32_t, FrameKeyHash> frame_by_key_;  // -> frame ID index (i + 1)
 };
 
