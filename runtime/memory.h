@@ -10,8 +10,8 @@
 // verbose=y prints at exit), is the memory that grows with the program profiled:
 //   - the writer's tables: trace table (slots, serial index, bodies), name table (index, entries,
 //     text), frame registry (frame and method indexes, frames), class registry (index), thread
-//     registry (index, live threads), site table (index, rows, slot map), CPU sample counts, the
-//     profile writer's thread names and class lists;
+//     registry (live threads), site table (index, rows, slot map), CPU sample counts, the profile
+//     output's thread names and class lists;
 //   - allocation tracking: the event queue's blocks, block indexes and producers (through its
 //     traits), the drain batch, the per-slot tallies and the per-thread state blocks;
 //   - output: the sink's buffers (buffer_count x buffer_size, whole pages), the ByteBuffers that
@@ -19,9 +19,9 @@
 //     and element scratch and staging buffer.
 // Not from here: what the registries keep per class and per method as std::string (names,
 // signatures, line tables), the text writer's line buffer, options and messages, the agent/ side's
-// own objects and maps (JVMTI glue, heap walk, CPU sampler), memory the JVM hands out through JVMTI,
-// the SiteSlotTable's mmap'd regions (address space reserved at start, touched as sites are
-// claimed), thread stacks and the C++ runtime's own.
+// own objects and maps (JVMTI glue, heap walk, CPU sampler; runtime/'s CPU counting and thread
+// maps), memory the JVM hands out through JVMTI, the SiteSlotTable's mmap'd regions (address space
+// reserved at start, touched as sites are claimed), thread stacks and the C++ runtime's own.
 #pragma once
 
 #include <cstddef>
