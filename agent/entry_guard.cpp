@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <string_view>
+
+#include "stderr_line.h"
 
 namespace fasthprof {
 
@@ -14,8 +17,7 @@ void report_entry_failure(const char* where, const char* cause, const char* cons
     length = sizeof line - 1;
     line[length - 1] = '\n';
   }
-  ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<size_t>(length));
-  (void)ignored;
+  write_stderr(std::string_view(line, static_cast<size_t>(length)));
 }
 
 }  // namespace fasthprof

@@ -47,8 +47,7 @@ bool check_binary_file(const std::string& path, bool verbose) {
     for (uint64_t count : result.record_counts) records += count;
     std::string line = "fasthprof: verified " + path + ": " + std::to_string(records) + " records, " +
                        std::to_string(result.dumps.size()) + " heap dump(s)\n";
-    ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
-    (void)ignored;
+    write_stderr(line);
   }
   return true;
 }

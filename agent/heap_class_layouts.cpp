@@ -20,17 +20,7 @@ namespace {
 constexpr jint kStaticModifier = 0x0008;
 
 BasicType type_of_signature(const char* signature) {
-  switch (signature == nullptr ? 'L' : signature[0]) {
-    case 'Z': return BasicType::kBoolean;
-    case 'C': return BasicType::kChar;
-    case 'F': return BasicType::kFloat;
-    case 'D': return BasicType::kDouble;
-    case 'B': return BasicType::kByte;
-    case 'S': return BasicType::kShort;
-    case 'I': return BasicType::kInt;
-    case 'J': return BasicType::kLong;
-    default: return BasicType::kObject;
-  }
+  return basic_type_of_signature(signature == nullptr ? 'L' : signature[0]);
 }
 
 // The local references that describing one class makes, in the frame of its own it runs in.

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include "allocation_tracker.h"
 #include "entry_guard.h"
 #include "ids.h"
+#include "stderr_line.h"
 
 namespace fasthprof {
 namespace {
@@ -75,8 +77,7 @@ void print_progress(WalkState& state) {
                         static_cast<unsigned long long>(counts.objects()),
                         static_cast<unsigned long long>(bytes >> 20),
                         std::chrono::duration<double>(now - state.started).count());
-  ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<size_t>(n));
-  (void)ignored;
+  if (n > 0) write_stderr(std::string_view(line, std::min(static_cast<size_t>(n), sizeof line - 1)));
 }
 
 void begin_walked_object(WalkState& state, uint64_t id, uint64_t class_id) {

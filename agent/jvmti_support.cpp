@@ -113,11 +113,6 @@ bool start_agent_thread(jvmtiEnv* jvmti, JNIEnv* jni, const char* name, jvmtiSta
   return started;
 }
 
-void write_stderr(std::string_view text) {
-  ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
-  (void)ignored;
-}
-
 void print_error(const std::string& message) { write_stderr("HPROF ERROR: " + message + "\n"); }
 
 bool collector_runs_on_own_threads() {

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "stderr_line.h"
+
 namespace fasthprof::jvmti {
 
 // "JVMTI_ERROR_WRONG_PHASE(112)"-style name for messages.
@@ -90,8 +92,8 @@ void plan_callback_local_refs(JNIEnv* jni);
 bool start_agent_thread(jvmtiEnv* jvmti, JNIEnv* jni, const char* name, jvmtiStartFunction body,
                         void* arg, std::string* error);
 
-// text on stderr as it is, in one write (a line stays whole among other threads' lines).
-void write_stderr(std::string_view text);
+// text on stderr as it is (runtime/stderr_line.h), for the agent's callers that name it jvmti::.
+using fasthprof::write_stderr;
 
 // `HPROF ERROR: <message>` on stderr, in one write.
 void print_error(const std::string& message);

@@ -1,6 +1,7 @@
 // Trace interning on the writer thread (docs/performance.md §5): a depth-4 trace that is already in the
 // table (hit), and one that is not (miss + insert, table growth included). After Google Benchmark's
-// own report it prints one headline per figure, then the time of every size measured.
+// own report it prints one headline per figure, then the time of every size measured. The frame and
+// name tables the writer interns through before a trace are measured the same way (hit, miss).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -10,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "frame_registry.h"
+#include "name_table.h"
 #include "trace_table.h"
 
 namespace fasthprof {
@@ -66,6 +69,82 @@ void BM_InternMissInsert(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_InternMissInsert)->Arg(1 << 14)->Arg(1 << 16)->Arg(1 << 18);
+
+// Frames of a working set of methods, interned again and again (the step before every trace).
+void BM_FrameInternHit(benchmark::State& state) {
+  const uint64_t count = static_cast<uint64_t>(state.range(0));
+  FrameRegistry frames(nullptr);
+  for (uint64_t i = 0; i < count; ++i) frames.intern(i / 8 + 1, static_cast<int64_t>(i % 8));
+  uint64_t i = 0;
+  for (auto _ : state) {
+    FrameRef ref = frames.intern(i / 8 + 1, static_cast<int64_t>(i % 8));
+    benchmark::DoNotOptimize(ref);
+    if (++i == count) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_FrameInternHit)->Arg(1024)->Arg(65536);
+
+// New frames, eight locations per method (so methods are new one time in eight); the registry is
+// replaced (untimed) every `batch` frames.
+void BM_FrameInternMiss(benchmark::State& state) {
+  const uint64_t batch = static_cast<uint64_t>(state.range(0));
+  auto frames = std::make_unique<FrameRegistry>(nullptr);
+  uint64_t n = 0;
+  for (auto _ : state) {
+    FrameRef ref = frames->intern(n / 8 + 1, static_cast<int64_t>(n % 8));
+    benchmark::DoNotOptimize(ref);
+    if (++n == batch) {
+      state.PauseTiming();
+      frames = std::make_unique<FrameRegistry>(nullptr);
+      n = 0;
+      state.ResumeTiming();
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_FrameInternMiss)->Arg(1 << 16);
+
+std::vector<std::string> make_names(size_t count) {
+  std::vector<std::string> names;
+  names.reserve(count);
+  for (size_t i = 0; i < count; ++i) names.push_back("com/example/service/Handler" + std::to_string(i * 7919));
+  return names;
+}
+
+// Names (class, method, signature) interned again, as every FRAME record's names are.
+void BM_NameInternHit(benchmark::State& state) {
+  std::vector<std::string> names = make_names(static_cast<size_t>(state.range(0)));
+  NameTable table;
+  for (const std::string& name : names) table.intern(name);
+  size_t i = 0;
+  for (auto _ : state) {
+    NameRef ref = table.intern(names[i]);
+    benchmark::DoNotOptimize(ref);
+    if (++i == names.size()) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_NameInternHit)->Arg(1024)->Arg(65536);
+
+// Names never seen before; the table is reset (untimed) after each pass over the list.
+void BM_NameInternMiss(benchmark::State& state) {
+  std::vector<std::string> names = make_names(static_cast<size_t>(state.range(0)));
+  NameTable table;
+  size_t i = 0;
+  for (auto _ : state) {
+    NameRef ref = table.intern(names[i]);
+    benchmark::DoNotOptimize(ref);
+    if (++i == names.size()) {
+      state.PauseTiming();
+      table.reset();
+      i = 0;
+      state.ResumeTiming();
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_NameInternMiss)->Arg(1 << 16);
 
 // Keeps Google Benchmark's console output and records each run's time per iteration. CPU time is
 // the headline: on a shared two-core machine the wall time also counts the time spent descheduled.

@@ -3,17 +3,40 @@
 #include <sched.h>
 #include <time.h>
 
+#include <cstring>
+
 #include "clock.h"
 #include "concurrentqueue/concurrentqueue.h"
+#include "memory.h"
 
 namespace fasthprof {
 namespace {
 
+// moodycamel frees without saying how much; memory::deallocate needs the size, so every piece of
+// the queue (blocks, block indexes, producers) carries its size in a header of its own. 16 bytes
+// keep the 16-byte alignment that memory::allocate gives.
+constexpr size_t kSizeHeader = 16;
+
 // Large blocks make a bulk dequeue long runs of one producer's events; a large initial block index
-// lets a producer hold many blocks before its index would have to be reallocated.
+// lets a producer hold many blocks before its index would have to be reallocated. The queue's memory
+// comes from memory:: (jemalloc where the agent has it, counted in the agent's figures).
 struct PipelineTraits : moodycamel::ConcurrentQueueDefaultTraits {
   static const size_t BLOCK_SIZE = 256;
   static const size_t EXPLICIT_INITIAL_INDEX_SIZE = 64;
+
+  static void* malloc(size_t size) {
+    auto* block = static_cast<char*>(memory::allocate(size + kSizeHeader));
+    if (block == nullptr) return nullptr;  // the queue reports a failed enqueue
+    std::memcpy(block, &size, sizeof(size));
+    return block + kSizeHeader;
+  }
+  static void free(void* pointer) {
+    if (pointer == nullptr) return;
+    char* block = static_cast<char*>(pointer) - kSizeHeader;
+    size_t size = 0;
+    std::memcpy(&size, block, sizeof(size));
+    memory::deallocate(block, size + kSizeHeader);
+  }
 };
 
 using EventQueue = moodycamel::ConcurrentQueue<AllocationEvent, PipelineTraits>;
@@ -44,7 +67,7 @@ class AllocationPipeline::Producer {
 AllocationPipeline::AllocationPipeline(const AllocationPipelineOptions& options)
     : options_(options),
       queue_(std::make_unique<Queue>(options.capacity)),
-      batch_(std::make_unique<AllocationEvent[]>(options.drain_batch == 0 ? 1 : options.drain_batch)) {
+      batch_(options.drain_batch == 0 ? 1 : options.drain_batch) {
   if (options_.drain_batch == 0) options_.drain_batch = 1;
 }
 
@@ -85,7 +108,7 @@ void AllocationPipeline::wait_for_room(Producer& producer, const AllocationEvent
 }
 
 size_t AllocationPipeline::dequeue_batch() {
-  return queue_->events.try_dequeue_bulk(queue_->consumer, batch_.get(), options_.drain_batch);
+  return queue_->events.try_dequeue_bulk(queue_->consumer, batch_.data(), options_.drain_batch);
 }
 
 void AllocationPipeline::note_depth() {

@@ -13,6 +13,8 @@
 // `stall_limit_ms`, it allocates anyway, so a writer stuck behind a lock held by the waiting thread
 // itself (an agent thread allocating inside a report) cannot deadlock the VM.
 //
+// The queue's blocks, block indexes and producers, and the drain batch, come from memory::.
+//
 // Threads: push() from any thread with its own Producer; drain() by one thread at a time (the caller
 // serializes consumers); the statistics from any thread.
 #pragma once
@@ -22,8 +24,10 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "allocation_event.h"
+#include "memory.h"
 
 namespace fasthprof {
 
@@ -73,7 +77,7 @@ class AllocationPipeline {
     for (;;) {
       size_t taken = dequeue_batch();
       if (taken == 0) break;
-      fn(std::span<const AllocationEvent>(batch_.get(), taken));
+      fn(std::span<const AllocationEvent>(batch_.data(), taken));
       total += taken;
     }
     finish_drain(total);
@@ -94,7 +98,7 @@ class AllocationPipeline {
 
   AllocationPipelineOptions options_;
   std::unique_ptr<Queue> queue_;
-  std::unique_ptr<AllocationEvent[]> batch_;
+  std::vector<AllocationEvent, memory::Allocator<AllocationEvent>> batch_;
   std::atomic<uint64_t> drains_completed_{0};
   std::atomic<uint64_t> deepest_{0};
   std::atomic<uint64_t> waits_{0};

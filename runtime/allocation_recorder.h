@@ -19,6 +19,7 @@
 
 #include "allocation_event.h"
 #include "allocation_pipeline.h"
+#include "memory.h"
 #include "site_slot_table.h"
 #include "site_table.h"
 
@@ -48,7 +49,7 @@ class LiveCount {
  private:
   uint32_t slot_count_;
   uint64_t sample_interval_;
-  std::vector<Tally> tallies_;  // index = slot
+  std::vector<Tally, memory::Allocator<Tally>> tallies_;  // index = slot
 };
 
 class AllocationRecorder {

@@ -9,10 +9,18 @@
 #include <new>
 #include <utility>
 
+#include "memory.h"
+#include "stderr_line.h"
+
 namespace fasthprof {
 namespace {
 
 constexpr size_t kBufferAlignment = 4096;
+
+// What one output buffer of buffer_size bytes takes: whole pages.
+size_t buffer_allocation(size_t buffer_size) {
+  return (buffer_size + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+}
 
 std::string error_text(int error) {
   char buffer[128];
@@ -22,17 +30,7 @@ std::string error_text(int error) {
 
 }  // namespace
 
-void report_sink_error_to_stderr(const std::string& message) {
-  std::string line = message + "\n";
-  const char* bytes = line.data();
-  size_t size = line.size();
-  while (size > 0) {
-    const ssize_t n = ::write(STDERR_FILENO, bytes, size);
-    if (n <= 0) return;
-    bytes += n;
-    size -= static_cast<size_t>(n);
-  }
-}
+void report_sink_error_to_stderr(const std::string& message) { write_stderr(message + "\n"); }
 
 AsyncSink::AsyncSink(std::unique_ptr<SinkBackend> backend, AsyncSinkOptions options)
     : backend_(std::move(backend)), options_(std::move(options)) {}
@@ -60,15 +58,14 @@ std::unique_ptr<AsyncSink> AsyncSink::create(std::unique_ptr<SinkBackend> backen
   if (sink->buffers_ == nullptr || sink->sizes_ == nullptr) {
     return fail("out of memory for the output sink", raw_backend);
   }
-  const size_t allocation =
-      (options.buffer_size + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+  const size_t allocation = buffer_allocation(options.buffer_size);
   for (size_t i = 0; i < count; ++i) {
-    void* memory = nullptr;
-    if (posix_memalign(&memory, kBufferAlignment, allocation) != 0) {
+    void* buffer = memory::allocate_aligned(allocation, kBufferAlignment);
+    if (buffer == nullptr) {
       return fail("out of memory for " + std::to_string(count) + " output buffers of " +
                   std::to_string(options.buffer_size) + " bytes", raw_backend);
     }
-    sink->buffers_[i] = static_cast<uint8_t*>(memory);
+    sink->buffers_[i] = static_cast<uint8_t*>(buffer);
   }
   sink->fill_ = sink->buffers_[0];
 
@@ -92,7 +89,10 @@ std::unique_ptr<AsyncSink> AsyncSink::create(std::unique_ptr<SinkBackend> backen
 AsyncSink::~AsyncSink() {
   close();
   if (buffers_ != nullptr) {
-    for (size_t i = 0; i < options_.buffer_count; ++i) free(buffers_[i]);
+    const size_t allocation = buffer_allocation(options_.buffer_size);
+    for (size_t i = 0; i < options_.buffer_count; ++i) {
+      memory::deallocate_aligned(buffers_[i], allocation, kBufferAlignment);
+    }
   }
 }
 

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "hprof_format.h"
+#include "memory.h"
 
 namespace fasthprof {
 
@@ -148,12 +149,15 @@ class EncodeCursor {
 #endif
 };
 
-// A growable byte array. Not thread-safe: one owner.
+// A growable byte array. Its memory comes from memory:: (counted in the agent's figures). Not
+// thread-safe: one owner.
 class ByteBuffer {
  public:
   ByteBuffer() = default;
   explicit ByteBuffer(size_t initial_capacity) { reserve(initial_capacity); }
-  ~ByteBuffer() { std::free(data_); }
+  ~ByteBuffer() {
+    if (data_ != nullptr) memory::deallocate(data_, capacity_ == 0 ? 1 : capacity_);
+  }
   ByteBuffer(const ByteBuffer&) = delete;
   ByteBuffer& operator=(const ByteBuffer&) = delete;
 
@@ -197,7 +201,7 @@ class ByteBuffer {
     reallocate(wanted > doubled ? wanted : doubled);
   }
   void reallocate(size_t capacity) {
-    void* moved = std::realloc(data_, capacity == 0 ? 1 : capacity);
+    void* moved = memory::reallocate(data_, capacity_ == 0 ? 1 : capacity_, capacity == 0 ? 1 : capacity);
     if (moved == nullptr) std::abort();  // no error path can write a partial record correctly
     data_ = static_cast<uint8_t*>(moved);
     capacity_ = capacity;

@@ -1,19 +1,16 @@
 #include "class_registry.h"
 
-#include <xxhash.h>
-
 #include "java_names.h"
 
 namespace fasthprof {
 
-size_t ClassRegistry::KeyHash::operator()(const Key& key) const {
+uint64_t ClassRegistry::KeyHash::operator()(const Key& key) const {
   return XXH3_64bits_withSeed(key.signature.data(), key.signature.size(), key.loader_key);
 }
 
 ClassRef ClassRegistry::register_class(std::string_view signature, uint64_t loader_key) {
-  auto it = loaded_.find(Key{signature, loader_key});
-  if (it != loaded_.end()) {
-    const ClassInfo& info = classes_[it->second];
+  if (const uint32_t* known = loaded_.find(Key{signature, loader_key})) {
+    const ClassInfo& info = classes_[*known];
     return ClassRef{info.serial, info.object_id, false};
   }
   uint32_t index = static_cast<uint32_t>(classes_.size());
@@ -26,14 +23,14 @@ ClassRef ClassRegistry::register_class(std::string_view signature, uint64_t load
   info.loaded = true;
   classes_.push_back(std::move(info));
   const ClassInfo& added = classes_.back();
-  loaded_.emplace(Key{added.signature, loader_key}, index);
+  loaded_.try_emplace(Key{added.signature, loader_key}, index);
   ++loaded_count_;
   return ClassRef{added.serial, added.object_id, true};
 }
 
 const ClassInfo* ClassRegistry::find(std::string_view signature, uint64_t loader_key) const {
-  auto it = loaded_.find(Key{signature, loader_key});
-  return it == loaded_.end() ? nullptr : &classes_[it->second];
+  const uint32_t* known = loaded_.find(Key{signature, loader_key});
+  return known == nullptr ? nullptr : &classes_[*known];
 }
 
 const ClassInfo* ClassRegistry::find_by_serial(uint32_t serial) const {

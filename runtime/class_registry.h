@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 #include <deque>
-#include <unordered_map>
 
+#include "flat_map.h"
 #include "hprof_format.h"
 #include "ids.h"
 
@@ -72,11 +72,11 @@ class ClassRegistry {
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
-    size_t operator()(const Key& key) const;
+    uint64_t operator()(const Key& key) const;
   };
 
   std::deque<ClassInfo> classes_;  // index = serial - kFirstClassSerial
-  std::unordered_map<Key, uint32_t, KeyHash> loaded_;  // loaded classes only -> index
+  FlatMap<Key, uint32_t, KeyHash> loaded_;  // loaded classes only -> index
   size_t loaded_count_ = 0;
 };
 

@@ -13,6 +13,8 @@
 #include <ctime>
 #include <vector>
 
+#include "memory.h"
+
 namespace fasthprof {
 
 class ProfileWriter;
@@ -46,7 +48,7 @@ class CpuSampleTable {
   CpuSampleReport take_report(double cutoff);
 
  private:
-  std::vector<uint64_t> counts_;  // [serial - kFirstTraceSerial]
+  std::vector<uint64_t, memory::Allocator<uint64_t>> counts_;  // [serial - kFirstTraceSerial]
   uint64_t total_ = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -14,23 +15,22 @@ namespace {
 
 constexpr size_t kInitialSlots = 1024;
 
-uint64_t hash_frame(uint64_t method, int64_t location) {
-  uint64_t key[2] = {method, static_cast<uint64_t>(location)};
-  return XXH3_64bits(key, sizeof(key));
-}
-
 NameRef intern_optional(NameTable* names, const std::string& text) {
   return text.empty() ? NameRef{} : names->intern(text);
 }
 
 }  // namespace
 
+uint64_t FrameRegistry::FrameKeyHash::operator()(const FrameKey& key) const {
+  uint64_t words[2] = {key.method, static_cast<uint64_t>(key.location)};
+  return XXH3_64bits(words, sizeof(words));
+}
+
 FrameRegistry::FrameRegistry(MethodResolver* resolver, bool line_numbers)
-    : resolver_(resolver), line_numbers_(line_numbers), slots_(kInitialSlots, Slot{0, 0, 0}) {}
+    : resolver_(resolver), line_numbers_(line_numbers), frame_by_key_(kInitialSlots) {}
 
 uint32_t FrameRegistry::method_index(uint64_t method) {
-  auto it = method_by_id_.find(method);
-  if (it != method_by_id_.end()) return it->second;
+  if (const uint32_t* known = method_by_id_.find(method)) return *known;
   Method& entry = methods_.emplace_back();
   if (resolver_ != nullptr) resolver_->resolve_method(method, &entry.info);
   // Line tables may come unsorted; the search needs them ordered by start location.
@@ -40,7 +40,7 @@ uint32_t FrameRegistry::method_index(uint64_t method) {
                    });
   entry.class_name = java_name(entry.info.class_signature);
   uint32_t index = static_cast<uint32_t>(methods_.size() - 1);
-  method_by_id_.emplace(method, index);
+  method_by_id_.try_emplace(method, index);
   return index;
 }
 
@@ -58,39 +58,13 @@ int32_t FrameRegistry::line_for(uint64_t method, int64_t location) {
 }
 
 FrameRef FrameRegistry::intern(uint64_t method, int64_t location) {
-  size_t mask = slots_.size() - 1;
-  size_t i = hash_frame(method, location) & mask;
-  for (;; i = (i + 1) & mask) {
-    const Slot& slot = slots_[i];
-    if (slot.frame == 0) break;
-    if (slot.method == method && slot.location == location) {
-      return FrameRef{make_id(IdSpace::kFrame, slot.frame), false};
-    }
-  }
-  uint32_t m = method_index(method);
-  frames_.push_back(Frame{method, location, m, line_in(methods_[m], location), false});
-  uint32_t frame = static_cast<uint32_t>(frames_.size());
-  if (frames_.size() * 2 > slots_.size()) {
-    grow();
-    mask = slots_.size() - 1;
-    i = hash_frame(method, location) & mask;
-    while (slots_[i].frame != 0) i = (i + 1) & mask;
-  }
-  slots_[i] = Slot{method, location, frame};
-  return FrameRef{make_id(IdSpace::kFrame, frame), true};
-}
-
-void FrameRegistry::grow() {
-  std::vector<Slot> old;
-  old.swap(slots_);
-  slots_.assign(old.size() * 2, Slot{0, 0, 0});
-  size_t mask = slots_.size() - 1;
-  for (const Slot& slot : old) {
-    if (slot.frame == 0) continue;
-    size_t i = hash_frame(slot.method, slot.location) & mask;
-    while (slots_[i].frame != 0) i = (i + 1) & mask;
-    slots_[i] = slot;
-  }
+  FrameKey key{method, location};
+  auto [frame, is_new] = frame_by_key_.find_or_insert(key, frame_by_key_.hash_of(key), [&] {
+    uint32_t m = method_index(method);
+    frames_.push_back(Frame{method, location, m, line_in(methods_[m], location), false});
+    return std::pair<FrameKey, uint32_t>(key, static_cast<uint32_t>(frames_.size()));
+  });
+  return FrameRef{make_id(IdSpace::kFrame, *frame), is_new};
 }
 
 std::optional<FrameView> FrameRegistry::find(uint64_t frame_id) const {

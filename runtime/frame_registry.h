@@ -10,10 +10,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "flat_map.h"
 #include "ids.h"
+#include "memory.h"
 #include "name_table.h"
 
 namespace fasthprof {
@@ -120,22 +121,24 @@ class FrameRegistry {
     int32_t line;
     bool written;
   };
-  struct Slot {
+  struct FrameKey {
     uint64_t method;
     int64_t location;
-    uint32_t frame;  // index into frames_ + 1; 0 = empty
+    bool operator==(const FrameKey&) const = default;
+  };
+  struct FrameKeyHash {
+    uint64_t operator()(const FrameKey& key) const;
   };
 
   uint32_t method_index(uint64_t method);
   int32_t line_in(const Method& entry, int64_t location) const;
-  void grow();
 
   MethodResolver* resolver_;
   bool line_numbers_;
   std::deque<Method> methods_;
-  std::unordered_map<uint64_t, uint32_t> method_by_id_;
-  std::vector<Frame> frames_;  // frame i has ID make_id(kFrame, i + 1)
-  std::vector<Slot> slots_;    // open addressing over (method, location), power-of-two size
+  FlatMap<uint64_t, uint32_t> method_by_id_;  // -> index into methods_
+  std::vector<Frame, memory::Allocator<Frame>> frames_;  // frame i has ID make_id(kFrame, i + 1)
+  FlatMap<FrameKey, uint32_t, FrameKeyHash> frame_by_key_;  // -> frame ID index (i + 1)
 };
 
 }  // namespace fasthprof

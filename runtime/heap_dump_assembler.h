@@ -24,6 +24,7 @@
 
 #include "heap_dump_layout.h"
 #include "heap_dump_output.h"
+#include "memory.h"
 
 namespace fasthprof {
 
@@ -104,8 +105,8 @@ class HeapDumpAssembler {
   const ClassLayout* current_layout_ = nullptr;
   bool primitive_written_ = false;
   int64_t current_length_ = -1;   // the object array's length; -1: unknown, elements_ collects
-  std::vector<uint8_t> values_;
-  std::vector<uint64_t> elements_;
+  std::vector<uint8_t, memory::Allocator<uint8_t>> values_;
+  std::vector<uint64_t, memory::Allocator<uint64_t>> elements_;
   HeapDumpCounts counts_;
 };
 

@@ -8,14 +8,13 @@ namespace fasthprof {
 
 void ClassLayoutTable::add(ClassDescription description) {
   uint64_t id = description.class_id;
-  if (id == 0 || by_id_.count(id) != 0) return;
-  by_id_.emplace(id, descriptions_.size());
+  if (id == 0 || !by_id_.try_emplace(id, descriptions_.size()).second) return;
   descriptions_.push_back(std::move(description));
 }
 
 size_t ClassLayoutTable::index_of(uint64_t class_id) const {
-  auto found = by_id_.find(class_id);
-  return found == by_id_.end() ? kNone : found->second;
+  const size_t* found = by_id_.find(class_id);
+  return found == nullptr ? kNone : *found;
 }
 
 uint32_t ClassLayoutTable::interface_field_count(size_t index) const {

@@ -15,11 +15,12 @@
 #include <deque>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "flat_map.h"
 #include "heap_dump_writer.h"
 #include "hprof_format.h"
+#include "memory.h"
 
 namespace fasthprof {
 
@@ -117,10 +118,10 @@ class ClassLayoutTable {
   uint32_t interface_field_count(size_t index) const;
 
   std::deque<ClassDescription> descriptions_;
-  std::vector<ClassLayout> layouts_;
-  std::vector<size_t> super_index_;
-  std::unordered_map<uint64_t, size_t> by_id_;
-  std::vector<uint32_t> by_registry_index_;  // registry index -> index + 1 (0: none)
+  std::vector<ClassLayout, memory::Allocator<ClassLayout>> layouts_;
+  std::vector<size_t, memory::Allocator<size_t>> super_index_;
+  FlatMap<uint64_t, size_t> by_id_;  // class object ID -> index
+  std::vector<uint32_t, memory::Allocator<uint32_t>> by_registry_index_;  // registry index -> index + 1 (0: none)
 };
 
 }  // namespace fasthprof

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "memory.h"
 #include "output_stream.h"
 
 namespace fasthprof {
@@ -41,7 +42,7 @@ class StagingFile final : public OutputStream {
   void flush_buffer();
 
   int fd_;
-  std::vector<char> buffer_;
+  std::vector<char, memory::Allocator<char>> buffer_;
   size_t buffer_used_ = 0;
   uint64_t written_ = 0;
   std::string error_;

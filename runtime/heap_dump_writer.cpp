@@ -4,7 +4,10 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <utility>
+
+#include "stderr_line.h"
 
 namespace fasthprof {
 namespace {
@@ -15,7 +18,7 @@ constexpr size_t kStreamChunkBytes = 256 * 1024;
 constexpr size_t kMaxArrayPreambleSize = kRecordHeaderSize + kObjectArrayHeaderSize;
 
 void print_warning(std::string_view text) {
-  std::fprintf(stderr, "fasthprof: %.*s\n", static_cast<int>(text.size()), text.data());
+  write_stderr("fasthprof: " + std::string(text) + "\n");
 }
 
 size_t class_dump_size(const ClassDumpRecord& record, size_t constant_count, size_t static_count,

@@ -86,6 +86,23 @@ constexpr size_t basic_type_size(BasicType type) {
   return 0;
 }
 
+// The basic type of a value whose JVM signature starts with letter: Z B C S I J F D give their
+// primitive type; L (a class), [ (an array) and anything else give kObject, a reference. With
+// basic_type_size, the size a record gives such a value.
+constexpr BasicType basic_type_of_signature(char letter) {
+  switch (letter) {
+    case 'Z': return BasicType::kBoolean;
+    case 'B': return BasicType::kByte;
+    case 'C': return BasicType::kChar;
+    case 'S': return BasicType::kShort;
+    case 'I': return BasicType::kInt;
+    case 'J': return BasicType::kLong;
+    case 'F': return BasicType::kFloat;
+    case 'D': return BasicType::kDouble;
+    default: return BasicType::kObject;
+  }
+}
+
 // CONTROL SETTINGS flag bits.
 inline constexpr uint32_t kControlAllocTraces = 0x1;
 inline constexpr uint32_t kControlCpuSampling = 0x2;

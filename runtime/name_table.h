@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bump_arena.h"
+#include "flat_map.h"
 #include "ids.h"
 #include "memory.h"
 
@@ -47,19 +48,11 @@ class NameTable {
   size_t size() const { return entries_.size(); }
 
  private:
-  struct Slot {
-    uint64_t hash;
-    uint32_t entry;  // index into entries_ + 1; 0 = empty
-  };
-
-  size_t probe(std::string_view text, uint64_t hash) const;
-  void grow();
-
   BumpArena arena_;
   // entry i has ID make_id(kName, first_index_ + i)
   std::vector<std::string_view, memory::Allocator<std::string_view>> entries_;
-  // open addressing, power-of-two size, linear probing
-  std::vector<Slot, memory::Allocator<Slot>> slots_;
+  // text (a view of the arena's copy) -> index into entries_
+  FlatMap<std::string_view, uint32_t> index_;
   uint64_t first_index_ = 1;
 };
 

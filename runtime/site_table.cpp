@@ -24,27 +24,16 @@ uint64_t SampledTally::reported_bytes(uint64_t interval) const {
 
 uint8_t array_kind_of(std::string_view signature) {
   if (signature.size() < 2 || signature[0] != '[') return 0;
-  BasicType type = BasicType::kObject;
-  switch (signature[1]) {
-    case 'Z': type = BasicType::kBoolean; break;
-    case 'C': type = BasicType::kChar; break;
-    case 'F': type = BasicType::kFloat; break;
-    case 'D': type = BasicType::kDouble; break;
-    case 'B': type = BasicType::kByte; break;
-    case 'S': type = BasicType::kShort; break;
-    case 'I': type = BasicType::kInt; break;
-    case 'J': type = BasicType::kLong; break;
-    default: break;
-  }
-  return static_cast<uint8_t>(type);
+  return static_cast<uint8_t>(basic_type_of_signature(signature[1]));
 }
 
 void SiteTable::bind_slot(uint32_t slot, const SiteIdentity& site) {
   uint64_t key = (uint64_t{site.class_serial} << 32) | site.trace_serial;
   auto [found, inserted] = row_by_key_.try_emplace(key, static_cast<uint32_t>(rows_.size()));
+  uint32_t row = *found;
   if (inserted) rows_.push_back(Row{site});
   if (slot >= row_of_slot_.size()) row_of_slot_.resize(std::max<size_t>(slot + 1, row_of_slot_.size() * 2), 0);
-  row_of_slot_[slot] = found->second + 1;
+  row_of_slot_[slot] = row + 1;
 }
 
 void SiteTable::clear_live() {

@@ -22,10 +22,11 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "allocation_event.h"
+#include "flat_map.h"
+#include "memory.h"
 
 namespace fasthprof {
 
@@ -138,9 +139,9 @@ class SiteTable {
   SiteCounts counts_of(const Row& row) const;
 
   uint64_t sample_interval_;
-  std::vector<uint32_t> row_of_slot_;
-  std::vector<Row> rows_;
-  std::unordered_map<uint64_t, uint32_t> row_by_key_;
+  std::vector<uint32_t, memory::Allocator<uint32_t>> row_of_slot_;
+  std::vector<Row, memory::Allocator<Row>> rows_;
+  FlatMap<uint64_t, uint32_t> row_by_key_;  // (class serial << 32 | trace serial) -> row
   uint64_t unattributed_ = 0;
 };
 

@@ -2,6 +2,7 @@
 // format", last paragraphs) on files, devices, size limits and sockets.
 #include "async_sink.h"
 #include "file_backend.h"
+#include "memory.h"
 #include "socket_backend.h"
 
 #include <arpa/inet.h>
@@ -191,6 +192,19 @@ TEST(AsyncSink, SlowBackendMakesTheProducerWaitAndLosesNothing) {
     EXPECT_TRUE(sink->end_report());
     EXPECT_EQ(state.data, data);
   }
+}
+
+// The output buffers are the agent's memory: they count in its figures (whole pages each), and
+// go back when the sink does.
+TEST(AsyncSink, BuffersComeFromTheAgentAllocator) {
+  uint64_t before = memory::bytes_in_use();
+  {
+    MemoryState state;
+    auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 10000, nullptr, 3);
+    ASSERT_NE(sink, nullptr);
+    EXPECT_GE(memory::bytes_in_use(), before + 3 * 12288);
+  }
+  EXPECT_EQ(memory::bytes_in_use(), before);
 }
 
 TEST(AsyncSink, RefusesFewerThanTwoBuffersOrEmptyOnes) {

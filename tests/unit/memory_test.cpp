@@ -1,5 +1,7 @@
 #include "memory.h"
 
+#include "byte_encoder.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +12,31 @@
 
 namespace fasthprof::memory {
 namespace {
+
+// Aligned blocks and resizing keep their contents and the counts, whichever allocator serves them.
+bool aligned_and_resized_blocks_work() {
+  uint64_t before = bytes_in_use();
+  for (size_t alignment : {size_t{16}, size_t{64}, size_t{4096}}) {
+    void* block = allocate_aligned(10000, alignment);
+    if (block == nullptr || reinterpret_cast<uintptr_t>(block) % alignment != 0) return false;
+    std::memset(block, 0x5a, 10000);
+    if (bytes_in_use() != before + 10000) return false;
+    deallocate_aligned(block, 10000, alignment);
+    if (bytes_in_use() != before) return false;
+  }
+  auto* bytes = static_cast<unsigned char*>(reallocate(nullptr, 0, 100));
+  if (bytes == nullptr) return false;
+  for (int i = 0; i < 100; ++i) bytes[i] = static_cast<unsigned char>(i);
+  bytes = static_cast<unsigned char*>(reallocate(bytes, 100, 1 << 20));
+  if (bytes == nullptr || bytes_in_use() != before + (1 << 20)) return false;
+  for (int i = 0; i < 100; ++i) {
+    if (bytes[i] != i) return false;
+  }
+  bytes = static_cast<unsigned char*>(reallocate(bytes, 1 << 20, 50));
+  if (bytes == nullptr || bytes_in_use() != before + 50 || bytes[49] != 49) return false;
+  deallocate(bytes, 50);
+  return bytes_in_use() == before;
+}
 
 // initialize() decides once per process, so each choice is checked in a child of its own.
 template <typename Check>
@@ -29,7 +56,7 @@ TEST(Memory, FallsBackToSystemAllocatorWhenJemallocIsMissing) {
     void* block = allocate(100);
     std::memset(block, 1, 100);
     deallocate(block, 100);
-    return true;
+    return aligned_and_resized_blocks_work();
   }));
 }
 
@@ -75,6 +102,7 @@ TEST(Memory, OpensJemallocWhenTheTunableLeavesRoom) {
   void* block = allocate(1 << 20);
   ASSERT_NE(block, nullptr);
   deallocate(block, 1 << 20);
+  EXPECT_TRUE(aligned_and_resized_blocks_work());
 }
 
 TEST(Memory, SharesAPreloadedJemalloc) {
@@ -88,6 +116,7 @@ TEST(Memory, SharesAPreloadedJemalloc) {
   const Status& status = initialize();
   EXPECT_EQ(status.backend, Backend::kJemallocPreloaded) << status.description;
   EXPECT_NE(status.description.find("already in the process"), std::string::npos);
+  EXPECT_TRUE(aligned_and_resized_blocks_work());
 }
 
 TEST(Memory, CountsBytesInUseAndPeak) {
@@ -100,6 +129,20 @@ TEST(Memory, CountsBytesInUseAndPeak) {
   EXPECT_GE(peak_bytes_in_use(), before + 4000);
   deallocate(a, 1000);
   deallocate(b, 3000);
+  EXPECT_EQ(bytes_in_use(), before);
+}
+
+TEST(Memory, ByteBuffersAreCounted) {
+  uint64_t before = bytes_in_use();
+  {
+    ByteBuffer buffer;
+    buffer.append(8).u8(1);
+    EXPECT_EQ(bytes_in_use(), before + buffer.capacity());
+    for (int i = 0; i < 10000; ++i) buffer.append(8).u8(static_cast<uint64_t>(i));
+    EXPECT_EQ(bytes_in_use(), before + buffer.capacity());
+    buffer.shrink_to(0);
+    EXPECT_EQ(bytes_in_use(), before + buffer.capacity());
+  }
   EXPECT_EQ(bytes_in_use(), before);
 }
 

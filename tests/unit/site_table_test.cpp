@@ -1,5 +1,7 @@
 #include "site_table.h"
 
+#include "hprof_format.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -172,6 +174,25 @@ TEST(ArrayKind, FollowsTheAllocSitesCodes) {
   EXPECT_EQ(array_kind_of("[I"), 10);
   EXPECT_EQ(array_kind_of("[J"), 11);
   EXPECT_EQ(array_kind_of(""), 0);
+}
+
+// The one letter -> basic type mapping that array kinds and heap-dump field types share.
+TEST(BasicTypeOfSignature, LettersAndSizes) {
+  struct Case {
+    char letter;
+    BasicType type;
+    size_t size;
+  };
+  for (const Case& c : {Case{'Z', BasicType::kBoolean, 1}, Case{'B', BasicType::kByte, 1},
+                        Case{'C', BasicType::kChar, 2}, Case{'S', BasicType::kShort, 2},
+                        Case{'I', BasicType::kInt, 4}, Case{'F', BasicType::kFloat, 4},
+                        Case{'J', BasicType::kLong, 8}, Case{'D', BasicType::kDouble, 8},
+                        Case{'L', BasicType::kObject, kIdSize}, Case{'[', BasicType::kObject, kIdSize},
+                        Case{'V', BasicType::kObject, kIdSize}, Case{'\0', BasicType::kObject, kIdSize}}) {
+    EXPECT_EQ(basic_type_of_signature(c.letter), c.type) << c.letter;
+    EXPECT_EQ(basic_type_size(basic_type_of_signature(c.letter)), c.size) << c.letter;
+  }
+  static_assert(basic_type_of_signature('J') == BasicType::kLong);
 }
 
 }  // namespace
