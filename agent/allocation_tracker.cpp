@@ -1,3 +1,4 @@
+#include "stderr_line.h"
 #include "allocation_tracker.h"
 
 #include <unistd.h>
@@ -19,7 +20,6 @@
 
 namespace fasthprof {
 
-using jvmti::write_stderr;
 
 namespace {
 

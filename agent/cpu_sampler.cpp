@@ -2,6 +2,7 @@
 // dumps), the rounds of "fasthprof cpu sampler" that count the threads using the CPU
 // (runtime/cpu_counting.h's rule, fed from the VM here), and the figures printed under verbose=y.
 // The stacks are taken by cpu_signal_path.cpp and cpu_deferred_path.cpp.
+#include "stderr_line.h"
 #include "cpu_sampler.h"
 
 #include <fcntl.h>
@@ -21,7 +22,6 @@
 
 namespace fasthprof {
 
-using jvmti::write_stderr;
 
 // The rule in runtime/ reads JVMTI's state bits by their values.
 static_assert(kThreadStateAlive == JVMTI_THREAD_STATE_ALIVE && kThreadStateTerminated == JVMTI_THREAD_STATE_TERMINATED);

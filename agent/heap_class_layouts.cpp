@@ -1,3 +1,4 @@
+#include "stderr_line.h"
 #include "heap_class_layouts.h"
 
 #include <algorithm>
@@ -13,7 +14,6 @@
 
 namespace fasthprof {
 
-using jvmti::write_stderr;
 
 namespace {
 

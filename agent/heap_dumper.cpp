@@ -1,3 +1,4 @@
+#include "stderr_line.h"
 #include "heap_dumper.h"
 
 #include <sys/statvfs.h>
@@ -26,7 +27,6 @@
 
 namespace fasthprof {
 
-using jvmti::write_stderr;
 
 namespace {
 

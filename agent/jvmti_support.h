@@ -92,9 +92,6 @@ void plan_callback_local_refs(JNIEnv* jni);
 bool start_agent_thread(jvmtiEnv* jvmti, JNIEnv* jni, const char* name, jvmtiStartFunction body,
                         void* arg, std::string* error);
 
-// text on stderr as it is (runtime/stderr_line.h), for the agent's callers that name it jvmti::.
-using fasthprof::write_stderr;
-
 // `HPROF ERROR: <message>` on stderr, in one write.
 void print_error(const std::string& message);
 

@@ -1,3 +1,4 @@
+#include "stderr_line.h"
 #include "profiler.h"
 
 #include <unistd.h>
@@ -23,7 +24,6 @@
 
 namespace fasthprof {
 
-using jvmti::write_stderr;
 
 namespace {
 
