@@ -1,4 +1,3 @@
-#include "stderr_line.h"
 #include "allocation_tracker.h"
 
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include "jvmti_support.h"
 #include "memory.h"
 #include "sites_section.h"
+#include "stderr_line.h"
 #include "xxhash.h"
 
 namespace fasthprof {

@@ -1,4 +1,3 @@
-#include "stderr_line.h"
 #include "heap_class_layouts.h"
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include "entry_guard.h"
 #include "java_names.h"
 #include "jvmti_support.h"
+#include "stderr_line.h"
 
 namespace fasthprof {
 

@@ -1,4 +1,3 @@
-#include "stderr_line.h"
 #include "heap_dumper.h"
 
 #include <sys/statvfs.h>
@@ -23,6 +22,7 @@
 #include "heap_dump_staging.h"
 #include "heap_walk.h"
 #include "jvmti_support.h"
+#include "stderr_line.h"
 #include "thread_tracker.h"
 
 namespace fasthprof {

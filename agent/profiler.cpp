@@ -1,4 +1,3 @@
-#include "stderr_line.h"
 #include "profiler.h"
 
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #include "profile_owner.h"
 #include "output_file.h"
 #include "socket_backend.h"
+#include "stderr_line.h"
 
 namespace fasthprof {
 
