@@ -2,7 +2,6 @@
 // dumps), the rounds of "fasthprof cpu sampler" that count the threads using the CPU
 // (runtime/cpu_counting.h's rule, fed from the VM here), and the figures printed under verbose=y.
 // The stacks are taken by cpu_signal_path.cpp and cpu_deferred_path.cpp.
-#include "stderr_line.h"
 #include "cpu_sampler.h"
 
 #include <fcntl.h>
@@ -18,6 +17,7 @@
 #include "clock.h"
 #include "jvmti_support.h"
 #include "proc_task.h"
+#include "stderr_line.h"
 #include "thread_tracker.h"
 
 namespace fasthprof {
