@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "allocation_tracker.h"
+#include "clock.h"
 #include "class_linker.h"
 #include "class_tracker.h"
 #include "heap_class_layouts.h"
@@ -182,13 +182,13 @@ void HeapDumper::write_report(ReportContext& report) {
   ProfileWriter& writer = *context_.writer;
   const Options& options = *context_.options;
   bool stats = options.diagnostics();  // verbose=y
-  auto started = std::chrono::steady_clock::now();
+  uint64_t started = monotonic_ns();
 
   HeldThreads held(jvmti, report);
   warn_if_disk_small(jni, options);
-  auto link_started = std::chrono::steady_clock::now();
+  uint64_t link_started = monotonic_ns();
   ClassLinkResult linking = link_unprepared_classes(jvmti, jni);
-  double link_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - link_started).count();
+  double link_seconds = seconds_since(link_started);
   if (!linking.error.empty()) {
     write_stderr("fasthprof: warning: classes that are not linked yet are dumped without fields: " + linking.error +
                  "\n");
@@ -210,7 +210,7 @@ void HeapDumper::write_report(ReportContext& report) {
   held.take_stacks(writer, &threads);
   ClassLayoutTable classes;
   ClassCollection collection;
-  auto classes_started = std::chrono::steady_clock::now();
+  uint64_t classes_started = monotonic_ns();
   if (!collect_classes(jvmti, jni, writer, *context_.classes, options.primfields, &next_heap_dump_id,
                        &classes, &collection)) {
     held.release();
@@ -219,7 +219,7 @@ void HeapDumper::write_report(ReportContext& report) {
     return;
   }
   double classes_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - classes_started).count();
+      seconds_since(classes_started);
   // Threads in serial order, so that the file is stable for a stable program.
   std::vector<std::pair<uint64_t, DumpThread>> ordered(threads.begin(), threads.end());
   std::sort(ordered.begin(), ordered.end(),
@@ -294,7 +294,7 @@ void HeapDumper::write_report(ReportContext& report) {
     }
   }
   release_class_collection(jni, &collection);
-  double dump_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  double dump_seconds = seconds_since(started);
   if (counts.dropped_elements != 0) {
     write_stderr("fasthprof: warning: " + std::to_string(counts.dropped_elements) +
                  " object-array elements came out of order or past their array's end and were written as null\n");

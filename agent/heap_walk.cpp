@@ -9,6 +9,7 @@
 #include <string>
 
 #include "allocation_tracker.h"
+#include "clock.h"
 #include "entry_guard.h"
 #include "ids.h"
 #include "stderr_line.h"
@@ -36,8 +37,8 @@ struct WalkState {
   uint64_t jni_globals = 0;
   uint64_t objects = 0;
   size_t peak_pending = 0;
-  std::chrono::steady_clock::time_point started;
-  std::chrono::steady_clock::time_point last_progress;
+  uint64_t started_ns = 0;  // monotonic
+  uint64_t last_progress_ns = 0;
   bool printed_progress = false;
   bool failed = false;  // a callback threw: the walk was aborted
 };
@@ -66,9 +67,10 @@ uint32_t allocation_trace_of(uint64_t object_id) {
 }
 
 void print_progress(WalkState& state) {
-  auto now = std::chrono::steady_clock::now();
-  if (now - state.started < std::chrono::seconds(3) || now - state.last_progress < std::chrono::seconds(2)) return;
-  state.last_progress = now;
+  constexpr uint64_t kSecond = 1000000000u;
+  uint64_t now = monotonic_ns();
+  if (now - state.started_ns < 3 * kSecond || now - state.last_progress_ns < 2 * kSecond) return;
+  state.last_progress_ns = now;
   state.printed_progress = true;
   const HeapDumpCounts& counts = state.out->counts();
   uint64_t bytes = state.setup->bytes_written ? state.setup->bytes_written() : 0;
@@ -76,7 +78,7 @@ void print_progress(WalkState& state) {
   int n = std::snprintf(line, sizeof line, "fasthprof: heap dump: %llu objects, %llu MB so far (%.1f s)\n",
                         static_cast<unsigned long long>(counts.objects()),
                         static_cast<unsigned long long>(bytes >> 20),
-                        std::chrono::duration<double>(now - state.started).count());
+                        static_cast<double>(now - state.started_ns) / 1e9);
   if (n > 0) write_stderr(std::string_view(line, std::min(static_cast<size_t>(n), sizeof line - 1)));
 }
 
@@ -270,7 +272,7 @@ HeapWalkResult run_heap_walk(jvmtiEnv* jvmti, const HeapWalkSetup& setup) {
   state.setup = &setup;
   state.out = setup.assembler;
   state.ids_before_walk = last_heap_dump_id();
-  state.started = state.last_progress = std::chrono::steady_clock::now();
+  state.started_ns = state.last_progress_ns = monotonic_ns();
 
   jvmtiHeapCallbacks callbacks{};
   callbacks.heap_reference_callback = &on_reference;
@@ -284,17 +286,17 @@ HeapWalkResult run_heap_walk(jvmtiEnv* jvmti, const HeapWalkSetup& setup) {
   result.class_instances = state.class_instances.size();
   result.peak_pending = state.peak_pending;
   result.failed = state.failed;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - state.started).count();
+  result.seconds = seconds_since(state.started_ns);
   return result;
 }
 
 double clear_heap_dump_tags(jvmtiEnv* jvmti, uint64_t* cleared) {
-  auto started = std::chrono::steady_clock::now();
+  uint64_t started = monotonic_ns();
   jvmtiHeapCallbacks callbacks{};
   callbacks.heap_iteration_callback = &on_clear_tag;
   *cleared = 0;
   jvmti->IterateThroughHeap(JVMTI_HEAP_FILTER_UNTAGGED, nullptr, &callbacks, cleared);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return seconds_since(started);
 }
 
 }  // namespace fasthprof

@@ -25,6 +25,8 @@ inline uint64_t monotonic_ns() { return clock_detail::read_ns(CLOCK_MONOTONIC); 
 inline uint64_t monotonic_ms() { return monotonic_ns() / 1000000u; }
 inline uint64_t wall_ns() { return clock_detail::read_ns(CLOCK_REALTIME); }
 inline uint64_t wall_ms() { return wall_ns() / 1000000u; }
+// Seconds of monotonic time since `started_ns` (a monotonic_ns() reading), for durations printed.
+inline double seconds_since(uint64_t started_ns) { return static_cast<double>(monotonic_ns() - started_ns) / 1e9; }
 // CPU time the calling thread has used.
 inline uint64_t thread_cpu_ns() { return clock_detail::read_ns(CLOCK_THREAD_CPUTIME_ID); }
 
