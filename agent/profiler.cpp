@@ -17,8 +17,8 @@
 #include "heap_dumper.h"
 #include "jvmti_support.h"
 #include "memory.h"
-#include "profile_owner.h"
 #include "output_file.h"
+#include "profile_owner.h"
 #include "socket_backend.h"
 #include "stderr_line.h"
 
