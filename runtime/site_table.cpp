@@ -52,8 +52,15 @@ bool SiteTable::add_live(uint32_t slot, uint64_t objects, uint64_t bytes) {
 }
 
 SiteCounts SiteTable::counts_of(const Row& row) const {
-  return {row.live_bytes, row.live_objects, row.allocated.reported_bytes(sample_interval_),
-          row.allocated.reported_objects(sample_interval_)};
+  uint64_t alloc_bytes = row.allocated.reported_bytes(sample_interval_);
+  uint64_t alloc_objects = row.allocated.reported_objects(sample_interval_);
+  // Live objects are some of the allocated ones, but with sample= both are rounded estimates: the
+  // live count of a row sums the rounded counts of its slots, in the heap walk's order, the
+  // allocated count rounds the row's own sum, so the live one can come out one above when every
+  // object is alive. Never report more live than allocated then.
+  if (sample_interval_ == 0) return {row.live_bytes, row.live_objects, alloc_bytes, alloc_objects};
+  return {std::min(row.live_bytes, alloc_bytes), std::min(row.live_objects, alloc_objects), alloc_bytes,
+          alloc_objects};
 }
 
 std::vector<SiteRow> SiteTable::report_rows(double cutoff, SiteTotals* totals) const {

@@ -102,6 +102,38 @@ TEST(SiteTable, LiveCountsStartOverAtEachReport) {
   EXPECT_EQ(rows[0].counts.live_bytes, 20u);
 }
 
+// With sample= a row's live count sums the rounded counts of its slots while its allocated count
+// rounds the row's own sum: all objects alive, the live figure must not come out above.
+TEST(SiteTable, SampledLiveNeverExceedsAllocated) {
+  constexpr uint64_t kInterval = 4096;
+  SiteTable table(kInterval);
+  table.bind_slot(1, {100001, 300001, 0});
+  table.bind_slot(2, {100001, 300001, 0});  // the same site: one row
+  // Sizes whose weights make each slot's estimate end in .5 or so: rounded each, they add up
+  // above the rounded total.
+  uint64_t size = 0;
+  for (uint64_t candidate = 2000; candidate < 4000; ++candidate) {
+    double weight = sample_weight(candidate, kInterval);
+    double fraction = weight - std::floor(weight);
+    if (fraction > 0.5 && fraction < 0.6) {
+      size = candidate;
+      break;
+    }
+  }
+  ASSERT_NE(size, 0u);
+  auto batch = events({{1, size}, {2, size}});
+  table.apply(batch, [](uint32_t, SiteIdentity*) { return false; });
+  SampledTally one;
+  one.add(size, kInterval);
+  table.add_live(1, one.reported_objects(kInterval), one.reported_bytes(kInterval));
+  table.add_live(2, one.reported_objects(kInterval), one.reported_bytes(kInterval));
+  auto rows = table.report_rows(0.0, nullptr);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_GT(2 * one.reported_objects(kInterval), rows[0].counts.alloc_objects) << "the case rounds up twice";
+  EXPECT_EQ(rows[0].counts.live_objects, rows[0].counts.alloc_objects);
+  EXPECT_LE(rows[0].counts.live_bytes, rows[0].counts.alloc_bytes);
+}
+
 TEST(SiteTable, CountersAreSixtyFourBit) {
   SiteTable table;
   table.bind_slot(1, {100001, 300001, 0});
