@@ -1,5 +1,5 @@
 """Random and mutated option strings through the agent's real load path: `java -agentpath:...=<opts>
--version` (sometimes with _JAVA_HPROF_OPTIONS too) on every JDK. An option string may be refused
+-version` (sometimes with _JAVA_HPROF_OPTIONS too, and -Xcheck:jni) on every JDK. An option string may be refused
 (exit 1) or run (exit 0); anything else is a failure: another exit code, a signal, an hs_err file,
 `terminate called`, a HotSpot fatal error banner, or a hang.
 
@@ -16,7 +16,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from harness import AGENT, check, finish, java_bin, jdks
+from harness import AGENT, check, finish, java_command, jdks, warning_lines
 
 NAMES = ["heap", "cpu", "monitor", "format", "file", "net", "depth", "interval", "cutoff", "lineno",
          "thread", "doe", "msa", "force", "verbose", "gc_okay", "primfields", "primarrays", "debugflags",
@@ -133,7 +133,7 @@ def run_one(home, options, env_value):
     env.pop("_JAVA_HPROF_OPTIONS", None)
     if env_value is not None:
         env["_JAVA_HPROF_OPTIONS"] = env_value
-    command = [java_bin(home), "-Xshare:auto", "-XX:TieredStopAtLevel=1", f"-agentpath:{AGENT}={options}", "-version"]
+    command = java_command(home, "-Xshare:auto", "-XX:TieredStopAtLevel=1", f"-agentpath:{AGENT}={options}", "-version")
     try:
         try:
             proc = subprocess.run(command, cwd=folder, env=env, capture_output=True, timeout=60,
@@ -149,6 +149,7 @@ def run_one(home, options, env_value):
         elif code not in (0, 1):
             problems.append(f"exit code {code}")
         problems += [why for text, why in FAILURE_TEXT if text in output]
+        problems += [f"a WARNING line: {line}" for line in warning_lines(output)[:1]]
         problems += [f"{name} written" for name in os.listdir(folder) if name.startswith(("hs_err", "core"))]
         return problems, code, output
     finally:
