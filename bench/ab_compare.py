@@ -159,7 +159,8 @@ def bench_cpu(args, agents, work):
 
     def run_one(agent):
         cpu_samples_bench.AGENT = agent
-        r = cpu_samples_bench.run_busy(args.cpu_threads, args.cpu_millis, "signal")
+        # The default stack path (signal) without naming it: builds from before cpustacks= take it too.
+        r = cpu_samples_bench.run_busy(args.cpu_threads, args.cpu_millis, "default")
         figures = {"samples_ratio": r["raw_ratio"], "round_mean_us": r["round_mean_ms"] * 1000,
                    "work_per_ms": r["work"] / r["run_ms"]}
         if "agent_cpu_share" in r:

@@ -43,7 +43,9 @@ MODES = ["signal", "deferred"]
 
 
 def run_busy(threads, millis, agent_mode=None):
-    """One CpuBusy run; returns a dict of its figures (sampler figures when agent_mode is set)."""
+    """One CpuBusy run; returns a dict of its figures (sampler figures when agent_mode is set).
+    agent_mode "default" names no cpustacks= (builds older than the option print their figures
+    with FASTHPROF_CPU_SAMPLER_STATS=1 in the environment, which run_busy then sets)."""
     java_home = os.environ.get("FASTHPROF_BENCH_JAVA_HOME", JAVA_HOME)
     command = [os.path.join(java_home, "bin", "java"), "-Xshare:auto"]
     env = dict(os.environ)
@@ -51,8 +53,11 @@ def run_busy(threads, millis, agent_mode=None):
     env.pop("_JAVA_HPROF_OPTIONS", None)
     folder = tempfile.mkdtemp(prefix="fasthprof-bench-")
     if agent_mode:
+        stacks = "" if agent_mode == "default" else f",cpustacks={agent_mode}"
+        if agent_mode == "default":
+            env["FASTHPROF_CPU_SAMPLER_STATS"] = "1"
         command.append(f"-agentpath:{AGENT}=cpu=samples,interval={INTERVAL_MS},file={folder}/out.txt,"
-                       f"verbose=y,cpustacks={agent_mode}")
+                       f"verbose=y{stacks}")
     command += ["-cp", CLASSES, "CpuBusy", str(threads), str(millis)]
     proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     subprocess.run(["rm", "-rf", folder])
