@@ -46,10 +46,10 @@ class AllocationTracker final : public Feature {
 
   const char* dump_message() const override { return " allocation sites ..."; }
   void add_capabilities(jvmtiCapabilities* wanted) override;
-  void wanted_events(FeatureEvents* events) override { events->sampled_object_alloc = true; }
   void on_load() override;
   void start(JNIEnv* jni) override;
-  void on_sampled_object_alloc(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size) override;
+  // SampledObjectAlloc, called by the profiler's callback table on the allocating thread.
+  void on_sampled_object_alloc(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size);
   size_t drain(JNIEnv* jni) override;
   void write_report(ReportContext& report) override;
   void stop(JNIEnv* jni) override;

@@ -5,7 +5,7 @@
 //
 //   load:    add_capabilities(), wanted_events(), on_load()     (Agent_OnLoad / Agent_OnAttach)
 //   live:    start()                                            (VMInit, or at once under attach)
-//   events:  on_thread_start() ... on_sampled_object_alloc()    (on the Java thread of the event)
+//   events:  on_thread_start() ... on_compiled_method_load()    (on the Java thread of the event)
 //   writer:  drain()                                            (the writer thread, between reports)
 //   report:  write_report()  in docs/compatibility.md §2.5 order (the writer thread)
 //   death:   stop()                                             (VMDeath, after the final report)
@@ -43,7 +43,6 @@ struct AgentContext {
 
 // Events beyond those every agent gets (thread start/end, class prepare) that a feature handles.
 struct FeatureEvents {
-  bool sampled_object_alloc = false;
   bool class_load = false;            // enabled by the feature itself; the hook may be empty
   bool compiled_method_load = false;  // the same
 };
@@ -85,8 +84,8 @@ class Feature {
   virtual void on_class_prepare(JNIEnv* /*jni*/, jclass /*klass*/) {}
   virtual void on_class_load(JNIEnv* /*jni*/, jclass /*klass*/) {}
   virtual void on_compiled_method_load(jmethodID /*method*/) {}
-  virtual void on_sampled_object_alloc(JNIEnv* /*jni*/, jthread /*thread*/, jobject /*object*/,
-                                       jclass /*klass*/, jlong /*size*/) {}
+  // SampledObjectAlloc, the hot event, is no hook: the callback table calls the allocation tracker
+  // (heap=sites|all) directly.
 
   // ---- writer thread ------------------------------------------------------------------------
 

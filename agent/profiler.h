@@ -20,6 +20,8 @@
 
 namespace fasthprof {
 
+class AllocationTracker;
+
 class Profiler {
  public:
   // Agent_OnLoad (attach=false) and Agent_OnAttach (attach=true). Returns JNI_OK, or JNI_ERR
@@ -97,7 +99,9 @@ class Profiler {
   std::unique_ptr<ThreadTracker> threads_;
   AgentContext context_;
   std::vector<std::unique_ptr<Feature>> features_;  // in report order (docs/compatibility.md §2.5)
-  std::vector<Feature*> alloc_hooks_, class_load_hooks_, compiled_method_hooks_;  // wanted_events()
+  std::vector<Feature*> class_load_hooks_, compiled_method_hooks_;  // wanted_events()
+  // SampledObjectAlloc, the hot event, goes to the allocation tracker alone (heap=sites|all).
+  AllocationTracker* allocation_hook_ = nullptr;
 
   std::atomic<bool> live_{false};
   std::atomic<bool> failed_{false};  // stop_after_failure() ran
