@@ -14,6 +14,7 @@
 #include "entry_guard.h"
 #include "exit_check.h"
 #include "file_backend.h"
+#include "gzip_backend.h"
 #include "heap_dumper.h"
 #include "jvmti_support.h"
 #include "memory.h"
@@ -182,6 +183,10 @@ bool Profiler::open_output(std::string* error) {
     if (fd < 0) return false;
     output_path_ = path;
     backend = std::make_unique<FileBackend>(fd, path);
+  }
+  if (options_.gzip) {
+    backend = GzipBackend::create(std::move(backend), kGzipLevel, error);
+    if (!backend) return false;
   }
   sink_ = AsyncSink::create(std::move(backend), AsyncSinkOptions{}, error);
   if (!sink_) return false;

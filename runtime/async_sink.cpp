@@ -17,6 +17,9 @@ namespace {
 
 constexpr size_t kBufferAlignment = 4096;
 
+// The size a queued entry records for "seal the backend here" rather than a buffer to write.
+constexpr size_t kSealEntry = SIZE_MAX;
+
 // What one output buffer of buffer_size bytes takes: whole pages.
 size_t buffer_allocation(size_t buffer_size) {
   return (buffer_size + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
@@ -132,16 +135,16 @@ void AsyncSink::write(const void* data, size_t size) {
     fill_used_ += room;
     bytes += room;
     size -= room;
-    hand_off();
+    hand_off(fill_used_);
     // The rest belongs to a report that is already lost.
     if (report_failed_.load(std::memory_order_relaxed)) return;
   }
 }
 
-void AsyncSink::hand_off() {
+void AsyncSink::hand_off(size_t entry) {
   const size_t count = options_.buffer_count;
   std::unique_lock<std::mutex> lock(mutex_);
-  sizes_[submitted_ % count] = fill_used_;
+  sizes_[submitted_ % count] = entry;
   ++submitted_;
   work_ready_.notify_one();
   // The next buffer is free once fewer than count buffers are queued or being written. A producer
@@ -163,8 +166,10 @@ void AsyncSink::wait_until_in_flight(std::unique_lock<std::mutex>& lock, uint64_
   producer_waiting_ = false;
 }
 
-void AsyncSink::drain() {
-  if (fill_used_ > 0) hand_off();
+void AsyncSink::drain(bool seal) {
+  if (fill_used_ > 0) hand_off(fill_used_);
+  // Queued behind the buffers, so that the io thread seals after writing them.
+  if (seal) hand_off(kSealEntry);
   std::unique_lock<std::mutex> lock(mutex_);
   wait_until_in_flight(lock, 0);
 }
@@ -172,7 +177,7 @@ void AsyncSink::drain() {
 void AsyncSink::write_pending(const uint8_t* data, size_t size) {
   // Only this thread sets the flag; the producer clears it only while this thread is idle.
   if (report_failed_.load(std::memory_order_relaxed)) return;
-  const WriteResult result = backend_->write_all(data, size);
+  const WriteResult result = size == kSealEntry ? backend_->seal() : backend_->write_all(data, size);
   if (!result.ok()) handle_write_error(result.error);
 }
 
@@ -196,7 +201,8 @@ std::string AsyncSink::cut_back_report() {
   // continuation.
   const WriteResult truncated = backend_->truncate_to(report_start_);
   if (truncated.ok()) {
-    return "; the file was truncated to the last complete report (" + std::to_string(report_start_) + " bytes)";
+    return "; the file was truncated to the last complete report (" + std::to_string(backend_->stored_offset()) +
+           " bytes)";
   }
   return "; the file could not be truncated to the last complete report: " + error_text(truncated.error);
 }
@@ -219,7 +225,7 @@ void AsyncSink::report(const std::string& message) {
 
 void AsyncSink::begin_report() {
   if (closed_) return;
-  drain();
+  drain(/*seal=*/true);
   if (!output_ended_.load(std::memory_order_acquire)) {
     report_failed_.store(false, std::memory_order_release);
   }
@@ -228,7 +234,7 @@ void AsyncSink::begin_report() {
 
 bool AsyncSink::end_report() {
   if (closed_) return false;
-  drain();
+  drain(/*seal=*/true);
   if (report_failed_.load(std::memory_order_acquire)) return false;
   // A report whose bytes reached the backend re-arms the message for the next failure; an empty
   // one proves nothing (a full device stays full).
@@ -238,13 +244,13 @@ bool AsyncSink::end_report() {
 }
 
 void AsyncSink::flush() {
-  if (!closed_) drain();
+  if (!closed_) drain(/*seal=*/true);
 }
 
 void AsyncSink::close() {
   if (closed_) return;
   if (thread_started_) {
-    drain();
+    drain(/*seal=*/true);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;

@@ -19,6 +19,9 @@
 // the current report began and drops the rest of that report; begin_report() starts the next one
 // clean. A backend whose error ends output (a socket) is closed and everything later is dropped.
 // Either way one message goes to the reporter, and no more until a report has succeeded again.
+//
+// Reports end on a seal() of the backend (queued to the io thread behind the report's last buffer):
+// a compressing backend ends its compressed unit there, so the output is readable after every report.
 #pragma once
 
 #include <pthread.h>
@@ -115,13 +118,16 @@ class AsyncSink final : public OutputStream {
 
   static void* io_thread_main(void* self);
   void run_io_thread();
-  // Producer: queues the fill buffer for the io thread and waits until the next one is free.
-  void hand_off();
-  // Producer: hand_off() of a non-empty fill buffer, then waits until the io thread is idle.
-  void drain();
+  // Producer: queues the fill buffer for the io thread, with entry as its size (fill_used_, or
+  // kSealEntry: seal the backend there, write nothing), and waits until the next one is free.
+  void hand_off(size_t entry);
+  // Producer: hand_off() of a non-empty fill buffer, with seal a backend seal() behind it (the io
+  // thread runs it, so that a compressing backend never compresses on the producer), then waits
+  // until the io thread is idle.
+  void drain(bool seal = false);
   // Producer, holding mutex_: sleeps until at most in_flight buffers are queued or being written.
   void wait_until_in_flight(std::unique_lock<std::mutex>& lock, uint64_t in_flight);
-  // io thread: writes one buffer, or drops it after an error.
+  // io thread: writes one buffer (or seals the backend), or drops it after an error.
   void write_pending(const uint8_t* data, size_t size);
   void handle_write_error(int error);
   // Cuts a truncatable backend back to report_start_; returns the clause for the message.

@@ -124,6 +124,7 @@ std::string check_combination(Options* options) {
 std::string Options::output_path() const {
   if (!file.empty()) return file;
   if (!net_host.empty()) return "";
+  if (gzip) return kDefaultGzipFile;
   return format == OutputFormat::kBinary ? kDefaultBinaryFile : kDefaultTextFile;
 }
 
@@ -280,7 +281,7 @@ constexpr bool kCpuSamplesImplemented = true;
 constexpr bool kCpuTimesImplemented = false;  // cpu=times and cpu=old
 constexpr bool kMonitorImplemented = false;
 constexpr bool kSamplingImplemented = true;
-constexpr bool kGzipImplemented = false;
+constexpr bool kGzipImplemented = true;
 constexpr bool kVerifyImplemented = true;  // logflags=0x4
 constexpr bool kPrimitiveFilterImplemented = true;  // primfields=n, primarrays=n
 

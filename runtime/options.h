@@ -13,6 +13,7 @@ enum class OutputFormat { kText, kBinary };
 
 inline constexpr const char* kDefaultBinaryFile = "java.hprof";
 inline constexpr const char* kDefaultTextFile = "java.hprof.txt";
+inline constexpr const char* kDefaultGzipFile = "java.hprof.gz";
 inline constexpr int kDefaultNetTimeoutSeconds = 10;
 inline constexpr int kMaxNetTimeoutSeconds = 86400;
 

@@ -42,6 +42,15 @@ class SinkBackend {
   // allocate. On failure returns the errno and leaves offset() unchanged.
   virtual WriteResult truncate_to(uint64_t offset) = 0;
 
+  // Makes what was written so far readable on its own at the destination: a compressing backend
+  // ends its current compressed unit here. The sink calls it at the start and end of every report
+  // and on flush. Other backends have nothing to do.
+  virtual WriteResult seal() { return {}; }
+
+  // Where the destination's own bytes end: offset() unless the backend transforms them (a
+  // compressing backend's compressed size). For messages only.
+  virtual uint64_t stored_offset() const { return offset(); }
+
   // Whether a write error makes every later write pointless (a broken connection), so that the
   // sink closes the backend and ends output for the rest of the run.
   virtual bool error_ends_output() const = 0;
