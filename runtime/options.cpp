@@ -254,6 +254,8 @@ std::string usage_text() {
       "  - The option format=b cannot be used with monitor=y.\n"
       "  - The option format=b cannot be used with cpu=old|times.\n"
       "  - The option gz=y needs format=b; sample=<bytes> needs heap=sites|all.\n"
+      "  - gz=y writes gzip in the layout of jcmd GC.heap_dump -gz (1 MiB members);\n"
+      "    the default file is then java.hprof.gz. gzip -d gives the plain file.\n"
       "  - The option depth=<size> is at most 65535, the most a binary file records.\n"
       "  - The option timeout=<seconds> needs net=<host>:<port>.\n"
       "  - Use of the -Xrunhprof interface can still be used, e.g.\n"

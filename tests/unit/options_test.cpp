@@ -416,6 +416,8 @@ TEST(Numbers, NetTimeoutSeconds) {
 TEST(Options, OutputPath) {
   EXPECT_EQ("java.hprof.txt", parse_ok("").output_path());
   EXPECT_EQ("java.hprof", parse_ok("format=b").output_path());
+  EXPECT_EQ("java.hprof.gz", parse_ok("format=b,gz=y").output_path());
+  EXPECT_EQ("dump.bin", parse_ok("format=b,gz=y,file=dump.bin").output_path());  // as named
   EXPECT_EQ("foo", parse_ok("file=foo").output_path());  // .txt is not appended
   EXPECT_EQ("", parse_ok("net=h:1").output_path());
 }
@@ -483,7 +485,7 @@ const FeatureWarningCase kFeatureWarnings[] = {
     {"cpu=old", "fasthprof: cpu=old is not implemented yet: no CPU TIME records will be written", false},
     {"monitor=y", "fasthprof: monitor=y is not implemented yet: no MONITOR DUMP or MONITOR TIME records will be written", false},
     {"heap=sites,sample=64k", "fasthprof: sample=<bytes> is not implemented yet: allocation sampling is not available", true},
-    {"format=b,cpu=samples,gz=y", "fasthprof: gz=y is not implemented yet: output is not compressed", false},
+    {"format=b,cpu=samples,gz=y", "fasthprof: gz=y is not implemented yet: output is not compressed", true},
     {"format=b,cpu=samples,logflags=4", "fasthprof: logflags=0x4 is not implemented yet: binary file is not verified at exit", true},
     {"heap=dump,primfields=n", "fasthprof: primfields=n is not implemented yet: primitive field values are still written", true},
     {"heap=dump,primarrays=n", "fasthprof: primarrays=n is not implemented yet: primitive array contents are still written", true},
