@@ -182,13 +182,16 @@ def dumps(jdk, home):
 
 def sites_and_samples(jdk, home):
     for options, main, args, expect in (
-            ("heap=sites,format=b,gz=y,file=out.gz", "AllocSites", [], "ALLOC SITES"),
+            ("heap=sites,format=b,gz=y,file=out.gz,logflags=4,verbose=y", "AllocSites", [], "ALLOC SITES"),
             ("cpu=samples,format=b,gz=y,file=out.gz", "CpuBusy", ["2", "1500"], "CPU SAMPLES")):
         label = f"{jdk} {options}"
         with java_process(home, agentpath(options), main, args) as (proc, folder):
             code = proc.wait(timeout=300)
             check(code == 0, f"{label}: the program ends (exit {code}):\n{read_text(folder / 'stderr.txt')[-2000:]}")
             out = folder / "out.gz"
+            if "logflags=4" in options:
+                check("fasthprof: verified " in read_text(folder / "stderr.txt"),
+                      f"{label}: logflags=4 verifies the compressed file at exit:\n{read_text(folder / 'stderr.txt')}")
             check_layout(label, out.read_bytes())
             ok, output = verify_binary(out)
             check(ok and re.search(expect + r"\s+[1-9]", output), f"{label}: hprof-verify --strict reads it, "
