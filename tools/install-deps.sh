@@ -3,7 +3,7 @@
 # Idempotent; uses sudo when not run as root.
 set -eu
 PACKAGES="g++ meson ninja-build pkg-config python3 binutils procps
-  libconcurrentqueue-dev libxxhash-dev libjemalloc-dev libjemalloc2
+  libconcurrentqueue-dev libxxhash-dev libjemalloc-dev libjemalloc2 libdeflate-dev zlib1g-dev gzip
   libgtest-dev libbenchmark-dev openjdk-17-jdk-headless libh2-java visualvm"
 
 missing=""
