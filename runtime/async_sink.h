@@ -79,13 +79,13 @@ class AsyncSink final : public OutputStream {
   // flush, close); they must not run concurrently with each other.
   void write(const void* data, size_t size) override;
 
-  // Marks the start of a report: everything written so far reaches the backend first (waits),
-  // then the backend offset is remembered as the point to cut back to if this report fails.
+  // Marks the start of a report: everything written so far reaches the backend and is sealed
+  // first (waits), then the backend offset is remembered as the point to cut back to if this report fails.
   // Clears the error of a previous failed report, so that this one tries again (unless output
   // has ended). Does not allocate. Producer only.
   void begin_report();
 
-  // Hands over what is buffered and waits until it is on the backend. Returns whether the report
+  // Hands over what is buffered and waits until it is on the backend, sealed. Returns whether the report
   // begun by begin_report() reached the backend completely (false after an error in it, or when
   // output has ended). Producer only.
   bool end_report();
@@ -98,8 +98,8 @@ class AsyncSink final : public OutputStream {
   // first. Producer only.
   void abandon_report(const std::string& reason);
 
-  // Hands over what is buffered and waits until it is on the backend (or dropped after an error).
-  // Producer only.
+  // Hands over what is buffered and waits until it is on the backend, sealed (or dropped after an
+  // error). Producer only.
   void flush();
 
   // Flushes, stops and joins the io thread, closes the backend. Idempotent. A close error of the
