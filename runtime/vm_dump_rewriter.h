@@ -91,7 +91,8 @@ class VmDumpNumbering {
   uint32_t next_trace_serial_;
   uint64_t next_name_index_ = 1;
   uint64_t next_frame_index_ = 1;
-  FlatMap<uint64_t, uint64_t> name_hashes_;  // JDK symbol ID -> XXH3 of the text written under it
+  // JDK symbol ID -> XXH3 of the text written under it; sized for a JDK's symbol table from the start
+  FlatMap<uint64_t, uint64_t> name_hashes_{1 << 17};
   FlatMap<uint64_t, uint64_t> renamed_;      // hash of (symbol ID, text hash) -> the fresh ID written
 };
 
@@ -144,6 +145,7 @@ class VmDumpRewriter {
   void flush_run(const uint8_t* to);
   bool take_carried(uint8_t*& pos, uint8_t* end);
   bool step(uint8_t*& pos, uint8_t* end);
+  void prefetch_names(const uint8_t* pos, const uint8_t* end);
   void sub_records(uint8_t*& pos, uint8_t* end);
   bool measure(const uint8_t* p, uint64_t avail, uint64_t at, bool hard_end, Unit* unit);
   bool apply(uint8_t* p, const Unit& unit, uint64_t at, bool* keep);
@@ -166,6 +168,7 @@ class VmDumpRewriter {
   const uint8_t* block_ = nullptr;  // the current feed's bytes
   uint64_t offset_ = 0;             // of block_[0] in the JDK's stream
   const uint8_t* run_start_ = nullptr;  // pending output: [run_start_, current position)
+  const uint8_t* prefetched_until_ = nullptr;  // UTF8 records before it had their name slots prefetched
   uint64_t segment_left_ = 0;  // bytes of the current HEAP DUMP SEGMENT not yet consumed
   uint64_t body_left_ = 0;     // values of the current sub-record not yet passed over
   std::vector<uint8_t> carry_;  // a unit split across feeds: its first bytes
