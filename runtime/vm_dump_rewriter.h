@@ -67,8 +67,10 @@ struct VmDumpStats {
 };
 
 // The numbering state of all VM dumps of one run: serial and ID counters, and the symbol IDs
-// already written to the output with a hash of their text. Owned by the heap dump feature for the
-// run; used by one VmDumpRewriter at a time (one thread at a time). Allocates as it learns names.
+// already written to the output with a hash of their text (two texts with one 64-bit XXH3 hash
+// under one address would be taken for one). Owned by the heap dump feature for the run; used by one
+// VmDumpRewriter at a time (one thread at a time). Allocates 3 MiB for the names table at once
+// (a JDK has some 40 000 symbols), more as it learns names beyond 65 536.
 class VmDumpNumbering {
  public:
   // empty_trace_serial: the empty TRACE the output already defines (fasthprof's "unknown" trace).

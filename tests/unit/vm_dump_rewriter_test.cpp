@@ -5,6 +5,8 @@
 // must pass the verifier in strict mode.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -536,6 +538,20 @@ TEST(VmDumpRewriter, DropsRecordsTheJdkDoesNotWrite) {
   }
   EXPECT_EQ(summaries, 1u);
   EXPECT_EQ(starts, 0u);
+}
+
+// Seeds for tests/fuzz/corpus/vm_dump_rewriter, written only on request:
+// FASTHPROF_WRITE_VM_DUMP_CORPUS=<folder> build/tests/test_vm_dump_rewriter
+TEST(VmDumpRewriter, WritesFuzzSeedsOnRequest) {
+  const char* folder = std::getenv("FASTHPROF_WRITE_VM_DUMP_CORPUS");
+  if (folder == nullptr) GTEST_SKIP() << "FASTHPROF_WRITE_VM_DUMP_CORPUS not set";
+  Layout l{};
+  std::map<std::string, std::vector<uint8_t>> seeds = {{"sample", sample_dump(&l).data},
+                                                       {"renamed", sample_dump(&l, 100000, {{kSymCount, "size"}}).data}};
+  for (const auto& [name, bytes] : seeds) {
+    std::ofstream(std::string(folder) + "/jdk-" + name + ".hprof", std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
 }
 
 // ---- malformed input ----
