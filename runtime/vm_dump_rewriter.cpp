@@ -212,7 +212,9 @@ void VmDumpRewriter::prefetch_names(const uint8_t* pos, const uint8_t* end) {
   for (int records = 0; records < kPrefetchRecords && end - p >= static_cast<ptrdiff_t>(kRecordHeaderSize + kId); ++records) {
     if (p[0] != static_cast<uint8_t>(RecordTag::kUtf8)) break;
     numbering_.name_hashes_.prefetch(load64(p + kRecordHeaderSize));
-    p += kRecordHeaderSize + load32(p + 5);
+    uint64_t record = kRecordHeaderSize + uint64_t{load32(p + 5)};
+    if (record > static_cast<uint64_t>(end - p)) break;
+    p += record;
   }
   prefetched_until_ = p;
 }
