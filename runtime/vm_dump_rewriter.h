@@ -113,7 +113,8 @@ class VmDumpRewriter {
   // chunks) and writes what it can of the rewritten stream. The bytes are copied into a scratch
   // buffer first; feed_in_place avoids that copy. Returns false on malformed input (error() says
   // what and where; nothing more is written, and every later call returns false): the caller then
-  // abandons the report.
+  // abandons the report, and still reads the JDK's stream to its end (discarding it): on JDK 17 the
+  // VM thread writes it inside a safepoint, and a pipe nobody empties would hold the VM there.
   bool feed(const uint8_t* data, size_t size);
   // As feed, but patches the caller's bytes in place (they are scratch afterwards): the fast path.
   bool feed_in_place(uint8_t* data, size_t size);
@@ -122,11 +123,12 @@ class VmDumpRewriter {
   bool finish();
   // For a dump that will not stay in the output (an error here, a failed write, a report the sink
   // cut back): forgets the symbol IDs this dump added to the numbering, so that a later dump writes
-  // them again. Counters are not rewound (their numbers simply stay unused). Call at most once.
+  // them again. Counters are not rewound (their numbers simply stay unused). A second call does
+  // nothing.
   void abandon();
 
-  // The one-line reason of the first failure ("byte 1234: ..." with the offset in the JDK's
-  // stream), or empty.
+  // The one-line reason of the first failure, or empty: "byte 1234 of the JDK's heap dump: ...",
+  // with the offset in the JDK's stream (its file header included).
   const std::string& error() const { return error_; }
   const VmDumpStats& stats() const { return stats_; }
 
