@@ -145,8 +145,8 @@ def agent_accepts(java, agent, options, folder):
 def fs_type(folder):
     """The folder's file system and device, e.g. "ext4 /dev/vda"."""
     found = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "--target", str(folder)], capture_output=True,
-                           text=True).stdout.split()
-    return " ".join(found) or "?"
+                           text=True).stdout.splitlines()
+    return " ".join(found[0].split()) if found else "?"
 
 
 def dd_rates(folder, size):
@@ -236,76 +236,105 @@ def timed_quit(jvm, pauses, output):
             "stalled": stalled, "pause": max(safepoints, stalled)}
 
 
+def walk_members(args, folder):
+    """The runs of one round of the walk part: the floor, fasthprof into folder, and one fasthprof run
+    per --also LABEL=DIR[,NAME=VALUE...] (another folder, e.g. tmpfs, and environment for the JVM)."""
+    members = [("floor", folder, {}), ("fasthprof", folder, {})]
+    for also in args.also:
+        label, _, rest = also.partition("=")
+        where, *settings = rest.split(",")
+        members.append((label, pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-heapbench-", dir=where)),
+                        dict(setting.split("=", 1) for setting in settings)))
+    return members
+
+
 def part_walk(args, java, agent, classes, folder, dumper_option, result):
+    members = walk_members(args, folder)
     print(f"== walk: the JVMTI walk against its floor, {args.rounds} rounds alternating, "
           f"output on {folder} ({fs_type(folder)})")
-    floors, ours, rates = [], [], []
-    dump = folder / "walk.hprof"
-    for round_ in range(args.rounds):
-        order = ("floor", "ours") if round_ % 2 == 0 else ("ours", "floor")
-        for which in order:
-            if which == "floor":
-                jvm = Jvm(java, classes, f"-agentpath:{os.path.abspath(args.floor)}", args.objects, args.heap, folder)
-                os.sync()
-                before = thread_times(jvm.proc.pid)
-                started = time.monotonic()
-                os.kill(jvm.proc.pid, signal.SIGQUIT)
-                jvm.wait_for(r"heapfloor: walk_seconds", 1, 3600)
-                wall = time.monotonic() - started
-                after = thread_times(jvm.proc.pid)
-                match = re.search(r"walk_seconds=([\d.]+) objects=(\d+) clear_seconds=([\d.]+)", jvm.stderr())
-                run = {"seconds": float(match.group(1)), "objects": int(match.group(2)),
-                       "clear": float(match.group(3))}
-            else:
-                jvm = Jvm(java, classes, f"-agentpath:{agent}=heap=dump,format=b,doe=n,verbose=y,file={dump}"
-                          f"{dumper_option}", args.objects, args.heap, folder)
-                before = thread_times(jvm.proc.pid)
-                started = time.monotonic()
-                seconds, stats, rss_before, peak = quit_dump(jvm)
-                wall = time.monotonic() - started
-                after = thread_times(jvm.proc.pid)
-                run = {"seconds": seconds, "walk": float(stats["walk_seconds"]), "clear": float(stats["clear_seconds"]),
-                       "objects": int(stats["objects"]) + int(stats["classes"]), "bytes": dump.stat().st_size,
-                       "peak_extra_rss_mib": (peak - rss_before) / 1024, "peak_pending": int(stats["peak_pending"])}
-                run["io_cpu"] = thread_delta(before, after, "fasthprof-io")[0]
-            jvm.stop()
-            dump.unlink(missing_ok=True)
-            # Where the VM thread's time went over the request (tag clean-up included for both).
-            run["vm_cpu"], run["vm_queued"] = thread_delta(before, after, "VM Thread")
-            run["vm_blocked"] = max(0.0, wall - run["vm_cpu"] - run["vm_queued"])
-            run["wall"], run["load"] = wall, os.getloadavg()[0]
-            (floors if which == "floor" else ours).append(run)
-            extra = (f", io thread CPU {run['io_cpu']:.2f} s, {run['bytes'] / 1e6:.0f} MB"
-                     if which == "ours" else f", {run['objects']} objects")
-            print(f"  round {round_ + 1} {which:5s}: {run['seconds']:7.2f} s  (VM thread over the request: "
-                  f"CPU {run['vm_cpu']:.2f} s, waiting for a core {run['vm_queued']:.2f} s, blocked "
-                  f"{run['vm_blocked']:.2f} s{extra}; load {run['load']:.1f})", flush=True)
-        rates.append(dd_rates(folder, ours[-1]["bytes"]))
-        print(f"  round {round_ + 1} dd of {ours[-1]['bytes'] / 1e6:.0f} MB: page cache {rates[-1][0]:.0f} MB/s, "
-              f"to the disk (fdatasync) {rates[-1][1]:.0f} MB/s", flush=True)
+    for label, where, env in members[2:]:
+        print(f"   also fasthprof as {label!r}: output on {where} ({fs_type(where)}) {env or ''}")
+    runs = {label: [] for label, _, _ in members}
+    rates = []
+    try:
+        for round_ in range(args.rounds):
+            order = members if round_ % 2 == 0 else list(reversed(members))
+            for label, where, env in order:
+                runs[label].append(walk_run(args, java, agent, classes, where, dumper_option, label, env))
+                run = runs[label][-1]
+                extra = (f", io thread CPU {run['io_cpu']:.2f} s, {run['bytes'] / 1e6:.0f} MB" if label != "floor" else f", {run['objects']} objects")
+                print(f"  round {round_ + 1} {label:9s}: {run['seconds']:7.2f} s  (VM thread over the request: "
+                      f"CPU {run['vm_cpu']:.2f} s, waiting for a core {run['vm_queued']:.2f} s, blocked "
+                      f"{run['vm_blocked']:.2f} s{extra}; load {run['load']:.1f})", flush=True)
+            rates.append(dd_rates(folder, runs["fasthprof"][-1]["bytes"]))
+            print(f"  round {round_ + 1} dd of {runs['fasthprof'][-1]['bytes'] / 1e6:.0f} MB: page cache "
+                  f"{rates[-1][0]:.0f} MB/s, to the disk (fdatasync) {rates[-1][1]:.0f} MB/s", flush=True)
+    finally:
+        for _, where, _ in members[2:]:
+            shutil.rmtree(where, ignore_errors=True)
+    floors, ours = runs["floor"], runs["fasthprof"]
     floor_s, ours_s = [r["seconds"] for r in floors], [r["seconds"] for r in ours]
     ratios = [o / f for o, f in zip(ours_s, floor_s)]
     size = median([r["bytes"] for r in ours])
     print(f"heap: {ours[0]['objects']} objects, -Xmx{args.heap}; dump {size / 1e6:.0f} MB")
     print(f"(a) floor FollowReferences + tags: {span(floor_s)} s; tag clean-up {span([r['clear'] for r in floors])} s")
-    print(f"(b) fasthprof kill -QUIT to done:  {span(ours_s)} s (walk {span([r['walk'] for r in ours])} s); "
-          f"{size / 1e6 / median(ours_s):.0f} MB/s; tag clean-up {span([r['clear'] for r in ours])} s (excluded)")
-    print(f"VM thread CPU over the request (clean-up included): floor {span([r['vm_cpu'] for r in floors])} s, "
-          f"fasthprof {span([r['vm_cpu'] for r in ours])} s; blocked: floor {span([r['vm_blocked'] for r in floors])} s, "
-          f"fasthprof {span([r['vm_blocked'] for r in ours])} s; io thread CPU {span([r['io_cpu'] for r in ours])} s")
+    for label, _, _ in members[1:]:
+        these = runs[label]
+        seconds = [r["seconds"] for r in these]
+        print(f"(b) fasthprof {label}, kill -QUIT to done: {span(seconds)} s (walk {span([r['walk'] for r in these])} s); "
+              f"{size / 1e6 / median(seconds):.0f} MB/s; tag clean-up {span([r['clear'] for r in these])} s (excluded); "
+              f"/ floor {median(seconds) / median(floor_s):.2f}")
+        print(f"    VM thread CPU {span([r['vm_cpu'] for r in these])} s (floor {span([r['vm_cpu'] for r in floors])} s), "
+              f"blocked {span([r['vm_blocked'] for r in these])} s (floor {span([r['vm_blocked'] for r in floors])} s); "
+              f"io thread CPU {span([r['io_cpu'] for r in these])} s")
     print(f"dd of {size / 1e6:.0f} MB to the same folder: page cache {span([r[0] for r in rates], '{:.0f}')} MB/s, "
           f"to the disk {span([r[1] for r in rates], '{:.0f}')} MB/s; fasthprof wrote "
           f"{size / 1e6 / median(ours_s):.0f} MB/s")
     print(f"peak extra RSS during the dump: {median([r['peak_extra_rss_mib'] for r in ours]):.0f} MiB "
           f"(JVM tag map included); largest carried-length table: {max(r['peak_pending'] for r in ours)} entries")
     cpu_ratio = median([r["vm_cpu"] for r in ours]) / max(1e-9, median([r["vm_cpu"] for r in floors]))
-    print(f"ratio VM thread CPU fasthprof / floor: {cpu_ratio:.2f}")
-    result["walk"] = {"floor": floors, "fasthprof": ours, "dd_mb_s": rates, "ratios": ratios,
+    print(f"ratio VM thread CPU fasthprof / floor (clean-up included in both): {cpu_ratio:.2f}")
+    result["walk"] = {"runs": runs, "dd_mb_s": rates, "ratios": ratios,
                       "ratio_of_medians": median(ours_s) / median(floor_s), "vm_cpu_ratio": cpu_ratio}
     headline = f"ratio JVMTI walk / floor on {fs_type(folder)}: {median(ours_s) / median(floor_s):.2f} " \
                f"(per round {', '.join(f'{r:.2f}' for r in ratios)}; goal <= 1.15)"
     print(headline)
     return headline
+
+
+def walk_run(args, java, agent, classes, where, dumper_option, label, env):
+    """One JVM: the floor's walk or fasthprof's dump into where, with the VM thread's time split."""
+    if label == "floor":
+        jvm = Jvm(java, classes, f"-agentpath:{os.path.abspath(args.floor)}", args.objects, args.heap, where, env)
+        os.sync()
+        before = thread_times(jvm.proc.pid)
+        started = time.monotonic()
+        os.kill(jvm.proc.pid, signal.SIGQUIT)
+        jvm.wait_for(r"heapfloor: walk_seconds", 1, 3600)
+        wall = time.monotonic() - started
+        after = thread_times(jvm.proc.pid)
+        match = re.search(r"walk_seconds=([\d.]+) objects=(\d+) clear_seconds=([\d.]+)", jvm.stderr())
+        run = {"seconds": float(match.group(1)), "objects": int(match.group(2)), "clear": float(match.group(3))}
+    else:
+        dump = where / "walk.hprof"
+        jvm = Jvm(java, classes, f"-agentpath:{agent}=heap=dump,format=b,doe=n,verbose=y,file={dump}"
+                  f"{dumper_option}", args.objects, args.heap, where, env)
+        before = thread_times(jvm.proc.pid)
+        started = time.monotonic()
+        seconds, stats, rss_before, peak = quit_dump(jvm)
+        wall = time.monotonic() - started
+        after = thread_times(jvm.proc.pid)
+        run = {"seconds": seconds, "walk": float(stats["walk_seconds"]), "clear": float(stats["clear_seconds"]),
+               "objects": int(stats["objects"]) + int(stats["classes"]), "bytes": dump.stat().st_size,
+               "peak_extra_rss_mib": (peak - rss_before) / 1024, "peak_pending": int(stats["peak_pending"])}
+        run["io_cpu"] = thread_delta(before, after, "fasthprof-io")[0]
+        dump.unlink(missing_ok=True)
+    jvm.stop()
+    # Where the VM thread's time went over the request (tag clean-up included for both).
+    run["vm_cpu"], run["vm_queued"] = thread_delta(before, after, "VM Thread")
+    run["vm_blocked"] = max(0.0, wall - run["vm_cpu"] - run["vm_queued"])
+    run["wall"], run["load"] = wall, os.getloadavg()[0]
+    return run
 
 
 def part_vm(args, jdk, java, jcmd, agent, classes, folder, dumper_ok, result):
@@ -396,6 +425,8 @@ def main():
     parser.add_argument("--heap", default="12g")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--parts", default="walk,vm,gz")
+    parser.add_argument("--also", action="append", default=[], metavar="LABEL=DIR[,NAME=VALUE...]",
+                        help="walk part: also time fasthprof writing into DIR (e.g. shm=/dev/shm), with environment")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--json")
     args = parser.parse_args()
