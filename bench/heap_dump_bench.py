@@ -319,6 +319,7 @@ def walk_run(args, java, agent, classes, where, dumper_option, label, env):
         dump = where / "walk.hprof"
         jvm = Jvm(java, classes, f"-agentpath:{agent}=heap=dump,format=b,doe=n,verbose=y,file={dump}"
                   f"{dumper_option}", args.objects, args.heap, where, env)
+        os.sync()  # quit_dump syncs again, with nothing left to write: the sync stays out of the split
         before = thread_times(jvm.proc.pid)
         started = time.monotonic()
         seconds, stats, rss_before, peak = quit_dump(jvm)
