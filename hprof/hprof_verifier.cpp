@@ -86,6 +86,12 @@ class Verifier {
   bool expect_length(uint64_t at, const char* what, uint32_t length, uint64_t expected);
   bool check_trace_serial(uint64_t at, uint32_t serial, const char* what);
   bool check_class_loaded_once(uint64_t at, uint32_t serial, uint64_t class_id);
+  bool is_jdk_address(uint64_t id) const { return id_size_ == 8 && (id >> 56) == 0; }
+  // A class of a VM dump: a JDK address loaded with a VM-dump serial (docs/decisions.md).
+  bool is_vm_dump_class(uint32_t serial, uint64_t class_id) const {
+    return serial >= kFirstVmDumpSerial && is_jdk_address(class_id);
+  }
+  void forget_dump_scoped_classes();
   bool check_utf8(uint64_t at, uint64_t name, const char* what, bool zero_allowed);
   bool check_stack_trace(uint64_t at, uint64_t body, uint32_t length);
   bool check_alloc_sites(uint64_t at, uint64_t body, uint32_t length);
@@ -132,6 +138,8 @@ class Verifier {
   IdSet objects_;
   std::unordered_map<uint64_t, ClassInfo> classes_;
   std::unordered_map<uint32_t, uint32_t> thread_frames_;       // thread serial -> its trace's frames
+  // The dump is a VM dump (collect_class_dump): the JDK writes classes in no order.
+  bool vm_dump_ = false;
   std::array<uint64_t, 256> primitive_arrays_by_type_{};
 };
 
@@ -190,7 +198,11 @@ bool Verifier::check_trace_serial(uint64_t at, uint32_t serial, const char* what
 
 // A class serial is loaded once until it is unloaded. With strict, so is a class object ID (a repeat
 // is what a writer leaves behind when it cuts back failed reports); JDK 17's own dumper writes a
-// second LOAD CLASS, with a serial of its own, for every array class.
+// second LOAD CLASS, with a serial of its own, for every array class. A class of a VM dump (a JDK
+// address, 8-byte ID with top byte 0, loaded with a serial from kFirstVmDumpSerial: a JDK dump
+// that fasthprof inserted, docs/decisions.md) is scoped to its dump: the LOAD CLASS records since
+// the previous HEAP DUMP END and that dump's CLASS DUMPs. A later VM dump may load the same address
+// again (a mirror that stayed) or another class under it.
 bool Verifier::check_class_loaded_once(uint64_t at, uint32_t serial, uint64_t class_id) {
   auto by_serial = loaded_classes_.find(serial);
   if (by_serial != loaded_classes_.end()) {
@@ -364,6 +376,21 @@ void Verifier::begin_dump(uint64_t at) {
   classes_.clear();
   thread_frames_.clear();
   primitive_arrays_by_type_.fill(0);
+  vm_dump_ = false;
+}
+
+// The end of a dump ends the scope of the VM dump classes loaded before it (check_class_loaded_once).
+void Verifier::forget_dump_scoped_classes() {
+  if (id_size_ != 8) return;
+  for (auto it = loaded_classes_.begin(); it != loaded_classes_.end();) {
+    if (is_vm_dump_class(it->first, it->second.first)) {
+      loaded_class_ids_.erase(it->second.first);
+      class_name_ids_.erase(it->second.first);
+      it = loaded_classes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 bool Verifier::scan_segment(const RecordView& record) {
@@ -454,6 +481,9 @@ bool Verifier::collect_class_dump(uint64_t at) {
     return fail(at, "CLASS DUMP 0x%" PRIx64 " has no LOAD CLASS before it", class_id);
   }
   const ClassDumpView view = decode_class_dump(bytes_, SubRecordView{u1(at), at, 0});
+  // A VM dump as fasthprof writes it: classes under JDK addresses, loaded with VM-dump serials.
+  auto loaded = loaded_class_ids_.find(class_id);
+  if (loaded != loaded_class_ids_.end() && is_vm_dump_class(loaded->second, class_id)) vm_dump_ = true;
   ClassInfo& info = classes_[class_id];
   info.offset = at;
   info.super_id = view.super_id;
@@ -473,7 +503,8 @@ bool Verifier::collect_class_dump(uint64_t at) {
 // ---- heap dumps, second pass: references, class order, instance layouts ----
 
 bool Verifier::finish_dump() {
-  if (!options_.strict && !lay_out_classes()) return false;
+  // A VM dump's classes come in the JDK's order, subclasses often first: laid out from each chain's top.
+  if ((!options_.strict || vm_dump_) && !lay_out_classes()) return false;
   for (const RecordView& segment : segments_) {
     // The first pass framed every sub-record of these segments without error.
     SubRecordReader sub_records(bytes_, segment);
@@ -502,6 +533,7 @@ bool Verifier::finish_dump() {
   dump_open_ = false;
   objects_.clear();
   classes_.clear();
+  forget_dump_scoped_classes();
   return true;
 }
 
@@ -529,7 +561,9 @@ bool Verifier::lay_out_classes() {
 
 bool Verifier::resolve(uint64_t field_at, uint64_t object_id, const char* what) {
   if (object_id == 0 || objects_.contains(object_id)) return true;
-  if (!options_.strict) {
+  // The JDK's dumper leaves out objects that the VM's own arrays still reference (JDK 25: a few),
+  // so a VM dump is held to the lenient rule even in strict mode.
+  if (!options_.strict || vm_dump_) {
     ++dump_.unresolved_references;
     return true;
   }
@@ -551,7 +585,7 @@ ClassInfo* Verifier::find_class(uint64_t at, uint64_t class_id, const char* what
     }
     return nullptr;
   }
-  if (options_.strict && it->second.offset > at) {
+  if (options_.strict && !vm_dump_ && it->second.offset > at) {
     fail(at, "%s 0x%" PRIx64 " is dumped later, at byte %" PRIu64 " (a CLASS DUMP must come first)", what, class_id,
          it->second.offset);
     return nullptr;

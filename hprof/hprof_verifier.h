@@ -24,7 +24,11 @@ struct VerifyOptions {
   // Also enforce what only fasthprof's own files promise: every trace serial a record names was
   // defined by an earlier STACK TRACE; a class object is loaded by one LOAD CLASS; in a dump every
   // CLASS DUMP comes before its subclasses' and before its instances and arrays, and every
-  // reference resolves to a record of the dump. Without it, a serial may be defined anywhere in the file
+  // reference resolves to a record of the dump. In a VM dump (a JDK dump that fasthprof inserted:
+  // its classes are JDK addresses, 8-byte IDs with top byte 0, loaded with serials from
+  // kFirstVmDumpSerial) class IDs are scoped to the dump (loaded once from the previous HEAP DUMP
+  // END to the dump's end), classes may come in any order and references may miss (the JDK's
+  // own choices). Without it, a serial may be defined anywhere in the file
   // and classes may come in any order within their dump (the JDK's dumper writes LOAD CLASS records
   // before the STACK TRACE they name, and classes in no particular order).
   bool strict = false;
@@ -39,8 +43,8 @@ struct DumpSummary {
   uint64_t object_arrays = 0;
   uint64_t primitive_arrays = 0;
   uint64_t roots = 0;
-  // References to IDs that no record of the dump defines (only without strict: the JDK's dumper
-  // leaves out some objects that arrays of the VM's own still reference).
+  // References to IDs that no record of the dump defines (only without strict, or in a VM dump:
+  // the JDK's dumper leaves out some objects that arrays of the VM's own still reference).
   uint64_t unresolved_references = 0;
   std::array<uint64_t, 256> sub_record_counts{};  // indexed by HeapTag value
   // Only with VerifyOptions::count_classes: (class name, instances + arrays of that class), largest

@@ -21,6 +21,9 @@ inline constexpr size_t kRecordHeaderSize = 1 + 4 + 4;
 inline constexpr uint32_t kFirstClassSerial = 100000;
 inline constexpr uint32_t kFirstThreadSerial = 200000;
 inline constexpr uint32_t kFirstTraceSerial = 300000;
+// Serials of heap dumps written by the JVM's own dumper (VM dumps, runtime/vm_dump_rewriter.h):
+// class, thread and trace serials from here, far above the serials fasthprof assigns itself.
+inline constexpr uint32_t kFirstVmDumpSerial = 0x40000000;
 
 // Top-level record tags.
 enum class RecordTag : uint8_t {

@@ -16,11 +16,27 @@
 //                 meets the tag writes the same ID that LOAD CLASS / START THREAD used.
 //   0x04        UTF8 thread names, one per START THREAD written (ProfileWriter): not interned, so
 //               that the names of ended threads need not be kept (START THREAD alone names them).
-//   0x05..0x0F  free for registries added later.
+//   0x05        UTF8 names of VM dumps (VmDumpRewriter): a JDK symbol ID that this output already
+//               holds with another text (its address was reused after class unloading) gets one.
+//   0x06        stack frames of VM dumps (VmDumpRewriter): the JDK numbers its frames 1, 2, ... in
+//               every dump.
+//   0x07..0x0F  free for registries added later.
 //   0x10..0x1F  object tags set by allocation tracking (heap=sites|all, sample=).
 //   0x20..0x2F  object tags set by heap dumps for objects nobody tagged before.
 //   0x30..0x7F  free for later features.
 //   0x80..0xFF  never used: an ID doubles as a JVMTI tag (a jlong), and tags stay positive.
+//
+// VM dumps (heap dumps written by HotSpot's own dumper, runtime/vm_dump_rewriter.h) are the one
+// exception to "IDs are not addresses": inside such a dump, object and class IDs are the JDK's own
+// addresses, which have top byte 0x00 and so can never be an ID of the spaces above. They are
+// valid within their dump only (from the LOAD CLASS records after the previous HEAP DUMP END to the
+// dump's own HEAP DUMP END); a later dump may use the same address for another object or class, and
+// a class has one ID per VM dump. The JDK's symbol addresses name the UTF8 records of VM dumps too,
+// but a name ID stays valid for the whole file: each is written once, and an address that comes
+// back with another text gets a kVmDumpName ID instead. Serials of VM dumps (class, thread and
+// trace serials) are renumbered from kFirstVmDumpSerial (hprof_format.h), far above the serials
+// fasthprof assigns (classes from 100000, threads from 200001, traces from 300000), each kind with
+// its own counter for the whole run.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +49,8 @@ enum class IdSpace : uint8_t {
   kFrame = 0x02,
   kRegistryObject = 0x03,
   kThreadName = 0x04,
+  kVmDumpName = 0x05,
+  kVmDumpFrame = 0x06,
   kFirstObjectTag = 0x10,
   kFirstAllocationTag = 0x10,
   kLastAllocationTag = 0x1F,
@@ -49,6 +67,7 @@ enum class RegistryObjectKind : uint8_t {
 };
 
 inline constexpr int kIdSpaceShift = 56;
+
 inline constexpr uint64_t kIdIndexMask = (uint64_t{1} << kIdSpaceShift) - 1;
 inline constexpr int kRegistryKindShift = 48;
 inline constexpr uint64_t kRegistryIndexMask = (uint64_t{1} << kRegistryKindShift) - 1;

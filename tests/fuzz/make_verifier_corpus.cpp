@@ -1,7 +1,8 @@
 // Writes the seeds of tests/fuzz/corpus/verifier that come from the project's own writers
-// (runtime/record_writer, runtime/heap_dump_writer): small valid files, one per record kind and a
-// heap dump with every sub-record kind, so that fuzzing starts from inputs that get past the header
-// and the framing. (The hand-built seeds next to them come from tests/unit/verifier_test.cpp.)
+// (runtime/record_writer, runtime/heap_dump_writer, runtime/vm_dump_rewriter): small valid files,
+// one per record kind, a heap dump with every sub-record kind and a file with VM dumps, so that
+// fuzzing starts from inputs that get past the header and the framing. (The hand-built seeds next
+// to them come from tests/unit/verifier_test.cpp.)
 //
 //   make_verifier_corpus --write FOLDER   writes writer-*.hprof into FOLDER
 //   make_verifier_corpus --check FOLDER   fails unless FOLDER holds exactly those bytes
@@ -23,6 +24,7 @@
 #include "hprof_verifier.h"
 #include "output_stream.h"
 #include "record_writer.h"
+#include "vm_dump_rewriter.h"
 
 namespace fasthprof {
 namespace {
@@ -158,6 +160,52 @@ HeapDumpWriterOptions segments_of(size_t segment_size) {
   return options;
 }
 
+// A heap dump in the shape HotSpot's dumper writes (its own file header, symbol addresses as UTF8
+// IDs, mirror addresses as class IDs, class serials that go on counting from dump to dump, LOAD
+// CLASS naming the dummy trace 1 written after it, frames 1, 2, ...), for VmDumpRewriter. text
+// changes the text of one symbol, as an address reused after class unloading does.
+std::vector<uint8_t> jdk_like_dump(uint32_t first_class_serial, uint64_t mirror_base, const char* text) {
+  constexpr uint64_t kSymbols = 0x7f1200000000ULL;
+  BytesStream stream;
+  RecordWriter records(stream, kHeaderMillis, [] { return uint64_t{0}; });
+  records.write_file_header();
+  const char* names[] = {"java/lang/Object", "Point", "[LPoint;", "x", "main", "()V", "Main.java", text};
+  for (uint64_t i = 0; i < std::size(names); ++i) records.write_utf8(kSymbols + 16 * i, names[i]);
+  const uint64_t object = mirror_base, point = mirror_base + 0x40, points = mirror_base + 0x80;
+  const uint64_t objects = mirror_base + 0x10000;
+  records.write_load_class(first_class_serial, object, 1, kSymbols);
+  records.write_load_class(first_class_serial + 1, point, 1, kSymbols + 16);
+  records.write_load_class(first_class_serial + 2, points, 1, kSymbols + 32);
+  records.write_load_class(first_class_serial + 3, points, 1, kSymbols + 32);  // JDK 17: arrays twice
+  records.write_stack_trace(1, 0, {});
+  records.write_stack_frame({1, kSymbols + 64, kSymbols + 80, kSymbols + 96, first_class_serial + 1, 7});
+  records.write_stack_frame({2, kSymbols + 64, kSymbols + 80, 0, first_class_serial + 3, -3});
+  const uint64_t frames[] = {1, 2};
+  records.write_stack_trace(2, 1, frames);
+  HeapDumpWriter dump(records, segments_of(64));
+  const InstanceFieldDecl fields[] = {{kSymbols + 48, BasicType::kInt}};
+  dump.class_dump({.class_id = point, .trace_serial = 1, .super_id = object, .instance_size = 4,
+                   .instance_fields = fields});
+  const StaticFieldValue statics[] = {{kSymbols + 112, BasicType::kInt, 5}};
+  dump.class_dump({.class_id = object, .trace_serial = 1, .static_fields = statics});
+  dump.class_dump({.class_id = points, .trace_serial = 1, .super_id = object});
+  dump.root_thread_object(objects, 1, 2);
+  dump.root_java_frame(objects + 0x20, 1, 0);
+  dump.root_jni_local(objects + 0x40, 1, 1);
+  dump.root_sticky_class(object);
+  dump.instance_dump(objects, 1, object, {});
+  EncodeCursor values = dump.begin_instance(objects + 0x20, 1, point, 4);
+  values.u4(11);
+  dump.end_instance(values);
+  const uint64_t elements[] = {objects + 0x20, 0, 0x55500000};  // the JDK leaves some objects out
+  dump.object_array_dump(objects + 0x40, 1, points, elements);
+  const int32_t ints[] = {1, 2, 3};
+  dump.primitive_array_dump(objects + 0x60, 1, BasicType::kInt, ints, std::size(ints));
+  dump.finish();
+  records.flush();
+  return stream.bytes;
+}
+
 // Seeds stay where they are made: their clock callback holds their address.
 std::vector<std::unique_ptr<Seed>> make_seeds() {
   std::vector<std::unique_ptr<Seed>> seeds;
@@ -230,6 +278,30 @@ std::vector<std::unique_ptr<Seed>> make_seeds() {
     const std::vector<uint8_t>& framed = segment_stream.bytes;
     s.records.write_heap_dump(std::span<const uint8_t>(framed).subspan(
         kRecordHeaderSize, framed.size() - 2 * kRecordHeaderSize));
+  }
+  {
+    // fasthprof's records and a dump of its own between VM dumps: the second VM dump's class
+    // serials pass 100000, its mirrors moved, one symbol address holds another text; the third
+    // reuses the first one's addresses.
+    Seed& s = *seeds.emplace_back(std::make_unique<Seed>("writer-vm-dumps"));
+    s.prologue();
+    s.records.flush();
+    VmDumpNumbering numbering;
+    const std::vector<uint8_t> jdk_dumps[] = {jdk_like_dump(1, 0x600000000, "next"),
+                                              jdk_like_dump(100000, 0x600001000, "label"),
+                                              jdk_like_dump(200000, 0x600000000, "next")};
+    for (const std::vector<uint8_t>& jdk : jdk_dumps) {
+      VmDumpRewriter rewriter(numbering, s.stream);
+      if (!rewriter.feed(jdk.data(), jdk.size()) || !rewriter.finish()) {
+        std::fprintf(stderr, "make_verifier_corpus: the rewriter rejects a dump: %s\n", rewriter.error().c_str());
+      }
+      if (&jdk == &jdk_dumps[0]) {
+        HeapDumpWriter dump(s.records, segments_of(HeapDumpWriterOptions::kDefaultSegmentSize));
+        write_heap_dump(dump);
+        dump.finish();
+        s.records.flush();
+      }
+    }
   }
   return seeds;
 }

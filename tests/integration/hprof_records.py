@@ -170,6 +170,39 @@ def heap_dumps(records):
     return dumps
 
 
+PRIMITIVE_ARRAY_NAMES = {4: "boolean[]", 5: "char[]", 6: "float[]", 7: "double[]", 8: "byte[]", 9: "short[]",
+                         10: "int[]", 11: "long[]"}
+
+
+def class_counts_per_dump(records):
+    """[{class name: instances and object arrays of that class, plus "int[]" etc. for primitive
+    arrays}] for each heap dump of a file, class IDs resolved through the LOAD CLASS records written
+    before the dump's end (a later LOAD CLASS of the same ID wins: in a file with VM dumps a class
+    ID is the JDK's address, valid within its dump)."""
+    names = strings(records)
+    classes, out, counts = {}, [], {}
+    for r in records:
+        if r.tag == 0x02:
+            _, class_id, _, name_id = struct.unpack_from(">IQIQ", r.body)
+            classes[class_id] = names.get(name_id)
+        elif r.tag in (0x0C, 0x1C):
+            for sub, _, fields in heap_subrecords(r.body, {}):
+                if sub in (0x21, 0x22):
+                    name = classes.get(fields["class"], hex(fields["class"]))
+                elif sub == 0x23:
+                    name = PRIMITIVE_ARRAY_NAMES.get(fields["type"], "?[]")
+                else:
+                    continue
+                counts[name] = counts.get(name, 0) + 1
+            if r.tag == 0x0C:
+                out.append(counts)
+                counts = {}
+        elif r.tag == 0x2C:
+            out.append(counts)
+            counts = {}
+    return out
+
+
 def value(body, at, kind):
     """A field, static or constant value of a basic type (signed as Java has it; IDs unsigned)."""
     return struct.unpack_from(FORMATS[kind], body, at)[0]
