@@ -178,7 +178,7 @@ void HeapDumper::add_capabilities(jvmtiCapabilities* wanted) {
 
 void HeapDumper::prepare_report(ReportContext& report) {
   JNIEnv* jni = report.jni;
-  plan_ = vm_dump_.plan(jni, reports_++, [jni] { return used_heap_bytes(jni); });
+  plan_ = vm_dump_.plan(jni, reports_++, report.at_exit, [jni] { return used_heap_bytes(jni); });
   if (context_.options->diagnostics()) write_stderr("fasthprof: heap dump: " + plan_.why + "\n");
 }
 

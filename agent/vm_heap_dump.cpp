@@ -68,7 +68,8 @@ int VmHeapDump::jdk_version() {
   return jdk_;
 }
 
-DumperPlan VmHeapDump::plan(JNIEnv* /*jni*/, uint64_t index, const std::function<uint64_t()>& used_heap) {
+DumperPlan VmHeapDump::plan(JNIEnv* /*jni*/, uint64_t index, bool at_exit,
+                            const std::function<uint64_t()>& used_heap) {
   const Options& options = *context_.options;
   DumperPlan plan;
   HeapDumperChoice choice = options.dumpers[index % options.dumpers.size()];
@@ -93,6 +94,12 @@ DumperPlan VmHeapDump::plan(JNIEnv* /*jni*/, uint64_t index, const std::function
   std::optional<bool> reduced = hotspot_bool_flag("ReduceSignalUsage");
   if (!disabled || !reduced) return walk("the VM's flags cannot be read (not HotSpot?)");
   if (*disabled) return walk("-XX:+DisableAttachMechanism");
+  // VM death comes after HotSpot stopped its concurrent collector threads: on JDK 25 with ZGC the
+  // dumper's collection then waits for ever (measured); JDK 17's ZGC skips it. The walk needs no GC.
+  if (at_exit && jdk != 17 &&
+      (hotspot_bool_flag("UseZGC").value_or(false) || hotspot_bool_flag("UseShenandoahGC").value_or(false))) {
+    return walk("at VM death with a concurrent collector (ZGC, Shenandoah) the JVM's dumper would wait for it");
+  }
   if (!attach_.socket_exists()) {
     if (*reduced) return walk("-Xrs and no attach socket at " + attach_.socket_path());
     if (listener_failed_) return walk("the JVM's attach listener would not start before");

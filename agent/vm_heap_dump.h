@@ -45,9 +45,9 @@ class VmHeapDump {
   explicit VmHeapDump(const AgentContext& context);
 
   // The dumper for report number `index` (0 = the first) under dumper=, format=, heap=, primfields=,
-  // primarrays=, the JDK, the VM's attach flags and the free space. used_heap gives the bytes the
+  // primarrays=, the JDK, the VM's attach flags, the collector at VM death and the free space. used_heap gives the bytes the
   // heap holds (JNI). Writer thread.
-  DumperPlan plan(JNIEnv* jni, uint64_t index, const std::function<uint64_t()>& used_heap);
+  DumperPlan plan(JNIEnv* jni, uint64_t index, bool at_exit, const std::function<uint64_t()>& used_heap);
 
   enum class Outcome {
     kDone,      // the dump is in the report (or the sink failed and cut it back; it said so)
