@@ -179,7 +179,12 @@ VmHeapDump::Outcome VmHeapDump::run(ReportContext& report, const DumperPlan& pla
   bool ok = dump_succeeded(reply);
   uint64_t written = rewriter.stats().bytes_out;
   if (!ok) {
-    if (written == 0) return fall_back(reply_reason(reply));
+    // A full disk fails the JVM's side file (JDK 22+) as it would fail the walk's output: one
+    // message and the report cut back, rather than a second failure by the walk.
+    bool out_of_room = reply.text.find("No space left") != std::string::npos ||
+                       reply.text.find("File too large") != std::string::npos ||
+                       reply.text.find("Disk quota") != std::string::npos;
+    if (written == 0 && !out_of_room) return fall_back(reply_reason(reply));
     rewriter.abandon();
     sink.abandon_report("the heap dump was left out: the JVM's dumper failed: " + reply_reason(reply));
     return Outcome::kAbandoned;
