@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <new>
 
 #include "clock.h"
 #include "fifo_drain.h"
@@ -152,13 +154,22 @@ VmHeapDump::Outcome VmHeapDump::run(ReportContext& report, const DumperPlan& pla
   }
   VmDumpRewriter rewriter(numbering_, sink);
   StagingFile* stage = staged.get();
+  std::string consumer_failure;  // set by the drain thread, read after it ended
   bool started_drain = drain->start(
-      [&rewriter, stage](const void* data, size_t size) {
-        if (stage != nullptr) {
-          stage->write(data, size);
-          return !stage->failed();
+      [&rewriter, stage, &consumer_failure](const void* data, size_t size) {
+        // A plain pthread: nothing may be thrown out of it (the rewriter allocates its maps).
+        try {
+          if (stage != nullptr) {
+            stage->write(data, size);
+            return !stage->failed();
+          }
+          return rewriter.feed_in_place(static_cast<uint8_t*>(const_cast<void*>(data)), size);
+        } catch (const std::bad_alloc&) {
+          consumer_failure = "out of memory";
+        } catch (const std::exception& thrown) {
+          consumer_failure = thrown.what();
         }
-        return rewriter.feed_in_place(static_cast<uint8_t*>(const_cast<void*>(data)), size);
+        return false;
       },
       &error);
   if (!started_drain) return fall_back(error);
@@ -187,6 +198,11 @@ VmHeapDump::Outcome VmHeapDump::run(ReportContext& report, const DumperPlan& pla
     if (written == 0 && !out_of_room) return fall_back(reply_reason(reply));
     rewriter.abandon();
     sink.abandon_report("the heap dump was left out: the JVM's dumper failed: " + reply_reason(reply));
+    return Outcome::kAbandoned;
+  }
+  if (!consumer_failure.empty()) {
+    rewriter.abandon();
+    sink.abandon_report("the heap dump was left out: " + consumer_failure);
     return Outcome::kAbandoned;
   }
   if (!drain->error().empty()) {
