@@ -234,6 +234,10 @@ def net_run(jdk, home):
         terminate(proc)
         peer.thread.join(60)
         check([who for _, who, _ in dumpers(folder)] == ["vm", "vm"], f"{label}: VM dumps: {dumpers(folder)}")
+        # JDK 17 writes the pipe inside its safepoint: the dump waits in a local side file, never on
+        # the peer. JDK 22+ has written its own side file by the time it writes the pipe.
+        side = [("side file" in why) for _, _, why in dumpers(folder)]
+        check(side == [jdk == "jdk17"] * 2, f"{label}: a local side file on JDK 17 only: {dumpers(folder)}")
         check(not leftovers(folder), f"{label}: nothing left in the working folder: {leftovers(folder)}")
         received = folder / "received.hprof"
         received.write_bytes(peer.data)
