@@ -263,7 +263,8 @@ bool Verifier::check_record(const RecordView& record) {
       }
       auto loaded = loaded_classes_.find(u4(body));
       if (loaded != loaded_classes_.end()) {
-        loaded_class_ids_.erase(loaded->second.first);
+        auto by_id = loaded_class_ids_.find(loaded->second.first);
+        if (by_id != loaded_class_ids_.end() && by_id->second == loaded->first) loaded_class_ids_.erase(by_id);
         loaded_classes_.erase(loaded);
       }
       return true;
@@ -382,13 +383,13 @@ void Verifier::begin_dump(uint64_t at) {
 // The end of a dump ends the scope of the VM dump classes loaded before it (check_class_loaded_once).
 void Verifier::forget_dump_scoped_classes() {
   if (id_size_ != 8) return;
-  for (auto it = loaded_classes_.begin(); it != loaded_classes_.end();) {
-    if (is_vm_dump_class(it->first, it->second.first)) {
-      loaded_class_ids_.erase(it->second.first);
-      class_name_ids_.erase(it->second.first);
-      it = loaded_classes_.erase(it);
-    } else {
-      ++it;
+  // The serials stay loaded: a serial is never defined twice in a file.
+  for (const auto& [serial, loaded] : loaded_classes_) {
+    if (!is_vm_dump_class(serial, loaded.first)) continue;
+    auto by_id = loaded_class_ids_.find(loaded.first);
+    if (by_id != loaded_class_ids_.end() && by_id->second == serial) {
+      loaded_class_ids_.erase(by_id);
+      class_name_ids_.erase(loaded.first);
     }
   }
 }

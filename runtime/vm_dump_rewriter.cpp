@@ -30,6 +30,10 @@ constexpr size_t kLongestFixedPart = 1 + kId + 4 + kId + 4;
 // measured a few times, not once per field.
 constexpr size_t kGatherStep = 4096;
 constexpr size_t kScratchSize = 256 << 10;
+// UTF8 records whose name slots are prefetched at a time, and how far ahead of the end of the last
+// batch the next one starts (a UTF8 record is about 40 bytes).
+constexpr int kPrefetchRecords = 32;
+constexpr ptrdiff_t kPrefetchAhead = 8 * 40;
 // A CLASS DUMP's fixed part: tag, class, trace serial, super, loader, signers, domain, 2 reserved,
 // instance size.
 constexpr size_t kClassDumpFixed = 1 + kId + 4 + 6 * kId + 4;
@@ -125,6 +129,7 @@ bool VmDumpRewriter::feed_in_place(uint8_t* data, size_t size) {
   if (state_ == State::kFailed) return false;
   block_ = data;
   run_start_ = data;
+  prefetched_until_ = data;
   uint8_t* pos = data;
   uint8_t* end = data + size;
   stats_.bytes_in += size;
@@ -199,6 +204,21 @@ bool VmDumpRewriter::take_carried(uint8_t*& pos, uint8_t* end) {
   return true;
 }
 
+// The JDK writes tens of thousands of UTF8s in symbol table order: each looks up a random slot of
+// the numbering's name table. Prefetching the slots of the next records of the block overlaps
+// those cache misses (a JDK 17 dump's symbols took 185 ns each without it).
+void VmDumpRewriter::prefetch_names(const uint8_t* pos, const uint8_t* end) {
+  const uint8_t* p = std::max<const uint8_t*>(pos, prefetched_until_);
+  for (int records = 0; records < kPrefetchRecords && end - p >= static_cast<ptrdiff_t>(kRecordHeaderSize + kId); ++records) {
+    if (p[0] != static_cast<uint8_t>(RecordTag::kUtf8)) break;
+    numbering_.name_hashes_.prefetch(load64(p + kRecordHeaderSize));
+    uint64_t record = kRecordHeaderSize + uint64_t{load32(p + 5)};
+    if (record > static_cast<uint64_t>(end - p)) break;
+    p += record;
+  }
+  prefetched_until_ = p;
+}
+
 bool VmDumpRewriter::step(uint8_t*& pos, uint8_t* end) {
   switch (state_) {
     case State::kBody: {
@@ -215,6 +235,12 @@ bool VmDumpRewriter::step(uint8_t*& pos, uint8_t* end) {
       break;  // a CLASS DUMP, the last bytes of the block or segment, or a bad tag
     case State::kEnded: return fail(offset_of(pos), "data after HEAP DUMP END");
     case State::kFailed: return false;
+    case State::kRecords:
+      if ((prefetched_until_ <= pos || prefetched_until_ - pos <= kPrefetchAhead) &&
+          pos[0] == static_cast<uint8_t>(RecordTag::kUtf8)) {
+        prefetch_names(pos, end);
+      }
+      break;
     default: break;
   }
   uint64_t avail = static_cast<uint64_t>(end - pos);

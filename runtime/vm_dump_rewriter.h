@@ -67,8 +67,10 @@ struct VmDumpStats {
 };
 
 // The numbering state of all VM dumps of one run: serial and ID counters, and the symbol IDs
-// already written to the output with a hash of their text. Owned by the heap dump feature for the
-// run; used by one VmDumpRewriter at a time (one thread at a time). Allocates as it learns names.
+// already written to the output with a hash of their text (two texts with one 64-bit XXH3 hash
+// under one address would be taken for one). Owned by the heap dump feature for the run; used by one
+// VmDumpRewriter at a time (one thread at a time). Allocates 3 MiB for the names table at once
+// (a JDK has some 40 000 symbols), more as it learns names beyond 65 536.
 class VmDumpNumbering {
  public:
   // empty_trace_serial: the empty TRACE the output already defines (fasthprof's "unknown" trace).
@@ -91,7 +93,8 @@ class VmDumpNumbering {
   uint32_t next_trace_serial_;
   uint64_t next_name_index_ = 1;
   uint64_t next_frame_index_ = 1;
-  FlatMap<uint64_t, uint64_t> name_hashes_;  // JDK symbol ID -> XXH3 of the text written under it
+  // JDK symbol ID -> XXH3 of the text written under it; sized for a JDK's symbol table from the start
+  FlatMap<uint64_t, uint64_t> name_hashes_{1 << 17};
   FlatMap<uint64_t, uint64_t> renamed_;      // hash of (symbol ID, text hash) -> the fresh ID written
 };
 
@@ -110,7 +113,8 @@ class VmDumpRewriter {
   // chunks) and writes what it can of the rewritten stream. The bytes are copied into a scratch
   // buffer first; feed_in_place avoids that copy. Returns false on malformed input (error() says
   // what and where; nothing more is written, and every later call returns false): the caller then
-  // abandons the report.
+  // abandons the report, and still reads the JDK's stream to its end (discarding it): on JDK 17 the
+  // VM thread writes it inside a safepoint, and a pipe nobody empties would hold the VM there.
   bool feed(const uint8_t* data, size_t size);
   // As feed, but patches the caller's bytes in place (they are scratch afterwards): the fast path.
   bool feed_in_place(uint8_t* data, size_t size);
@@ -119,11 +123,12 @@ class VmDumpRewriter {
   bool finish();
   // For a dump that will not stay in the output (an error here, a failed write, a report the sink
   // cut back): forgets the symbol IDs this dump added to the numbering, so that a later dump writes
-  // them again. Counters are not rewound (their numbers simply stay unused). Call at most once.
+  // them again. Counters are not rewound (their numbers simply stay unused). A second call does
+  // nothing.
   void abandon();
 
-  // The one-line reason of the first failure ("byte 1234: ..." with the offset in the JDK's
-  // stream), or empty.
+  // The one-line reason of the first failure, or empty: "byte 1234 of the JDK's heap dump: ...",
+  // with the offset in the JDK's stream (its file header included).
   const std::string& error() const { return error_; }
   const VmDumpStats& stats() const { return stats_; }
 
@@ -144,6 +149,7 @@ class VmDumpRewriter {
   void flush_run(const uint8_t* to);
   bool take_carried(uint8_t*& pos, uint8_t* end);
   bool step(uint8_t*& pos, uint8_t* end);
+  void prefetch_names(const uint8_t* pos, const uint8_t* end);
   void sub_records(uint8_t*& pos, uint8_t* end);
   bool measure(const uint8_t* p, uint64_t avail, uint64_t at, bool hard_end, Unit* unit);
   bool apply(uint8_t* p, const Unit& unit, uint64_t at, bool* keep);
@@ -166,6 +172,7 @@ class VmDumpRewriter {
   const uint8_t* block_ = nullptr;  // the current feed's bytes
   uint64_t offset_ = 0;             // of block_[0] in the JDK's stream
   const uint8_t* run_start_ = nullptr;  // pending output: [run_start_, current position)
+  const uint8_t* prefetched_until_ = nullptr;  // UTF8 records before it had their name slots prefetched
   uint64_t segment_left_ = 0;  // bytes of the current HEAP DUMP SEGMENT not yet consumed
   uint64_t body_left_ = 0;     // values of the current sub-record not yet passed over
   std::vector<uint8_t> carry_;  // a unit split across feeds: its first bytes

@@ -3,14 +3,40 @@ through runtime/vm_dump_rewriter, driven by the vm_dump_rewrite test program, in
 file: fasthprof's header (its writer's), then the first JDK dump twice in a row and the second one
 (taken after a full GC, so that objects and class mirrors may have moved). The file must pass
 hprof-verify --strict, and every dump in it must hold, class by class, as many instances and arrays
-as the JDK's own file (counted by hprof_records.py). On JDK 17 and, when installed, JDK 25."""
+as the JDK's own file (counted by hprof_records.py); VisualVM's heap library must read each dump and
+find HeapShapes' objects as they are, and the OpenJDK test library's parser must read each dump.
+On JDK 17 and, when installed, JDK 25."""
 import os
 import subprocess
 
-from harness import check, finish, java_bin, java_process, jdks, verify_binary, wait_for
+from harness import check, check_no_warnings, finish, java_bin, java_command, java_process, jdks, verify_binary, wait_for
 import hprof_records
 
 REWRITE = os.environ["FASTHPROF_VM_DUMP_REWRITE"]
+JAVA17 = os.environ["JAVA17_HOME"]
+HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
+OPENJDK_CHECK = os.environ.get("OPENJDK_HEAP_CHECK_CLASSES", "")
+
+
+def readers(label, path, dumps):
+    """VisualVM's heap library (HeapCheck shapes) and the OpenJDK parser (read) on every dump."""
+    if HEAP_CHECK and os.path.isdir(HEAP_CHECK.split(":")[0]):
+        for dump in range(dumps):
+            proc = subprocess.run(java_command(JAVA17, "-cp", HEAP_CHECK, "HeapCheck", "shapes", str(path), str(dump)),
+                                  capture_output=True, text=True, timeout=300)
+            check_no_warnings(f"HeapCheck shapes {path.name} {dump}", proc.stdout, proc.stderr)
+            check(proc.returncode == 0, f"{label}: VisualVM reads dump {dump + 1} with HeapShapes' objects as they are\n"
+                  + (proc.stdout + proc.stderr)[-2000:])
+    else:
+        print("SKIP: the VisualVM checker is not built (install `visualvm`)", flush=True)
+    if OPENJDK_CHECK and os.path.isfile(os.path.join(OPENJDK_CHECK, "OpenJdkHeapCheck.class")):
+        for dump in range(dumps):
+            proc = subprocess.run([java_bin(JAVA17), "-Xmx1g", "-cp", OPENJDK_CHECK, "OpenJdkHeapCheck", "read",
+                                   str(path), str(dump)], capture_output=True, text=True, timeout=300)
+            check(proc.returncode == 0, f"{label}: the OpenJDK parser reads dump {dump + 1}\n"
+                  + (proc.stdout + proc.stderr)[-2000:])
+    else:
+        print("SKIP: the OpenJDK parser checker is not built (tools/fetch-openjdk-test-lib.sh)", flush=True)
 
 
 def jdk_dump(home, pid, path):
@@ -63,6 +89,7 @@ def run(label, home):
             check(not differing, f"{label}: dump {index + 1} has the JDK's count for every class; differing: "
                   + ", ".join(f"{name} {want.get(name)} -> {have.get(name)}" for name in differing[:10]))
             check(want.get("HeapShapes$Leaf", 0) > 0, f"{label}: dump {index + 1} holds HeapShapes' objects")
+        readers(label, out, 3)
         # The same driver with one chunk size for the whole stream: byte for byte the same file.
         again = folder / "again.hprof"
         rerun = subprocess.run([REWRITE, "--chunk", "65536", str(again), str(first), str(first), str(second)],

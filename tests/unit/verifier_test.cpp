@@ -796,5 +796,106 @@ TEST(VerifierRoots, ThreadRootsDoNotCarryOverToTheNextDump) {
   EXPECT_FAILS_AT(f.verify(), f.at(seg, at), "no ROOT THREAD OBJECT earlier in this dump");
 }
 
+// ---- VM dumps: JDK dumps that fasthprof inserted (JDK addresses, serials from kFirstVmDumpSerial) ----
+
+constexpr uint64_t kVmObject = 0x600000100, kVmPoint = 0x600000200, kVmA = 0x600001000, kVmB = 0x600001100;
+
+// One VM dump: LOAD CLASS of Object and Point under JDK addresses with VM-dump serials from
+// first_serial, then Point before Object (the JDK's order) and one Point naming an object the dump
+// leaves out.
+void vm_dump(File& f, uint32_t first_serial, uint64_t object = kVmObject, uint64_t point = kVmPoint) {
+  f.load_class(first_serial, object, kEmptyTrace, kNameObject);
+  f.load_class(first_serial + 1, point, kEmptyTrace, kNamePoint);
+  Segment s = f.segment_body();
+  s.class_dump(point, object, {{kNameX, kInt, 0}, {kNameNext, kObj, 0}});
+  s.class_dump(object, 0, {});
+  s.instance(kVmA, point, f.point_values(1, kVmB));
+  f.segment(s);
+  f.end();
+}
+
+TEST(VerifierVmDumps, ScopesClassIdsToTheirDump) {
+  File f;
+  f.prologue();
+  vm_dump(f, kFirstVmDumpSerial);
+  vm_dump(f, kFirstVmDumpSerial + 2);                              // the same mirrors again
+  vm_dump(f, kFirstVmDumpSerial + 4, kVmPoint, kVmObject + 0x40);  // moved: Point where Object was
+  VerifyResult r = f.verify(true);
+  ASSERT_TRUE(r.ok) << r.error << " at " << r.error_offset;
+  ASSERT_EQ(r.dumps.size(), 3u);
+  for (const DumpSummary& dump : r.dumps) {
+    EXPECT_EQ(dump.unresolved_references, 1u);  // the left-out object, counted
+    ASSERT_EQ(dump.class_counts.size(), 1u);
+    EXPECT_EQ(dump.class_counts[0].first, "Point");  // names resolve within the dump
+  }
+  write_seed("vm-dumps", f);
+}
+
+TEST(VerifierVmDumps, RejectsAVmClassLoadedTwiceInOneDump) {
+  File f;
+  f.prologue();
+  f.load_class(kFirstVmDumpSerial, kVmObject, kEmptyTrace, kNameObject);
+  size_t at = f.load_class(kFirstVmDumpSerial + 1, kVmObject, kEmptyTrace, kNameObject);
+  EXPECT_FAILS_AT(f.verify(), at, "LOAD CLASS of class object ID 0x600000100, which the LOAD CLASS of class serial 1073741824");
+}
+
+TEST(VerifierVmDumps, KeepsSerialsAndFasthprofIdsGlobal) {
+  // A VM-dump serial is never defined again, not even after its dump.
+  File f;
+  f.prologue();
+  vm_dump(f, kFirstVmDumpSerial);
+  size_t at = f.load_class(kFirstVmDumpSerial, kVmObject, kEmptyTrace, kNameObject);
+  EXPECT_FAILS_AT(f.verify(), at, "LOAD CLASS of class serial 1073741824, which the LOAD CLASS at byte");
+  // An ID of fasthprof's (top byte not 0) is one class for the whole file, whatever its serial.
+  File g;
+  g.prologue();
+  constexpr uint64_t kAgentClass = 0x0301000000000009;
+  g.load_class(kFirstVmDumpSerial, kAgentClass, kEmptyTrace, kNameObject);
+  Segment s = g.segment_body();
+  s.class_dump(kAgentClass, 0, {});
+  g.segment(s);
+  g.end();
+  size_t again = g.load_class(kFirstVmDumpSerial + 1, kAgentClass, kEmptyTrace, kNameObject);
+  EXPECT_FAILS_AT(g.verify(), again, "LOAD CLASS of class object ID 0x301000000000009");
+  // With fasthprof's serials, a JDK-looking ID is not a VM dump's: loaded once for the file.
+  File h;
+  h.prologue();
+  h.load_class(100010, kVmObject, kEmptyTrace, kNameObject);
+  Segment t = h.segment_body();
+  t.class_dump(kVmObject, 0, {});
+  h.segment(t);
+  h.end();
+  size_t reload = h.load_class(100011, kVmObject, kEmptyTrace, kNameObject);
+  EXPECT_FAILS_AT(h.verify(), reload, "LOAD CLASS of class object ID 0x600000100");
+}
+
+TEST(VerifierVmDumps, HoldsOtherDumpsToTheStrictRules) {
+  // The same dump as vm_dump() with fasthprof's serials: class order and the missing object fail.
+  File f;
+  f.prologue();
+  f.load_class(100010, kVmObject, kEmptyTrace, kNameObject);
+  f.load_class(100011, kVmPoint, kEmptyTrace, kNamePoint);
+  Segment s = f.segment_body();
+  size_t sub = s.class_dump(kVmPoint, kVmObject, {{kNameX, kInt, 0}, {kNameNext, kObj, 0}});
+  s.class_dump(kVmObject, 0, {});
+  size_t seg = f.segment(s);
+  f.end();
+  EXPECT_FAILS_AT(f.verify(), f.at(seg, sub), "super class 0x600000100 is dumped later");
+  // A VM dump still needs its classes loaded, its names written and its traces defined.
+  File g;
+  g.prologue();
+  g.load_class(kFirstVmDumpSerial, kVmObject, kEmptyTrace, kNameObject);
+  Segment t = g.segment_body();
+  t.class_dump(kVmObject, 0, {});
+  size_t unloaded = t.class_dump(kVmPoint, kVmObject, {});
+  size_t seg2 = g.segment(t);
+  g.end();
+  EXPECT_FAILS_AT(g.verify(), g.at(seg2, unloaded), "CLASS DUMP 0x600000200 has no LOAD CLASS before it");
+  File h;
+  h.prologue();
+  size_t trace = h.load_class(kFirstVmDumpSerial, kVmObject, 0x40000005, kNameObject);
+  EXPECT_FAILS_AT(h.verify(), trace, "LOAD CLASS names stack trace serial 1073741829, which no earlier STACK TRACE");
+}
+
 }  // namespace
 }  // namespace fasthprof

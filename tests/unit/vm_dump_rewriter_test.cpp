@@ -5,6 +5,8 @@
 // must pass the verifier in strict mode.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -225,6 +227,15 @@ size_t nth_record(const std::vector<uint8_t>& out, uint8_t tag, size_t n) {
   return 0;
 }
 
+// Seeds for tests/fuzz/corpus/vm_dump_rewriter, written only on request:
+// FASTHPROF_WRITE_VM_DUMP_CORPUS=<folder> build/tests/test_vm_dump_rewriter
+void write_seed(const std::string& name, const std::vector<uint8_t>& bytes) {
+  if (const char* folder = std::getenv("FASTHPROF_WRITE_VM_DUMP_CORPUS")) {
+    std::ofstream(std::string(folder) + "/jdk-" + name + ".hprof", std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+}
+
 std::vector<uint8_t> fasthprof_header() {
   MemoryStream stream;
   ProfileWriter writer(parse("format=b"), stream, nullptr);
@@ -337,6 +348,7 @@ TEST(VmDumpRewriter, PatchesEveryFieldThatCouldCollide) {
 TEST(VmDumpRewriter, GivesTheSameOutputForEverySplit) {
   Layout l{};
   JdkDump dump = sample_dump(&l);
+  write_seed("sample", dump.data);
   std::vector<uint8_t> whole;
   {
     VmDumpNumbering numbering;
@@ -404,6 +416,7 @@ TEST(VmDumpRewriter, DumpsInARowNeverDefineAnythingTwice) {
   JdkDump first = sample_dump(&l1, 1);
   JdkDump second = sample_dump(&l2, 100000, {{kSymCount, "size"}});  // an address reused for another text
   JdkDump third = sample_dump(&l3, 100010, {{kSymCount, "size"}});
+  write_seed("renamed", second.data);
   VmDumpStats stats[3];
   int i = 0;
   for (JdkDump* dump : {&first, &second, &third}) {
