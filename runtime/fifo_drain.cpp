@@ -71,6 +71,7 @@ bool FifoDrain::start(Consumer consumer, std::string* error) {
 }
 
 void* FifoDrain::thread_main(void* self) {
+  pthread_setname_np(pthread_self(), "fasthprof-drain");  // 15 characters: the kernel's limit
   static_cast<FifoDrain*>(self)->run();
   return nullptr;
 }
