@@ -12,26 +12,35 @@
 //      walk (heap_walk.h) writes the other roots and every object;
 //   4. threads resumed, the dump closed, and the tags the dump set removed.
 // Binary dumps therefore need no staging: every CLASS DUMP precedes every instance, and every
-// ROOT JAVA FRAME follows its thread's ROOT THREAD OBJECT. A text dump stages its objects in a
+// ROOT JAVA FRAME follows its thread's ROOT THREAD OBJECT.
+//
+// A binary dump that needs nothing only the walk gives is written by HotSpot's own dumper instead
+// (dumper=, vm_heap_dump.h); the walk stays the fallback for every case it cannot serve. A text dump stages its objects in a
 // temporary file (heap_dump_staging.h) so that HEAP DUMP BEGIN carries the true totals.
 #pragma once
 
 #include <jvmti.h>
 
 #include "feature.h"
+#include "vm_heap_dump.h"
 
 namespace fasthprof {
 
 class HeapDumper final : public Feature {
  public:
-  explicit HeapDumper(const AgentContext& context) : context_(context) {}
+  explicit HeapDumper(const AgentContext& context) : context_(context), vm_dump_(context) {}
 
   const char* dump_message() const override { return " Java heap ..."; }
   void add_capabilities(jvmtiCapabilities* wanted) override;
+  void prepare_report(ReportContext& report) override;
   void write_report(ReportContext& report) override;
 
  private:
   AgentContext context_;
+  // dumper=vm|auto: HotSpot's own dumper (vm_heap_dump.h), and the plan of the report under way.
+  VmHeapDump vm_dump_;
+  DumperPlan plan_;
+  uint64_t reports_ = 0;
 };
 
 }  // namespace fasthprof

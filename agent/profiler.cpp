@@ -381,7 +381,6 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
   // error among them cuts back only to the end of the last complete report.
   next_report();
   classes_.record_unloaded_classes(jni);
-  if (options_.verbose && !features_.empty()) write_stderr("Dumping");
   ReportContext report{jni, at_exit};
   report.pause_background = [this] {
     for (auto& feature : features_) feature->pause_background();
@@ -389,6 +388,13 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
   report.resume_background = [this] {
     for (auto& feature : features_) feature->resume_background();
   };
+  for (size_t i = 0; i < features_.size(); ++i) {
+    if (feature_failed_[i]) continue;
+    guard_entry(
+        "the report's preparation", "that section is left out of this report and of later ones",
+        [&] { features_[i]->prepare_report(report); }, [&] { feature_failed_[i] = true; });
+  }
+  if (options_.verbose && !features_.empty()) write_stderr("Dumping");
   for (size_t i = 0; i < features_.size(); ++i) {
     if (feature_failed_[i]) continue;
     Feature& feature = *features_[i];

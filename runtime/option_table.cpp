@@ -199,6 +199,30 @@ bool apply_gc_okay(const OptionValue& value, Options* options) {
   return true;
 }
 
+// auto|vm|jvmti, or several of them joined by '+', taken in turn one per report.
+bool apply_dumper(const OptionValue& value, Options* options) {
+  std::vector<HeapDumperChoice> choices;
+  std::string_view rest = value.text;
+  while (true) {
+    size_t plus = rest.find('+');
+    std::string_view word = rest.substr(0, plus);
+    if (word == "auto") {
+      choices.push_back(HeapDumperChoice::kAuto);
+    } else if (word == "vm") {
+      choices.push_back(HeapDumperChoice::kVm);
+    } else if (word == "jvmti") {
+      choices.push_back(HeapDumperChoice::kJvmti);
+    } else {
+      return false;
+    }
+    if (plus == std::string_view::npos) break;
+    rest.remove_prefix(plus + 1);
+  }
+  if (choices.size() > 16) return false;
+  options->dumpers = std::move(choices);
+  return true;
+}
+
 using B = HelpBlock;
 using S = ValueSyntax;
 
@@ -306,6 +330,18 @@ constexpr OptionRow kRows[] = {
      "for it: a heap dump keeps its threads suspended until\n"
      "the dump is sent). A peer that reads slowly but\n"
      "steadily gets everything. 0 waits for ever.",
+     false},
+    {"dumper", "<who>", "who writes a binary heap dump", "auto", B::kFasthprof, S::kText,
+     "syntax error parsing dumper=auto|vm|jvmti", "dumper option value must be auto|vm|jvmti, or several joined by +",
+     apply_dumper,
+     "auto|vm|jvmti. vm: HotSpot's own dumper (the speed of\n"
+     "jcmd GC.heap_dump), through the JVM's attach socket.\n"
+     "jvmti: fasthprof's heap walk. auto (the default): vm\n"
+     "on JDK 17 and 22+ when the dump needs nothing only the\n"
+     "walk gives (heap=all traces, primfields=n,\n"
+     "primarrays=n, format=a) and attach is allowed, else\n"
+     "jvmti. A list joined by + is taken in turn, one per\n"
+     "report (dumper=vm+jvmti). verbose=y says which ran.",
      false},
     {"cpustacks", "<how>", "how cpu=samples takes stacks", "signal", B::kFasthprof, S::kText,
      "syntax error parsing cpustacks=signal|deferred", "cpustacks option value must be signal|deferred",

@@ -11,6 +11,10 @@ namespace fasthprof {
 
 enum class OutputFormat { kText, kBinary };
 
+// Who writes a heap dump: HotSpot's own dumper where it can (auto), HotSpot's dumper whenever it
+// can be used at all (vm), or the agent's JVMTI walk (jvmti).
+enum class HeapDumperChoice { kAuto, kVm, kJvmti };
+
 inline constexpr const char* kDefaultBinaryFile = "java.hprof";
 inline constexpr const char* kDefaultTextFile = "java.hprof.txt";
 inline constexpr const char* kDefaultGzipFile = "java.hprof.gz";
@@ -51,6 +55,9 @@ struct Options {
   // agent/cpu_sampler.h). Deferred is the fallback the agent also picks by itself when signals
   // cannot be used; the option exists to compare the two and to turn the signals off.
   bool cpu_stacks_deferred = false;
+  // dumper=auto|vm|jvmti, or several joined by '+' (dumper=vm+jvmti): which heap dumper writes a
+  // binary heap dump (agent/vm_heap_dump.h). A list is taken in turn, one entry per report.
+  std::vector<HeapDumperChoice> dumpers{HeapDumperChoice::kAuto};
   // The combined string (command line + "," + _JAVA_HPROF_OPTIONS), echoed in errors.
   std::string all_options;
 

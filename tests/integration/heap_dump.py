@@ -33,6 +33,9 @@ def heap_shapes(home, options, main="HeapShapes", args=(), jvm_args=(), classpat
     done)."""
     if options is not None and "verbose=" not in options:
         options += ",verbose=y"
+    # These cases test fasthprof's own walk; tests/integration/vm_dump.py tests dumper=auto|vm.
+    if options is not None and "dumper=" not in options:
+        options += ",dumper=jvmti"
     return java_process(home, agentpath(options) if options is not None else None, main, args, jvm_args,
                         classpath=classpath)
 
@@ -348,7 +351,7 @@ def quiescent_run(jdk, home, attach=False):
     JDK's dump, a second dump; the second compared with the JDK's exactly, class by class. With
     attach, the agent is loaded by jcmd once the program is ready."""
     label = f"{jdk} quiescent -Xshare:off{' attached' if attach else ''}"
-    options = "heap=dump,format=b,file=dump.hprof,doe=n,verbose=y"
+    options = "heap=dump,format=b,file=dump.hprof,doe=n,verbose=y,dumper=jvmti"
     quiet = ["-XX:+EnableDynamicAgentLoading"] if attach and jdk != "jdk17" else []
     with heap_shapes(home, None if attach else options, args=[60],
                      jvm_args=["-Xshare:off", "-Xcheck:jni", *quiet]) as (proc, folder):

@@ -212,7 +212,7 @@ def run(label, home):
         print(f"{label}: {folder.parent} has {free >> 30} GB free, the large heap dump needs {NEEDED_FREE >> 30} GB")
         return False
     started = time.time()
-    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,doe=n,verbose=y"), "HeapLarge",
+    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,doe=n,verbose=y,dumper=jvmti"), "HeapLarge",
                       [BYTE_ARRAYS],
                       jvm_args=["-Xms3500m", "-Xmx3500m", "-Xmn256m", "-XX:+UseParallelGC", "-XX:+AlwaysPreTouch"],
                       folder=folder, stdin=subprocess.PIPE) as (proc, folder):

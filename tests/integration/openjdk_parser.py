@@ -3,7 +3,8 @@
 tests/openjdk-parser/OpenJdkHeapCheck.java. heap=dump and heap=all, format=b, on JDK 17 and 25 with
 -Xcheck:jni: the dump on kill -QUIT must show the known heap of tests/java/HeapShapes.java (counts,
 field values, references, array lengths, roots, threads; with heap=all the allocation sites), and
-the dump at exit must read without a complaint. A truncated copy must be refused, so that a parser
+the dump at exit must read without a complaint (dumps of the walk, dumper=jvmti; tests/integration/vm_dump.py
+reads the JVM's own dumps with it). A truncated copy must be refused, so that a parser
 that stopped complaining would be noticed.
 
 The parser's sources come from Debian's openjdk-17 source package (tools/fetch-openjdk-test-lib.sh,
@@ -33,7 +34,7 @@ def parser_check(mode, path, dump):
 
 def run(jdk, home, heap):
     label = f"{jdk} heap={heap}"
-    with java_process(home, agentpath(f"heap={heap},format=b,file=dump.hprof"), "HeapShapes",
+    with java_process(home, agentpath(f"heap={heap},format=b,file=dump.hprof,dumper=jvmti"), "HeapShapes",
                       ["60"]) as (proc, folder):
         dump = folder / "dump.hprof"
         if not check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60),

@@ -240,7 +240,7 @@ def stalled_peers(label, home):
         peer = Peer(behaviour)
         case = f"{label} net= peer that {name}"
         try:
-            with java_process(home, agentpath(f"heap=dump,format=b,doe=n,net=127.0.0.1:{peer.port}{timeout}"),
+            with java_process(home, agentpath(f"heap=dump,format=b,doe=n,dumper=jvmti,net=127.0.0.1:{peer.port}{timeout}"),
                               "LiveHeap", ["40", "4"]) as (proc, folder):
                 stdout = folder / "stdout.txt"
                 stderr = folder / "stderr.txt"

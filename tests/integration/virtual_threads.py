@@ -21,7 +21,7 @@ HELD = 50
 def parked_roots(label, home, classes):
     """Dumps while HELD virtual threads are parked, each holding one VirtualRoots$Held."""
     for fmt, name in (("b", "roots.hprof"), ("a", "roots.txt")):
-        with java_process(home, agentpath(f"heap=dump,format={fmt},file={name},doe=n"), "VirtualRoots",
+        with java_process(home, agentpath(f"heap=dump,format={fmt},file={name},doe=n,dumper=jvmti"), "VirtualRoots",
                           [str(HELD), "30"], classpath=classes) as (proc, folder):
             stdout, stderr = folder / "stdout.txt", folder / "stderr.txt"
             if not check(wait_for(lambda: "ready" in stdout.read_text(), 60), f"{label} parked format={fmt}: ready"):

@@ -140,11 +140,35 @@ public class OpenJdkHeapCheck {
         check(ok, what + ": an array, got " + text(thing));
         if (!ok) return null;
         JavaHeapObject array = (JavaHeapObject) thing;
-        equal(className, array.getClazz().getName(), what + ": class");
+        equal(className, javaName(array.getClazz().getName()), what + ": class");
         int actual = thing instanceof JavaObjectArray ? ((JavaObjectArray) thing).getLength()
                                                       : ((JavaValueArray) thing).getLength();
         equal(length, actual, what + ": length");
         return array;
+    }
+
+    /**
+     * An array class's name as the Java language writes it: the JDK's own dumper (dumper=vm) names
+     * array classes by descriptor ("[I", "[Ljava.lang.String;"), fasthprof's walk as "int[]".
+     */
+    static String javaName(String name) {
+        int dimensions = 0;
+        while (dimensions < name.length() && name.charAt(dimensions) == '[') dimensions++;
+        if (dimensions == 0) return name;
+        String element = name.substring(dimensions);
+        switch (element) {
+            case "Z": element = "boolean"; break;
+            case "B": element = "byte"; break;
+            case "C": element = "char"; break;
+            case "S": element = "short"; break;
+            case "I": element = "int"; break;
+            case "J": element = "long"; break;
+            case "F": element = "float"; break;
+            case "D": element = "double"; break;
+            default:
+                if (element.startsWith("L") && element.endsWith(";")) element = element.substring(1, element.length() - 1);
+        }
+        return element + "[]".repeat(dimensions);
     }
 
     static JavaThing[] elements(JavaHeapObject array) {

@@ -104,6 +104,12 @@ const std::map<std::string, RowExpectation>& expectations() {
       {"timeout", {[](const Options& o) { return o.net_timeout_seconds == 10 && !o.net_timeout_given; },
                    "net=localhost:8000,timeout=3",
                    [](const Options& o) { return o.net_timeout_seconds == 3 && o.net_timeout_given; }, "-1"}},
+      {"dumper", {[](const Options& o) { return o.dumpers == std::vector<HeapDumperChoice>{HeapDumperChoice::kAuto}; },
+                  "heap=dump,format=b,dumper=vm+jvmti",
+                  [](const Options& o) {
+                    return o.dumpers == std::vector<HeapDumperChoice>{HeapDumperChoice::kVm, HeapDumperChoice::kJvmti};
+                  },
+                  "vm+"}},
       {"cpustacks", {[](const Options& o) { return !o.cpu_stacks_deferred; }, "cpu=samples,cpustacks=deferred",
                      [](const Options& o) { return o.cpu_stacks_deferred; }, "Signal"}},
   };
@@ -457,6 +463,7 @@ TEST(Usage, KeepsTheOriginalLayout) {
            "\ngz=y|n                 gzip the binary output         n\n",
            "\ntimeout=<seconds>      net= peer stall limit          10\n",
            "\ncpustacks=<how>        how cpu=samples takes stacks   signal\n",
+           "\ndumper=<who>           who writes a binary heap dump  auto\n",
            "\n  - The option format=b cannot be used with monitor=y.\n",
            "\n  - The option format=b cannot be used with cpu=old|times.\n",
            "\n      java -agentlib:hprof=cpu=samples,interval=20,depth=3 classname\n",

@@ -1,0 +1,108 @@
+#include "hotspot_flags.h"
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace fasthprof {
+
+namespace {
+
+// An exported table of libjvm.so, looked up by name; null when absent.
+template <typename T>
+T* vm_symbol(const char* name) {
+  return static_cast<T*>(dlsym(RTLD_DEFAULT, name));
+}
+
+// The tables describe their own layout: each exported *Offset/*Stride variable says where a field
+// sits inside an entry, so nothing here depends on one JDK's struct layout.
+struct StructTable {
+  const char* entries = nullptr;
+  uint64_t stride = 0, type_name = 0, field_name = 0, is_static = 0, offset = 0, address = 0;
+
+  bool load() {
+    auto** base = vm_symbol<char*>("gHotSpotVMStructs");
+    auto* strides = vm_symbol<uint64_t>("gHotSpotVMStructEntryArrayStride");
+    auto* type_names = vm_symbol<uint64_t>("gHotSpotVMStructEntryTypeNameOffset");
+    auto* field_names = vm_symbol<uint64_t>("gHotSpotVMStructEntryFieldNameOffset");
+    auto* statics = vm_symbol<uint64_t>("gHotSpotVMStructEntryIsStaticOffset");
+    auto* offsets = vm_symbol<uint64_t>("gHotSpotVMStructEntryOffsetOffset");
+    auto* addresses = vm_symbol<uint64_t>("gHotSpotVMStructEntryAddressOffset");
+    if (base == nullptr || *base == nullptr || strides == nullptr || type_names == nullptr ||
+        field_names == nullptr || statics == nullptr || offsets == nullptr || addresses == nullptr || *strides == 0) {
+      return false;
+    }
+    entries = *base;
+    stride = *strides;
+    type_name = *type_names;
+    field_name = *field_names;
+    is_static = *statics;
+    offset = *offsets;
+    address = *addresses;
+    return true;
+  }
+
+  // The entry for type.field: its address when static, its offset otherwise.
+  std::optional<uint64_t> find(const char* type, const char* field, bool want_static) const {
+    // The table ends with an entry whose type name is null.
+    for (const char* entry = entries;; entry += stride) {
+      const char* entry_type = *reinterpret_cast<const char* const*>(entry + type_name);
+      if (entry_type == nullptr) return std::nullopt;
+      const char* entry_field = *reinterpret_cast<const char* const*>(entry + field_name);
+      if (entry_field == nullptr || std::strcmp(entry_type, type) != 0 || std::strcmp(entry_field, field) != 0) {
+        continue;
+      }
+      bool entry_static = *reinterpret_cast<const int32_t*>(entry + is_static) != 0;
+      if (entry_static != want_static) return std::nullopt;
+      if (want_static) return reinterpret_cast<uint64_t>(*reinterpret_cast<void* const*>(entry + address));
+      return *reinterpret_cast<const uint64_t*>(entry + offset);
+    }
+  }
+};
+
+// The size of a VM type, from gHotSpotVMTypes.
+std::optional<uint64_t> type_size(const char* type) {
+  auto** base = vm_symbol<char*>("gHotSpotVMTypes");
+  auto* strides = vm_symbol<uint64_t>("gHotSpotVMTypeEntryArrayStride");
+  auto* names = vm_symbol<uint64_t>("gHotSpotVMTypeEntryTypeNameOffset");
+  auto* sizes = vm_symbol<uint64_t>("gHotSpotVMTypeEntrySizeOffset");
+  if (base == nullptr || *base == nullptr || strides == nullptr || names == nullptr || sizes == nullptr || *strides == 0) {
+    return std::nullopt;
+  }
+  for (const char* entry = *base;; entry += *strides) {
+    const char* name = *reinterpret_cast<const char* const*>(entry + *names);
+    if (name == nullptr) return std::nullopt;
+    if (std::strcmp(name, type) == 0) return *reinterpret_cast<const uint64_t*>(entry + *sizes);
+  }
+}
+
+}  // namespace
+
+std::optional<bool> hotspot_bool_flag(std::string_view name) {
+  StructTable table;
+  if (!table.load()) return std::nullopt;
+  auto flags = table.find("JVMFlag", "flags", true);
+  auto count = table.find("JVMFlag", "numFlags", true);
+  auto name_at = table.find("JVMFlag", "_name", false);
+  auto value_at = table.find("JVMFlag", "_addr", false);
+  auto size = type_size("JVMFlag");
+  if (!flags || !count || !name_at || !value_at || !size || *flags == 0 || *count == 0 || *size == 0) {
+    return std::nullopt;
+  }
+  // flags is the address of the static JVMFlag* pointing at the table; numFlags the address of a size_t.
+  const char* table_start = *reinterpret_cast<const char* const*>(*flags);
+  size_t entries = *reinterpret_cast<const size_t*>(*count);
+  if (table_start == nullptr) return std::nullopt;
+  for (size_t i = 0; i < entries; ++i) {
+    const char* entry = table_start + i * *size;
+    const char* flag_name = *reinterpret_cast<const char* const*>(entry + *name_at);
+    if (flag_name == nullptr || name != flag_name) continue;
+    const bool* value = *reinterpret_cast<const bool* const*>(entry + *value_at);
+    if (value == nullptr) return std::nullopt;
+    return *value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace fasthprof

@@ -1,0 +1,254 @@
+#include "vm_heap_dump.h"
+
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+
+#include "clock.h"
+#include "fifo_drain.h"
+#include "heap_dump_staging.h"
+#include "hotspot_flags.h"
+#include "stderr_line.h"
+
+namespace fasthprof {
+
+namespace {
+
+// How long a SIGQUIT may take to bring up the attach listener (about 20 ms when the machine is
+// idle; jcmd waits some seconds too).
+constexpr int kListenerStartMs = 10000;
+
+// Hands a side file's bytes to the rewriter (OutputStream is what StagingFile::copy_to writes to).
+class RewriterInput final : public OutputStream {
+ public:
+  explicit RewriterInput(VmDumpRewriter& rewriter) : rewriter_(rewriter) {}
+  void write(const void* data, size_t size) override {
+    if (ok_) ok_ = rewriter_.feed(static_cast<const uint8_t*>(data), size);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  VmDumpRewriter& rewriter_;
+  bool ok_ = true;
+};
+
+std::string megabytes(uint64_t bytes) { return std::to_string(bytes >> 20) + " MB"; }
+
+// The reply of a dump that worked: status 0 and HotSpot's "Heap dump file created" line.
+bool dump_succeeded(const AttachReply& reply) {
+  return reply.answered && reply.status == 0 && reply.text.find("Heap dump file created") != std::string::npos;
+}
+
+std::string reply_reason(const AttachReply& reply) {
+  if (!reply.answered) return reply.error;
+  std::string text = reply.text;
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  if (text.empty()) text = "status " + std::to_string(reply.status) + " without a message";
+  return "the JVM replied: " + text;
+}
+
+}  // namespace
+
+VmHeapDump::VmHeapDump(const AgentContext& context) : context_(context), attach_(::getpid()) {}
+
+int VmHeapDump::jdk_version() {
+  if (jdk_ >= 0) return jdk_;
+  jdk_ = 0;
+  char* value = nullptr;
+  if (context_.jvmti->GetSystemProperty("java.vm.specification.version", &value) == JVMTI_ERROR_NONE &&
+      value != nullptr) {
+    jdk_ = std::atoi(value);
+    context_.jvmti->Deallocate(reinterpret_cast<unsigned char*>(value));
+  }
+  return jdk_;
+}
+
+DumperPlan VmHeapDump::plan(JNIEnv* /*jni*/, uint64_t index, bool at_exit,
+                            const std::function<uint64_t()>& used_heap) {
+  const Options& options = *context_.options;
+  DumperPlan plan;
+  HeapDumperChoice choice = options.dumpers[index % options.dumpers.size()];
+  const char* asked = choice == HeapDumperChoice::kAuto ? "dumper=auto" : choice == HeapDumperChoice::kVm ? "dumper=vm" : "dumper=jvmti";
+  auto walk = [&](const std::string& why) {
+    plan.vm = false;
+    plan.why = std::string(asked) + ": the JVMTI walk: " + why;
+    return plan;
+  };
+  if (choice == HeapDumperChoice::kJvmti) return walk("as asked");
+  if (options.format != OutputFormat::kBinary) return walk("format=a (the JVM's dumper writes binary dumps only)");
+  if (options.alloc_sites) return walk("heap=all (allocation traces of objects come from the walk)");
+  if (!options.primfields) return walk("primfields=n (the JVM's dumper writes every field)");
+  if (!options.primarrays) return walk("primarrays=n (the JVM's dumper writes every array)");
+  int jdk = jdk_version();
+  if (jdk < 17) return walk("the JDK's version is unknown");
+  bool tested = jdk == 17 || jdk >= 22;
+  if (!tested && choice == HeapDumperChoice::kAuto) {
+    return walk("JDK " + std::to_string(jdk) + " (the JVM's dumper is used by auto on JDK 17 and 22+ only)");
+  }
+  std::optional<bool> disabled = hotspot_bool_flag("DisableAttachMechanism");
+  std::optional<bool> reduced = hotspot_bool_flag("ReduceSignalUsage");
+  if (!disabled || !reduced) return walk("the VM's flags cannot be read (not HotSpot?)");
+  if (*disabled) return walk("-XX:+DisableAttachMechanism");
+  // VM death comes after HotSpot stopped its concurrent collector threads: on JDK 25 with ZGC the
+  // dumper's collection then waits for ever (measured); JDK 17's ZGC skips it. The walk needs no GC.
+  if (at_exit && jdk != 17 &&
+      (hotspot_bool_flag("UseZGC").value_or(false) || hotspot_bool_flag("UseShenandoahGC").value_or(false))) {
+    return walk("at VM death with a concurrent collector (ZGC, Shenandoah) the JVM's dumper would wait for it");
+  }
+  if (!attach_.socket_exists()) {
+    if (*reduced) return walk("-Xrs and no attach socket at " + attach_.socket_path());
+    if (listener_failed_) return walk("the JVM's attach listener would not start before");
+    if (::access("/tmp", W_OK | X_OK) != 0) return walk("/tmp is not writable (the attach trigger goes there)");
+    plan.may_signal = true;
+  }
+  plan.folder = options.net_host.empty() ? folder_of(options.output_path()) : std::string(".");
+  if (plan.folder.find_first_of(" \t\"'\\") != std::string::npos) {
+    return walk("the output's folder has a space or quote in its name (" + plan.folder + ")");
+  }
+  bool side_file = jdk >= 22;
+  plan.stage = !side_file && (!options.net_host.empty() || options.gzip);
+  if (side_file || plan.stage) {
+    // The JVM's side file (22+) or the local one (net=, gz=y) holds the whole dump next to the
+    // output, which grows by as much: the used heap stands for both (it overstates a live dump).
+    struct statvfs fs{};
+    if (statvfs(plan.folder.c_str(), &fs) == 0) {
+      uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+      uint64_t needed = used_heap() * (options.net_host.empty() ? 2 : 1);
+      if (needed > free_bytes) {
+        return walk("about " + megabytes(needed) + " needed in " + plan.folder + " for the dump and its side file, " +
+                    megabytes(free_bytes) + " free");
+      }
+    }
+  }
+  plan.vm = true;
+  plan.why = std::string(asked) + ": the JVM's own dumper (JDK " + std::to_string(jdk) +
+             (plan.may_signal ? ", attach listener to start" : ", attach socket open") +
+             (plan.stage ? ", through a side file" : "") + ")";
+  return plan;
+}
+
+VmHeapDump::Outcome VmHeapDump::run(ReportContext& report, const DumperPlan& plan) {
+  const Options& options = *context_.options;
+  AsyncSink& sink = *context_.sink;
+  uint64_t started = monotonic_ns();
+  context_.writer->flush();  // the report's records so far precede the dump's
+  auto fall_back = [](const std::string& why) {
+    write_stderr("fasthprof: the JVM's heap dumper cannot be used (" + why + "); the JVMTI walk writes this dump\n");
+    return Outcome::kFallBack;
+  };
+
+  std::string error;
+  std::unique_ptr<FifoDrain> drain = FifoDrain::create(plan.folder, &error);
+  if (!drain) return fall_back(error);
+  std::unique_ptr<StagingFile> staged;
+  if (plan.stage) {
+    staged = StagingFile::create(plan.folder, &error);
+    if (!staged) return fall_back(error);
+  }
+  VmDumpRewriter rewriter(numbering_, sink);
+  StagingFile* stage = staged.get();
+  std::string consumer_failure;  // set by the drain thread, read after it ended
+  bool started_drain = drain->start(
+      [&rewriter, stage, &consumer_failure](const void* data, size_t size) {
+        // A plain pthread: nothing may be thrown out of it (the rewriter allocates its maps).
+        try {
+          if (stage != nullptr) {
+            stage->write(data, size);
+            return !stage->failed();
+          }
+          return rewriter.feed_in_place(static_cast<uint8_t*>(const_cast<void*>(data)), size);
+        } catch (const std::bad_alloc&) {
+          consumer_failure = "out of memory";
+        } catch (const std::exception& thrown) {
+          consumer_failure = thrown.what();
+        }
+        return false;
+      },
+      &error);
+  if (!started_drain) return fall_back(error);
+
+  if (report.pause_background) report.pause_background();
+  if (plan.may_signal && !attach_.socket_exists() && !attach_.start_listener(kListenerStartMs, &error)) {
+    listener_failed_ = true;
+    drain->finish();
+    if (report.resume_background) report.resume_background();
+    return fall_back(error);
+  }
+  uint64_t request_started = monotonic_ns();
+  AttachReply reply = attach_.jcmd("GC.heap_dump -overwrite " + drain->path());
+  double jvm_seconds = seconds_since(request_started);
+  uint64_t bytes_in = drain->finish();
+  if (report.resume_background) report.resume_background();
+
+  bool ok = dump_succeeded(reply);
+  uint64_t written = rewriter.stats().bytes_out;
+  if (!ok) {
+    // A full disk fails the JVM's side file (JDK 22+) as it would fail the walk's output: one
+    // message and the report cut back, rather than a second failure by the walk.
+    bool out_of_room = reply.text.find("No space left") != std::string::npos ||
+                       reply.text.find("File too large") != std::string::npos ||
+                       reply.text.find("Disk quota") != std::string::npos;
+    if (written == 0 && !out_of_room) return fall_back(reply_reason(reply));
+    rewriter.abandon();
+    sink.abandon_report("the heap dump was left out: the JVM's dumper failed: " + reply_reason(reply));
+    return Outcome::kAbandoned;
+  }
+  if (!consumer_failure.empty()) {
+    rewriter.abandon();
+    sink.abandon_report("the heap dump was left out: " + consumer_failure);
+    return Outcome::kAbandoned;
+  }
+  if (!drain->error().empty()) {
+    rewriter.abandon();
+    if (written == 0) return fall_back(drain->error());
+    sink.abandon_report("the heap dump was left out: " + drain->error());
+    return Outcome::kAbandoned;
+  }
+  double copy_seconds = 0;
+  if (stage != nullptr) {
+    if (stage->failed()) {
+      rewriter.abandon();
+      return fall_back("the side file: " + stage->error());
+    }
+    uint64_t copy_started = monotonic_ns();
+    RewriterInput input(rewriter);
+    if (!stage->copy_to(input, &error)) {
+      rewriter.abandon();
+      sink.abandon_report("the heap dump was left out: its side file: " + error);
+      return Outcome::kAbandoned;
+    }
+    copy_seconds = seconds_since(copy_started);
+  }
+  if (!rewriter.finish()) {
+    rewriter.abandon();
+    if (rewriter.stats().bytes_out == 0) return fall_back("its output: " + rewriter.error());
+    sink.abandon_report("the heap dump was left out: the JVM's dump: " + rewriter.error());
+    return Outcome::kAbandoned;
+  }
+  // A write error of the sink (a full disk) cut the report back and said so: the names this dump
+  // wrote are gone with it.
+  sink.flush();
+  if (sink.failed()) rewriter.abandon();
+  if (options.diagnostics()) {
+    const VmDumpStats& stats = rewriter.stats();
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "fasthprof: heap dump stats: dumper=vm seconds=%.3f jvm_seconds=%.3f copy_seconds=%.3f "
+                  "bytes_in=%llu bytes_out=%llu records=%llu segments=%llu sub_records=%llu utf8_dropped=%llu\n",
+                  seconds_since(started), jvm_seconds, copy_seconds, static_cast<unsigned long long>(bytes_in),
+                  static_cast<unsigned long long>(stats.bytes_out), static_cast<unsigned long long>(stats.records),
+                  static_cast<unsigned long long>(stats.segments), static_cast<unsigned long long>(stats.sub_records),
+                  static_cast<unsigned long long>(stats.utf8_dropped));
+    write_stderr(line);
+  }
+  return Outcome::kDone;
+}
+
+}  // namespace fasthprof

@@ -1,0 +1,71 @@
+// dumper=vm: a binary heap dump written by HotSpot's own dumper (the one `jcmd GC.heap_dump`
+// runs), at the JVM's speed, and inserted into fasthprof's output as the heap dump section of the
+// report (docs/decisions.md, "Heap dumps by the JVM's own dumper").
+//
+// One dump, on the writer thread (the owner), between the sink's begin_report and end_report:
+//   1. a named pipe (runtime/fifo_drain.h) in the output's folder (the working folder with net=),
+//      and the thread that drains it;
+//   2. the JVM's attach listener (runtime/hotspot_attach.h): its socket if it exists, else started
+//      by the trigger file and a SIGQUIT, which is sent only when the VM's own flags say attach is
+//      enabled and signals are not reduced (-Xrs);
+//   3. "jcmd GC.heap_dump -overwrite <pipe>" on the socket; the owner waits in read() for the
+//      reply, which comes when the JVM has written the whole dump;
+//   4. meanwhile the drain thread hands every chunk to the VmDumpRewriter, which writes into the
+//      sink (the drain thread is then the sink's one producer, as the VM thread is during a walk),
+//      or, on JDK 17-21 with net= or gz=y, to a local side file that the owner rewrites into the
+//      sink after the reply: there the VM thread writes the pipe inside its safepoint, so nothing
+//      slower than the page cache may stand between it and the reader.
+// The drain thread never calls the VM; the owner calls nothing but read() while the VM works.
+#pragma once
+
+#include <jvmti.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "feature.h"
+#include "hotspot_attach.h"
+#include "vm_dump_rewriter.h"
+
+namespace fasthprof {
+
+// Which dumper writes one dump, and why: the line verbose=y prints.
+struct DumperPlan {
+  bool vm = false;
+  std::string why;
+  bool stage = false;  // drain to a local side file first (JDK 17-21 with net= or gz=y)
+  bool may_signal = false;  // the listener may be started with a SIGQUIT
+  std::string folder;  // where the pipe (and the JVM's side file) go
+};
+
+class VmHeapDump {
+ public:
+  explicit VmHeapDump(const AgentContext& context);
+
+  // The dumper for report number `index` (0 = the first) under dumper=, format=, heap=, primfields=,
+  // primarrays=, the JDK, the VM's attach flags, the collector at VM death and the free space. used_heap gives the bytes the
+  // heap holds (JNI). Writer thread.
+  DumperPlan plan(JNIEnv* jni, uint64_t index, bool at_exit, const std::function<uint64_t()>& used_heap);
+
+  enum class Outcome {
+    kDone,      // the dump is in the report (or the sink failed and cut it back; it said so)
+    kFallBack,  // nothing was written: the caller runs the JVMTI walk (the message is printed)
+    kAbandoned  // a failure after bytes were written: the report was cut back (message printed)
+  };
+  // Runs one VM dump into the sink. Writer thread, between begin_report and end_report.
+  Outcome run(ReportContext& report, const DumperPlan& plan);
+
+ private:
+  // The JDK's feature version (17, 25), 0 if unknown.
+  int jdk_version();
+
+  AgentContext context_;
+  HotSpotAttach attach_;
+  VmDumpNumbering numbering_;
+  int jdk_ = -1;
+  bool listener_failed_ = false;  // the listener would not start: never signal again
+};
+
+}  // namespace fasthprof

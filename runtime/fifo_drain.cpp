@@ -1,0 +1,167 @@
+#include "fifo_drain.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace fasthprof {
+
+namespace {
+
+std::atomic<uint32_t> next_fifo{0};
+
+// Bytes per read: a full pipe (raised to 1 MiB below where allowed), so that the writer is woken
+// as rarely as possible.
+constexpr size_t kReadSize = size_t{1} << 20;
+
+}  // namespace
+
+FifoDrain::FifoDrain(std::string path) : path_(std::move(path)) {}
+
+std::unique_ptr<FifoDrain> FifoDrain::create(const std::string& folder, std::string* error) {
+  std::string base = folder.empty() ? std::string(".") : folder;
+  if (base.size() > 1 && base.back() == '/') base.pop_back();
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string path = base + "/.fasthprof-" + std::to_string(::getpid()) + "-" +
+                       std::to_string(next_fifo.fetch_add(1)) + ".fifo";
+    if (::mkfifo(path.c_str(), 0600) == 0) return std::unique_ptr<FifoDrain>(new FifoDrain(path));
+    if (errno != EEXIST) {
+      *error = "cannot make a pipe in " + base + ": " + std::strerror(errno);
+      return nullptr;
+    }
+  }
+  *error = "cannot make a pipe in " + base + ": every name is taken";
+  return nullptr;
+}
+
+FifoDrain::~FifoDrain() {
+  finish();
+  remove_files();
+}
+
+bool FifoDrain::start(Consumer consumer, std::string* error) {
+  consumer_ = std::move(consumer);
+  // Non-blocking open of the read end succeeds at once; until a writer opens the pipe, poll()
+  // reports nothing on it (Linux reports a hang-up only after a writer came and went).
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd_ < 0) {
+    *error = "cannot open " + path_ + ": " + std::strerror(errno);
+    return false;
+  }
+  ::fcntl(fd_, F_SETPIPE_SZ, static_cast<int>(kReadSize));  // best effort: the limit may be lower
+  if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) {
+    *error = std::string("cannot make a pipe: ") + std::strerror(errno);
+    ::close(fd_);
+    fd_ = -1;
+    return false;
+  }
+  int made = ::pthread_create(&thread_, nullptr, &thread_main, this);
+  if (made != 0) {
+    *error = std::string("cannot start the thread that reads the JVM's dump: ") + std::strerror(made);
+    return false;
+  }
+  started_ = true;
+  return true;
+}
+
+void* FifoDrain::thread_main(void* self) {
+  pthread_setname_np(pthread_self(), "fasthprof-drain");  // 15 characters: the kernel's limit
+  static_cast<FifoDrain*>(self)->run();
+  return nullptr;
+}
+
+void FifoDrain::run() {
+  std::vector<char> buffer(kReadSize);
+  bool consuming = true;
+  bool stopping = false;
+  for (;;) {
+    pollfd fds[2] = {{fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+    // Once stopping, only what is left in the pipe is read, without waiting.
+    int ready = stopping ? 1 : ::poll(fds, 2, -1);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      error_ = std::string("poll: ") + std::strerror(errno);
+      return;
+    }
+    if (!stopping && (fds[1].revents & POLLIN) != 0) stopping = true;
+    if (!stopping && fds[0].revents == 0) continue;
+    ssize_t got = ::read(fd_, buffer.data(), buffer.size());
+    if (got > 0) {
+      if (!opened_.load(std::memory_order_relaxed)) {
+        opened_.store(true, std::memory_order_release);
+        // The writer holds its own descriptor now: the name is no longer needed.
+        ::unlink(path_.c_str());
+      }
+      bytes_.fetch_add(static_cast<uint64_t>(got), std::memory_order_release);
+      if (consuming) consuming = consumer_(buffer.data(), static_cast<size_t>(got));
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && errno == EAGAIN) {
+      if (stopping) return;
+      continue;
+    }
+    if (got < 0) {
+      error_ = std::string("cannot read the JVM's dump: ") + std::strerror(errno);
+      return;
+    }
+    // End of file: no writer now. The writer may come back (JDK 22+ opens the path only after its
+    // safepoint), so the pipe is opened afresh to wait for it, unless stopping.
+    if (stopping) return;
+    if (opened_.load(std::memory_order_relaxed)) return;  // the writer came and went: the dump is over
+    int again = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (again < 0) {
+      // Only stopping is left to wait for.
+      char byte;
+      while (::read(stop_pipe_[0], &byte, 1) < 0 && errno == EINTR) {
+      }
+      return;
+    }
+    ::close(fd_);
+    fd_ = again;
+  }
+}
+
+uint64_t FifoDrain::finish() {
+  if (started_) {
+    char byte = 1;
+    while (::write(stop_pipe_[1], &byte, 1) < 0 && errno == EINTR) {
+    }
+    ::pthread_join(thread_, nullptr);
+    started_ = false;
+  }
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  for (int& end : stop_pipe_) {
+    if (end >= 0) ::close(end);
+    end = -1;
+  }
+  remove_files();
+  return bytes_.load(std::memory_order_acquire);
+}
+
+void FifoDrain::remove_files() {
+  if (removed_) return;
+  removed_ = true;
+  ::unlink(path_.c_str());
+  // Side files the VM may have left after a failure: "<name>.p<N>" in the same folder.
+  size_t slash = path_.rfind('/');
+  std::string folder = slash == std::string::npos ? "." : path_.substr(0, slash);
+  std::string prefix = (slash == std::string::npos ? path_ : path_.substr(slash + 1)) + ".p";
+  DIR* dir = ::opendir(folder.c_str());
+  if (dir == nullptr) return;
+  while (dirent* entry = ::readdir(dir)) {
+    if (std::strncmp(entry->d_name, prefix.c_str(), prefix.size()) == 0) {
+      ::unlinkat(::dirfd(dir), entry->d_name, 0);
+    }
+  }
+  ::closedir(dir);
+}
+
+}  // namespace fasthprof

@@ -1,0 +1,73 @@
+// A named pipe that HotSpot's heap dumper writes into, and the thread that takes its bytes
+// (agent/vm_heap_dump.h). On JDK 17 the VM thread writes the dump into the pipe inside the
+// safepoint, so the program stays stopped until the last byte is read: the drain thread only reads
+// and hands each chunk to a consumer that must not wait on the VM (the sink, a local file). It is
+// a plain pthread that never calls the VM.
+//
+// Lifetime of the path: made with mkfifo (0600) under a name of the agent's own in the folder
+// given, removed as soon as a writer has opened it (the VM keeps its descriptor), and in any case
+// by finish() or the destructor, together with any "<path>.p<N>" side file the VM left beside it
+// (JDK 22+ writes the dump there first).
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace fasthprof {
+
+class FifoDrain {
+ public:
+  // Called on the drain thread with each chunk read, in order. Returns false to stop consuming:
+  // later bytes are still read (so that the writer never blocks) but dropped.
+  using Consumer = std::function<bool(const void* data, size_t size)>;
+
+  // Makes the pipe <folder>/.fasthprof-<pid>-<n>.fifo. Returns null with *error set when it
+  // cannot. Allocates.
+  static std::unique_ptr<FifoDrain> create(const std::string& folder, std::string* error);
+
+  ~FifoDrain();
+  FifoDrain(const FifoDrain&) = delete;
+  FifoDrain& operator=(const FifoDrain&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // Opens the read end (without waiting for a writer) and starts the thread. Returns false with
+  // *error set when it cannot.
+  bool start(Consumer consumer, std::string* error);
+
+  // The writer is done (the attach reply came, whatever it said): the thread takes what is still
+  // in the pipe and ends; the path and side files are removed. Returns the bytes read. Idempotent.
+  uint64_t finish();
+
+  // Bytes read so far (any thread).
+  uint64_t bytes() const { return bytes_.load(std::memory_order_acquire); }
+  // Whether a writer ever opened the pipe.
+  bool opened() const { return opened_.load(std::memory_order_acquire); }
+  // A read error, empty if none (valid after finish()).
+  const std::string& error() const { return error_; }
+
+ private:
+  explicit FifoDrain(std::string path);
+  static void* thread_main(void* self);
+  void run();
+  void remove_files();
+
+  std::string path_;
+  Consumer consumer_;
+  int fd_ = -1;
+  int stop_pipe_[2] = {-1, -1};
+  pthread_t thread_{};
+  bool started_ = false;
+  bool removed_ = false;
+  std::atomic<uint64_t> bytes_{0};
+  std::atomic<bool> opened_{false};
+  std::string error_;
+};
+
+}  // namespace fasthprof

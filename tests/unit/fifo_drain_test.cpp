@@ -1,0 +1,124 @@
+// FifoDrain (runtime/fifo_drain.h): every byte a writer puts into the pipe reaches the consumer in
+// order; a writer that comes only after another opened and closed the pipe empty (JDK 22+ opens the
+// path after its safepoint) is still read; finish() never waits for a writer that never comes; the
+// pipe and any "<pipe>.p<N>" side file are gone afterwards.
+#include "fifo_drain.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+namespace fasthprof {
+namespace {
+
+class FifoDrainTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/fasthprof-fifo-drain-XXXXXX";
+    ASSERT_NE(nullptr, mkdtemp(pattern));
+    folder_ = pattern;
+  }
+  void TearDown() override { std::system(("rm -rf " + folder_).c_str()); }
+
+  bool exists(const std::string& path) const {
+    struct stat st{};
+    return lstat(path.c_str(), &st) == 0;
+  }
+
+  std::string folder_;
+};
+
+void write_all(const std::string& path, const std::string& bytes, size_t chunk) {
+  int fd = open(path.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  for (size_t at = 0; at < bytes.size(); at += chunk) {
+    size_t size = std::min(chunk, bytes.size() - at);
+    ASSERT_EQ(static_cast<ssize_t>(size), write(fd, bytes.data() + at, size));
+  }
+  close(fd);
+}
+
+TEST_F(FifoDrainTest, ReadsEverythingInOrderAndRemovesThePipe) {
+  std::string error;
+  auto drain = FifoDrain::create(folder_, &error);
+  ASSERT_TRUE(drain) << error;
+  std::string path = drain->path();
+  EXPECT_EQ(0u, path.find(folder_ + "/.fasthprof-"));
+  std::string got;
+  ASSERT_TRUE(drain->start([&](const void* data, size_t size) {
+    got.append(static_cast<const char*>(data), size);
+    return true;
+  }, &error)) << error;
+  std::string bytes;
+  for (int i = 0; i < 3000000; ++i) bytes.push_back(static_cast<char>(i * 7 + i / 251));
+  std::thread writer([&] { write_all(path, bytes, 70000); });
+  writer.join();
+  EXPECT_EQ(bytes.size(), drain->finish());
+  EXPECT_EQ(bytes, got);
+  EXPECT_TRUE(drain->opened());
+  EXPECT_TRUE(drain->error().empty());
+  EXPECT_FALSE(exists(path));
+}
+
+TEST_F(FifoDrainTest, WaitsForALaterWriterAfterAnEmptyOne) {
+  std::string error;
+  auto drain = FifoDrain::create(folder_, &error);
+  ASSERT_TRUE(drain) << error;
+  std::string got;
+  ASSERT_TRUE(drain->start([&](const void* data, size_t size) {
+    got.append(static_cast<const char*>(data), size);
+    return true;
+  }, &error)) << error;
+  write_all(drain->path(), "", 1);  // opened and closed without a byte
+  usleep(50000);
+  write_all(drain->path(), "the dump", 3);
+  usleep(50000);
+  EXPECT_EQ(8u, drain->finish());
+  EXPECT_EQ("the dump", got);
+}
+
+TEST_F(FifoDrainTest, FinishDoesNotWaitForAWriterThatNeverComes) {
+  std::string error;
+  auto drain = FifoDrain::create(folder_, &error);
+  ASSERT_TRUE(drain) << error;
+  std::string path = drain->path();
+  ASSERT_TRUE(drain->start([](const void*, size_t) { return true; }, &error)) << error;
+  // A side file the JVM left after a failure.
+  std::string side = path + ".p0";
+  close(open(side.c_str(), O_WRONLY | O_CREAT, 0600));
+  EXPECT_EQ(0u, drain->finish());
+  EXPECT_FALSE(drain->opened());
+  EXPECT_FALSE(exists(path));
+  EXPECT_FALSE(exists(side));
+}
+
+TEST_F(FifoDrainTest, AConsumerThatStopsStillLetsTheWriterFinish) {
+  std::string error;
+  auto drain = FifoDrain::create(folder_, &error);
+  ASSERT_TRUE(drain) << error;
+  size_t taken = 0;
+  ASSERT_TRUE(drain->start([&](const void*, size_t size) {
+    taken += size;
+    return false;
+  }, &error)) << error;
+  std::string bytes(4 << 20, 'x');
+  std::thread writer([&] { write_all(drain->path(), bytes, 1 << 20); });
+  writer.join();
+  EXPECT_EQ(bytes.size(), drain->finish());
+  EXPECT_GT(taken, 0u);
+  EXPECT_LT(taken, bytes.size());
+}
+
+TEST_F(FifoDrainTest, AFolderThatIsNotThereIsAnError) {
+  std::string error;
+  EXPECT_FALSE(FifoDrain::create(folder_ + "/missing", &error));
+  EXPECT_NE(std::string::npos, error.find("cannot make a pipe")) << error;
+}
+
+}  // namespace
+}  // namespace fasthprof
