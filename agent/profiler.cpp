@@ -394,11 +394,15 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
         "the report's preparation", "that section is left out of this report and of later ones",
         [&] { features_[i]->prepare_report(report); }, [&] { feature_failed_[i] = true; });
   }
-  if (options_.verbose && !features_.empty()) write_stderr("Dumping");
+  // The verbose line ("Dumping Java heap ... done.") is one line that users' scripts look for: it
+  // is written whole, in one write, once the report is in the output, so that nothing the agent
+  // says meanwhile (warnings, verbose=y figures, a full disk) nor the program's own output can land
+  // inside it. Those come on lines of their own, before it.
+  std::string line = "Dumping";
   for (size_t i = 0; i < features_.size(); ++i) {
     if (feature_failed_[i]) continue;
     Feature& feature = *features_[i];
-    if (options_.verbose) write_stderr(feature.dump_message());
+    line += feature.dump_message();
     // The section named in the message, e.g. "the report's allocation sites".
     std::string where = std::string("the report's") + feature.dump_message();
     if (where.size() > 4 && where.compare(where.size() - 4, 4, " ...") == 0) where.resize(where.size() - 4);
@@ -412,7 +416,7 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
         });
   }
   next_report();
-  if (options_.verbose && !features_.empty()) write_stderr(" done.\n");
+  if (options_.verbose && !features_.empty()) write_stderr(line + " done.\n");
 }
 
 void Profiler::next_report() {

@@ -41,8 +41,8 @@ def heap_shapes(home, options, main="HeapShapes", args=(), jvm_args=(), classpat
 
 
 def dumps_done(folder):
-    # The stats line (verbose=y) lands inside the verbose line; " done." ends a report
-    # once its bytes are in the file.
+    # The verbose line, written whole once the report's bytes are in the file, ends a report; the
+    # stats line (verbose=y written out) comes on a line of its own before it.
     stderr = read_text(folder / "stderr.txt")
     return min(stderr.count("fasthprof: heap dump stats:"), stderr.count(" done.\n"))
 

@@ -36,7 +36,7 @@ HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
 OPENJDK_CHECK = os.environ.get("OPENJDK_HEAP_CHECK_CLASSES", "")
 JAVA17 = os.environ["JAVA17_HOME"]
 # The verbose line; verbose=y's figures line lands inside it, as for the walk.
-DUMP_LINE = re.compile(r"Dumping Java heap \.\.\.(?:fasthprof: heap dump stats: [^\n]*\n)? done\.\n")
+DUMP_LINE = re.compile(r"^Dumping Java heap \.\.\. done\.\n", re.M)
 VM_LINE = re.compile(r"fasthprof: heap dump: (dumper=[a-z+]+): (the JVM's own dumper|the JVMTI walk)([^\n]*)")
 
 

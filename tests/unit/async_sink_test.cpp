@@ -2,6 +2,7 @@
 // format", last paragraphs) on files, devices, size limits and sockets.
 #include "async_sink.h"
 #include "file_backend.h"
+#include "memory_backend.h"
 #include "memory.h"
 #include "socket_backend.h"
 
@@ -50,57 +51,7 @@ struct Messages {
   }
 };
 
-// An in-memory backend with a quota (a "disk" that fills up), optional slowness, and optional
-// truncation. The state outlives the backend so that tests can inspect it after close().
-struct MemoryState {
-  Bytes data;
-  size_t quota = SIZE_MAX;
-  bool can_truncate = true;
-  int write_calls = 0;
-  std::chrono::microseconds delay{0};
-  bool closed = false;
-};
-
-class MemoryBackend final : public SinkBackend {
- public:
-  explicit MemoryBackend(MemoryState* state) : state_(state) {}
-  WriteResult write_all(const void* data, size_t size) override {
-    ++state_->write_calls;
-    if (state_->delay.count() > 0) std::this_thread::sleep_for(state_->delay);
-    const uint8_t* bytes = static_cast<const uint8_t*>(data);
-    const size_t used = state_->data.size();
-    const size_t room = state_->quota > used ? state_->quota - used : 0;
-    state_->data.insert(state_->data.end(), bytes, bytes + std::min(room, size));
-    return size <= room ? WriteResult{} : WriteResult{ENOSPC};
-  }
-  uint64_t offset() const override { return state_->data.size(); }
-  bool can_truncate() const override { return state_->can_truncate; }
-  WriteResult truncate_to(uint64_t offset) override {
-    if (!state_->can_truncate) return {EINVAL};
-    state_->data.resize(offset);
-    return {};
-  }
-  bool error_ends_output() const override { return false; }
-  const std::string& name() const override { return name_; }
-  WriteResult close() override {
-    state_->closed = true;
-    return {};
-  }
-
- private:
-  MemoryState* state_;
-  std::string name_ = "memory";
-};
-
-Bytes pattern(size_t size, uint32_t seed) {
-  Bytes bytes(size);
-  uint32_t x = seed * 2654435761u + 1;
-  for (uint8_t& b : bytes) {
-    x = x * 1664525u + 1013904223u;
-    b = static_cast<uint8_t>(x >> 24);
-  }
-  return bytes;
-}
+using MemoryState = MemoryBackendState;
 
 Bytes read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -142,7 +93,7 @@ TEST(AsyncSink, RoundTripsThroughAFileInManyChunkSizes) {
   for (size_t buffer_count : {2, 3, 16}) {
     for (size_t buffer_size : {size_t{4096}, size_t{1} << 16, size_t{1} << 20}) {
       for (size_t chunk : {size_t{1}, size_t{7}, size_t{4096}, size_t{65539}, size_t{3} << 20}) {
-        const Bytes data = pattern(chunk == 1 ? 300000 : (size_t{5} << 20) + 123, chunk);
+        const Bytes data = noise_bytes(chunk == 1 ? 300000 : (size_t{5} << 20) + 123, chunk);
         std::string error;
         auto backend = FileBackend::open(path, &error);
         ASSERT_NE(backend, nullptr) << error;
@@ -183,7 +134,7 @@ TEST(AsyncSink, SlowBackendMakesTheProducerWaitAndLosesNothing) {
     state.delay = std::chrono::milliseconds(2);
     constexpr size_t kBuffer = 4096;
     auto sink = make_sink(std::make_unique<MemoryBackend>(&state), kBuffer, nullptr, buffer_count);
-    const Bytes data = pattern(100 * kBuffer, 3);
+    const Bytes data = noise_bytes(100 * kBuffer, 3);
     const auto start = std::chrono::steady_clock::now();
     write_report(sink.get(), data, 1000);
     const auto elapsed = std::chrono::steady_clock::now() - start;
@@ -225,8 +176,8 @@ TEST(AsyncSink, FailedReportIsCutBackAndTheNextReportTriesAgain) {
   state.quota = 50000;
   Messages messages;
   auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 1024, &messages);
-  const Bytes r1 = pattern(20000, 1), r2 = pattern(20000, 2), r3 = pattern(30000, 3),
-              r4 = pattern(20000, 4);
+  const Bytes r1 = noise_bytes(20000, 1), r2 = noise_bytes(20000, 2), r3 = noise_bytes(30000, 3),
+              r4 = noise_bytes(20000, 4);
   for (const Bytes* report : {&r1, &r2}) {
     sink->begin_report();
     write_report(sink.get(), *report, 100);
@@ -256,7 +207,7 @@ TEST(AsyncSink, RepeatedFailuresAreReportedOnceUntilAReportSucceeds) {
   state.quota = 100;
   Messages messages;
   auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 256, &messages);
-  const Bytes big = pattern(1000, 5), small = pattern(10, 6);
+  const Bytes big = noise_bytes(1000, 5), small = noise_bytes(10, 6);
   for (int i = 0; i < 5; ++i) {
     sink->begin_report();
     write_report(sink.get(), big, 64);
@@ -279,7 +230,7 @@ TEST(AsyncSink, BytesOutsideReportsAreCutBackToTheLastCompleteReport) {
   state.quota = 300;
   Messages messages;
   auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 64, &messages);
-  const Bytes header = pattern(100, 7), tail = pattern(500, 8);
+  const Bytes header = noise_bytes(100, 7), tail = noise_bytes(500, 8);
   write_report(sink.get(), header, 10);
   EXPECT_TRUE(sink->end_report());
   write_report(sink.get(), tail, 10);
@@ -299,7 +250,7 @@ TEST(AsyncSink, UntruncatableBackendOnlyGetsTheMessage) {
   Messages messages;
   auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 64, &messages);
   sink->begin_report();
-  write_report(sink.get(), pattern(400, 9), 50);
+  write_report(sink.get(), noise_bytes(400, 9), 50);
   EXPECT_FALSE(sink->end_report());
   EXPECT_EQ(state.data.size(), 150u);
   ASSERT_EQ(messages.get().size(), 1u);
@@ -315,10 +266,10 @@ TEST(AsyncSink, DevFullGetsOneMessageAndNoSpam) {
   auto sink = make_sink(std::move(backend), 4096, &messages);
   for (int i = 0; i < 4; ++i) {
     sink->begin_report();
-    write_report(sink.get(), pattern(10000, i), 1000);
+    write_report(sink.get(), noise_bytes(10000, i), 1000);
     EXPECT_FALSE(sink->end_report());
   }
-  write_report(sink.get(), pattern(10000, 9), 1000);
+  write_report(sink.get(), noise_bytes(10000, 9), 1000);
   sink->close();
   ASSERT_EQ(messages.get().size(), 1u);
   EXPECT_EQ(messages.get()[0], "fasthprof: error writing /dev/full: No space left on device");
@@ -334,7 +285,7 @@ TEST(AsyncSink, EmptyReportsBetweenFailuresDoNotRepeatTheMessage) {
   auto sink = make_sink(std::move(backend), 4096, &messages);
   for (int i = 0; i < 3; ++i) {
     sink->begin_report();
-    write_report(sink.get(), pattern(10000, i), 1000);
+    write_report(sink.get(), noise_bytes(10000, i), 1000);
     EXPECT_FALSE(sink->end_report());
     sink->begin_report();
     EXPECT_TRUE(sink->end_report());
@@ -432,7 +383,7 @@ TEST(FileBackend, OpenFailureNamesThePath) {
 TEST(AsyncSink, CloseIsIdempotentAndLaterWritesAreDropped) {
   MemoryState state;
   auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 64, nullptr);
-  const Bytes data = pattern(100, 10);
+  const Bytes data = noise_bytes(100, 10);
   write_report(sink.get(), data, 30);
   sink->close();
   sink->close();
@@ -530,7 +481,7 @@ TEST(SocketBackend, ConnectsToIpv4AndHostNames) {
     EXPECT_EQ(backend->name(), std::string(host) + ":" + std::to_string(listener.port()));
     const int peer = listener.accept();
     ASSERT_GE(peer, 0);
-    const Bytes data = pattern(5000, 11);
+    const Bytes data = noise_bytes(5000, 11);
     EXPECT_TRUE(backend->write_all(data.data(), data.size()).ok());
     EXPECT_EQ(receive(peer, data.size()), data);
     ::close(peer);
@@ -546,7 +497,7 @@ TEST(SocketBackend, ConnectsToIpv6) {
   EXPECT_EQ(backend->name(), "[::1]:" + std::to_string(listener.port()));
   const int peer = listener.accept();
   ASSERT_GE(peer, 0);
-  const Bytes data = pattern(3000, 12);
+  const Bytes data = noise_bytes(3000, 12);
   EXPECT_TRUE(backend->write_all(data.data(), data.size()).ok());
   EXPECT_EQ(receive(peer, data.size()), data);
   ::close(peer);
@@ -577,7 +528,7 @@ TEST(SocketBackend, ClosedPeerGivesAnErrorNotSigpipe) {
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
   ::close(pair[1]);
   SocketBackend backend(pair[0], "pair");
-  const Bytes data = pattern(100, 13);
+  const Bytes data = noise_bytes(100, 13);
   const WriteResult result = backend.write_all(data.data(), data.size());
   EXPECT_TRUE(result.error == EPIPE || result.error == ECONNRESET) << result.error;
 }
@@ -593,7 +544,7 @@ TEST(AsyncSink, SocketPeerThatClosesEndsOutputWithOneMessage) {
   ASSERT_GE(peer, 0);
   Messages messages;
   auto sink = make_sink(std::move(backend), 4096, &messages);
-  const Bytes first = pattern(10000, 14);
+  const Bytes first = noise_bytes(10000, 14);
   sink->begin_report();
   write_report(sink.get(), first, 1000);
   EXPECT_TRUE(sink->end_report());
@@ -603,7 +554,7 @@ TEST(AsyncSink, SocketPeerThatClosesEndsOutputWithOneMessage) {
   bool ended = false;
   for (int i = 0; i < 200 && !ended; ++i) {
     sink->begin_report();
-    write_report(sink.get(), pattern(20000, i), 1000);
+    write_report(sink.get(), noise_bytes(20000, i), 1000);
     ended = !sink->end_report();
     if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -612,7 +563,7 @@ TEST(AsyncSink, SocketPeerThatClosesEndsOutputWithOneMessage) {
   for (int i = 0; i < 3; ++i) {
     sink->begin_report();
     EXPECT_TRUE(sink->failed());
-    write_report(sink.get(), pattern(20000, i), 1000);
+    write_report(sink.get(), noise_bytes(20000, i), 1000);
     EXPECT_FALSE(sink->end_report());
   }
   sink->close();
@@ -640,7 +591,7 @@ TEST(AsyncSink, SocketPeerThatNeverReadsTimesOutWithOneMessage) {
   auto sink = make_sink(std::move(backend), 1 << 16, &messages);
   sink->begin_report();
   // Far more than the kernel's socket buffers on both ends can hold.
-  const Bytes chunk = pattern(1 << 20, 21);
+  const Bytes chunk = noise_bytes(1 << 20, 21);
   for (int i = 0; i < 256 && !sink->failed(); ++i) write_report(sink.get(), chunk, 1 << 16);
   EXPECT_FALSE(sink->end_report());
   EXPECT_TRUE(sink->output_ended());
@@ -663,7 +614,7 @@ TEST(AsyncSink, SocketPeerThatReadsSlowlyGetsEverything) {
   ASSERT_NE(backend, nullptr) << error;
   const int peer = listener.accept();
   ASSERT_GE(peer, 0);
-  const Bytes data = pattern(48 << 20, 22);
+  const Bytes data = noise_bytes(48 << 20, 22);
   Bytes received;
   std::thread reader([&] {
     std::vector<uint8_t> buffer(160 << 10);

@@ -4,6 +4,7 @@
 // headers and trailers checked) and with hprof/'s reader, never with the writer's libdeflate.
 #include "async_sink.h"
 #include "file_backend.h"
+#include "memory_backend.h"
 #include "gzip_backend.h"
 #include "gzip_member.h"
 #include "hprof_input.h"
@@ -29,59 +30,7 @@ namespace {
 using Bytes = std::vector<uint8_t>;
 constexpr size_t kBlock = kGzipBlockSize;
 
-// A "disk" in memory: a quota, optional truncation, and the threads that wrote to it.
-struct MemoryState {
-  Bytes data;
-  size_t quota = SIZE_MAX;
-  bool can_truncate = true;
-  bool closed = false;
-  std::mutex mutex;
-  std::vector<std::thread::id> writers;
-};
-
-class MemoryBackend final : public SinkBackend {
- public:
-  explicit MemoryBackend(MemoryState* state) : state_(state) {}
-  WriteResult write_all(const void* data, size_t size) override {
-    {
-      std::lock_guard<std::mutex> lock(state_->mutex);
-      state_->writers.push_back(std::this_thread::get_id());
-    }
-    const uint8_t* bytes = static_cast<const uint8_t*>(data);
-    const size_t used = state_->data.size();
-    const size_t room = state_->quota > used ? state_->quota - used : 0;
-    state_->data.insert(state_->data.end(), bytes, bytes + std::min(room, size));
-    return size <= room ? WriteResult{} : WriteResult{ENOSPC};
-  }
-  uint64_t offset() const override { return state_->data.size(); }
-  bool can_truncate() const override { return state_->can_truncate; }
-  WriteResult truncate_to(uint64_t offset) override {
-    if (!state_->can_truncate) return {EINVAL};
-    state_->data.resize(offset);
-    return {};
-  }
-  bool error_ends_output() const override { return false; }
-  const std::string& name() const override { return name_; }
-  WriteResult close() override {
-    state_->closed = true;
-    return {};
-  }
-
- private:
-  MemoryState* state_;
-  std::string name_ = "memory";
-};
-
-// Incompressible bytes.
-Bytes noise(size_t size, uint32_t seed) {
-  Bytes bytes(size);
-  uint32_t x = seed * 2654435761u + 1;
-  for (uint8_t& b : bytes) {
-    x = x * 1664525u + 1013904223u;
-    b = static_cast<uint8_t>(x >> 24);
-  }
-  return bytes;
-}
+using MemoryState = MemoryBackendState;
 
 // Bytes that compress, like records: a few repeated words with a counter.
 Bytes records(size_t size, uint32_t seed) {
@@ -174,7 +123,7 @@ void write(SinkBackend* backend, const Bytes& bytes, size_t chunk) {
 TEST(GzipBackend, CutsTheOutputIntoOneMemberPerMebibyteWithTheCommentOnTheFirst) {
   MemoryState state;
   auto gz = make_gzip(&state);
-  const Bytes part1 = records(kBlock + 100, 1), part2 = noise(kBlock + 7, 2);
+  const Bytes part1 = records(kBlock + 100, 1), part2 = noise_bytes(kBlock + 7, 2);
   const Bytes input = concat({&part1, &part2});
   write(gz.get(), input, 4093);
   // Two whole blocks are out; the rest waits for the seal.
@@ -199,7 +148,7 @@ TEST(GzipBackend, CutsTheOutputIntoOneMemberPerMebibyteWithTheCommentOnTheFirst)
 TEST(GzipBackend, EachSealEndsAMemberSoTheOutputIsCompleteAfterEveryReport) {
   MemoryState state;
   auto gz = make_gzip(&state);
-  const Bytes r1 = records(1000, 1), r2 = records(300000, 2), r3 = noise(5, 3);
+  const Bytes r1 = records(1000, 1), r2 = records(300000, 2), r3 = noise_bytes(5, 3);
   Bytes expected;
   size_t count = 0;
   for (const Bytes* report : {&r1, &r2, &r3}) {
@@ -263,10 +212,10 @@ TEST(GzipBackend, WriteErrorsComeBackAndAnUntruncatableInnerCannotCutBack) {
   state.can_truncate = false;
   auto gz = make_gzip(&state);
   EXPECT_FALSE(gz->can_truncate());
-  const Bytes big = noise(kBlock, 1);
+  const Bytes big = noise_bytes(kBlock, 1);
   EXPECT_EQ(gz->write_all(big.data(), big.size()).error, ENOSPC) << "a whole block is written at once";
   EXPECT_EQ(gz->truncate_to(0).error, EINVAL);
-  const Bytes small = noise(10, 2);
+  const Bytes small = noise_bytes(10, 2);
   ASSERT_TRUE(gz->write_all(small.data(), small.size()).ok());
   EXPECT_EQ(gz->seal().error, ENOSPC);
 }
@@ -299,7 +248,7 @@ TEST(GzipBackend, SinkSealsEveryReportOnItsIoThreadAndCutsBackAFailedOne) {
   std::string error;
   auto sink = AsyncSink::create(make_gzip(&state), options, &error);
   ASSERT_NE(sink, nullptr) << error;
-  const Bytes r1 = records(1500000, 1), r2 = records(200000, 2), r3 = noise(3 * kBlock, 3),
+  const Bytes r1 = records(1500000, 1), r2 = records(200000, 2), r3 = noise_bytes(3 * kBlock, 3),
               r4 = records(70000, 4);
   for (const Bytes* report : {&r1, &r2}) {
     sink->begin_report();
