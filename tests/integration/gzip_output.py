@@ -257,7 +257,10 @@ def _complete(data):
 
 def file_size_limit(jdk, home):
     label = f"{jdk} gz=y file size limit"
-    with java_process(home, agentpath("heap=dump,format=b,gz=y,file=dump.gz,doe=n,verbose=y"), "HeapShapes",
+    # The walk: the JVM's own dumper starts its attach listener thread at the first dump, whose
+    # START THREAD streams after that report, so the cut-back point is not the size seen at its
+    # end (vm_dump.py's disk_full covers a full disk under the JVM's dumper).
+    with java_process(home, agentpath("heap=dump,format=b,gz=y,dumper=jvmti,file=dump.gz,doe=n,verbose=y"), "HeapShapes",
                       ["60"]) as (proc, folder):
         dump = folder / "dump.gz"
         if not check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: ready"):
