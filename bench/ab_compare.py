@@ -121,9 +121,15 @@ def bench_dump(args, agents, work):
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-abdump-", dir=base))
     dump = folder / "fasthprof.hprof"
 
+    # The JVMTI walk on both sides: builds that have dumper= would otherwise let the JVM's own dumper
+    # write the dump, and a build from before it would then be compared with a different dumper.
+    walk = {agent: ",dumper=jvmti" if heap_dump_bench.agent_accepts(java, agent, "dumper=jvmti", folder)[0] else ""
+            for agent in set(agents.values())}
+
     def run_one(agent):
         # The figures line comes with FASTHPROF_DUMP_STATS=1 in some builds and with verbose=y in others.
-        jvm = heap_dump_bench.Jvm(java, classes, f"-agentpath:{agent}=heap=dump,format=b,doe=n,verbose=y,file={dump}",
+        jvm = heap_dump_bench.Jvm(java, classes,
+                                  f"-agentpath:{agent}=heap=dump,format=b,doe=n,verbose=y,file={dump}{walk[agent]}",
                                   args.objects, args.heap, folder, {"FASTHPROF_DUMP_STATS": "1"})
         try:
             seconds, stats, before, peak = heap_dump_bench.quit_dump(jvm)
