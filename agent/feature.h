@@ -95,11 +95,6 @@ class Feature {
   // how many events it took (the writer drains again at once after a full batch).
   virtual size_t drain(JNIEnv* /*jni*/) { return 0; }
 
-  // A report is about to start, before its "Dumping ..." line: a feature that decides how it
-  // will write its section prints its line here (verbose=y), so that the dump line stays whole.
-  // Writer thread.
-  virtual void prepare_report(ReportContext& /*report*/) {}
-
   // Writes the feature's section(s) of one report, TRACEs first. Writer thread.
   virtual void write_report(ReportContext& /*report*/) {}
 

@@ -176,16 +176,13 @@ void HeapDumper::add_capabilities(jvmtiCapabilities* wanted) {
   wanted->can_suspend = 1;
 }
 
-void HeapDumper::prepare_report(ReportContext& report) {
-  JNIEnv* jni = report.jni;
-  plan_ = vm_dump_.plan(jni, reports_++, report.at_exit, [jni] { return used_heap_bytes(jni); });
-  if (context_.options->diagnostics()) write_stderr("fasthprof: heap dump: " + plan_.why + "\n");
-}
-
 void HeapDumper::write_report(ReportContext& report) {
-  if (plan_.vm) {
-    plan_.vm = false;
-    if (vm_dump_.run(report, plan_) != VmHeapDump::Outcome::kFallBack) return;
+  {
+    // Which dumper, said on a line of its own (the report's verbose line comes whole at its end).
+    JNIEnv* jni = report.jni;
+    DumperPlan plan = vm_dump_.plan(jni, reports_++, report.at_exit, [jni] { return used_heap_bytes(jni); });
+    if (context_.options->diagnostics()) write_stderr("fasthprof: heap dump: " + plan.why + "\n");
+    if (plan.vm && vm_dump_.run(report, plan) != VmHeapDump::Outcome::kFallBack) return;
   }
   JNIEnv* jni = report.jni;
   jvmtiEnv* jvmti = context_.jvmti;

@@ -32,14 +32,13 @@ class HeapDumper final : public Feature {
 
   const char* dump_message() const override { return " Java heap ..."; }
   void add_capabilities(jvmtiCapabilities* wanted) override;
-  void prepare_report(ReportContext& report) override;
   void write_report(ReportContext& report) override;
 
  private:
   AgentContext context_;
-  // dumper=vm|auto: HotSpot's own dumper (vm_heap_dump.h), and the plan of the report under way.
+  // dumper=vm|auto: HotSpot's own dumper (vm_heap_dump.h); reports so far pick the turn of a
+  // dumper=a+b list.
   VmHeapDump vm_dump_;
-  DumperPlan plan_;
   uint64_t reports_ = 0;
 };
 

@@ -388,12 +388,6 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
   report.resume_background = [this] {
     for (auto& feature : features_) feature->resume_background();
   };
-  for (size_t i = 0; i < features_.size(); ++i) {
-    if (feature_failed_[i]) continue;
-    guard_entry(
-        "the report's preparation", "that section is left out of this report and of later ones",
-        [&] { features_[i]->prepare_report(report); }, [&] { feature_failed_[i] = true; });
-  }
   // The verbose line ("Dumping Java heap ... done.") is one line that users' scripts look for: it
   // is written whole, in one write, once the report is in the output, so that nothing the agent
   // says meanwhile (warnings, verbose=y figures, a full disk) nor the program's own output can land
