@@ -23,7 +23,7 @@ import threading
 import time
 
 import hprof_records
-from harness import agentpath, check, java_process, jdks, run_cases, verify_binary, wait_for
+from harness import prlimit_fsize, agentpath, check, java_process, jdks, run_cases, verify_binary, wait_for
 
 KNOWN = re.compile(r"^known (\S+) alloc=(\d+) live=(\d+)$", re.M)
 CRASH_TEXT = ["terminate called", "#  SIGSEGV", "#  SIGBUS", "# A fatal error has been detected",
@@ -150,10 +150,6 @@ def check_counts(label, reports, known, exit_known):
 
 
 # ---- one scenario ----------------------------------------------------------------------------------
-
-def prlimit_fsize(pid, soft_limit):
-    subprocess.run(["prlimit", f"--pid={pid}", f"--fsize={soft_limit}:"], check=True, capture_output=True)
-
 
 def scenario(jdk, home, kind, rng, seconds):
     """kind: 'text-fill', 'binary-fill' or 'net-<mode>'."""

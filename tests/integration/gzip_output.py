@@ -19,7 +19,7 @@ import threading
 import time
 import zlib
 
-from harness import (TEST_CLASSES, agentpath, check, java_bin, java_process, jdks, on_each_jdk, read_text,
+from harness import (prlimit_fsize, TEST_CLASSES, agentpath, check, java_bin, java_process, jdks, on_each_jdk, read_text,
                      run_cases, terminate, verify_binary, wait_for)
 
 HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
@@ -269,7 +269,7 @@ def file_size_limit(jdk, home):
         time.sleep(0.3)
         complete = dump.stat().st_size
         # Room for a little more than a member: the second dump fails inside.
-        subprocess.run(["prlimit", f"--pid={proc.pid}", f"--fsize={complete + 100000}:"], check=True)
+        prlimit_fsize(proc.pid, complete + 100000)
         check(quit_and_wait(proc, folder, 2), f"{label}: the second dump ends")
         check(wait_for(lambda: "File too large" in read_text(folder / "stderr.txt"), 10),
               f"{label}: a clear message:\n{read_text(folder / 'stderr.txt')}")
@@ -282,7 +282,7 @@ def file_size_limit(jdk, home):
               f"({dump.stat().st_size} vs {complete})")
         check_layout(f"{label}: after the cut", dump.read_bytes())
         check(proc.poll() is None, f"{label}: the JVM keeps running")
-        subprocess.run(["prlimit", f"--pid={proc.pid}", "--fsize=unlimited:"], check=True)
+        prlimit_fsize(proc.pid, "unlimited")
         check(quit_and_wait(proc, folder, 3), f"{label}: the next dump works once there is room")
         time.sleep(0.3)
         proc.kill()

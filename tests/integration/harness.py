@@ -243,6 +243,12 @@ def java_process(home, agent_arg, main="HelloThreads", args=(), jvm_args=(), env
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def prlimit_fsize(pid, soft_limit):
+    """Sets the file size limit of a live process (a "disk" that fills at soft_limit bytes, or
+    "unlimited"). Only the soft limit moves: raising a hard limit again needs CAP_SYS_RESOURCE."""
+    subprocess.run(["prlimit", f"--pid={pid}", f"--fsize={soft_limit}:"], check=True, capture_output=True)
+
+
 def read_text(path):
     """A file's text, or "" while it does not exist."""
     path = pathlib.Path(path)

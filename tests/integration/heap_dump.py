@@ -19,7 +19,7 @@ import tempfile
 import time
 
 import heap_model
-from harness import (AGENT, TEST_CLASSES, agentpath, check, check_no_warnings, java_bin, java_command, java_process,
+from harness import (prlimit_fsize, AGENT, TEST_CLASSES, agentpath, check, check_no_warnings, java_bin, java_command, java_process,
                      jdks, read_text, run_cases, terminate, verify_binary, wait_for)
 
 HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
@@ -537,7 +537,7 @@ def disk_full_run(home):
         check(quit_and_wait(proc, folder, 1), f"{label}: a first dump")
         time.sleep(0.3)
         complete = dump.stat().st_size
-        subprocess.run(["prlimit", f"--pid={proc.pid}", f"--fsize={complete + 200000}:"], check=True)
+        prlimit_fsize(proc.pid, complete + 200000)
         check(quit_and_wait(proc, folder, 2), f"{label}: the second dump ends")
         stderr = read_text(folder / "stderr.txt")
         check(wait_for(lambda: "File too large" in read_text(folder / "stderr.txt"), 10),
@@ -546,7 +546,7 @@ def disk_full_run(home):
         check(dump.stat().st_size == complete, f"{label}: the file is cut back to the complete dump "
               f"({dump.stat().st_size} vs {complete})")
         check(proc.poll() is None, f"{label}: the JVM keeps running")
-        subprocess.run(["prlimit", f"--pid={proc.pid}", "--fsize=unlimited:"], check=True)
+        prlimit_fsize(proc.pid, "unlimited")
         check(quit_and_wait(proc, folder, 3), f"{label}: the next dump works once there is room")
         time.sleep(0.3)
         proc.kill()

@@ -12,12 +12,7 @@ import subprocess
 import threading
 import time
 
-from harness import agentpath, check, java_process, jdks, on_each_jdk, run_cases, run_java, verify_binary, wait_for
-
-
-def prlimit_fsize(pid, soft_limit):
-    # Only the soft limit moves: raising a hard limit again needs CAP_SYS_RESOURCE.
-    subprocess.run(["prlimit", f"--pid={pid}", f"--fsize={soft_limit}:"], check=True)
+from harness import prlimit_fsize, agentpath, check, java_process, jdks, on_each_jdk, run_cases, run_java, verify_binary, wait_for
 
 
 def file_size_limit(jdk, home, fmt):

@@ -29,7 +29,7 @@ import time
 
 import heap_model
 import hprof_records
-from harness import (TEST_CLASSES, agentpath, check, java_bin, java_command, java_process, jdks, read_text,
+from harness import (prlimit_fsize, TEST_CLASSES, agentpath, check, java_bin, java_command, java_process, jdks, read_text,
                      run_cases, skip, terminate, verify_binary, wait_for)
 
 HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
@@ -260,7 +260,7 @@ def disk_full_run(jdk, home):
         check(quit_and_wait(proc, folder, 1), f"{label}: a first dump")
         time.sleep(0.3)
         complete = dump.stat().st_size
-        subprocess.run(["prlimit", f"--pid={proc.pid}", f"--fsize={complete + 200000}:"], check=True)
+        prlimit_fsize(proc.pid, complete + 200000)
         check(quit_and_wait(proc, folder, 2), f"{label}: the second dump ends:\n{read_text(folder / 'stderr.txt')}")
         time.sleep(0.3)
         stderr = read_text(folder / "stderr.txt")
@@ -277,7 +277,7 @@ def disk_full_run(jdk, home):
         check(ok and "heap dumps: 1" in output, f"{label}: the cut file holds the first dump, complete:\n{output[-2000:]}")
         check(not leftovers(folder), f"{label}: no pipe or side file left: {leftovers(folder)}")
         check(proc.poll() is None, f"{label}: the JVM keeps running")
-        subprocess.run(["prlimit", f"--pid={proc.pid}", "--fsize=unlimited:"], check=True)
+        prlimit_fsize(proc.pid, "unlimited")
         check(quit_and_wait(proc, folder, 3), f"{label}: the next dump works once there is room")
         time.sleep(0.3)
         proc.kill()
