@@ -1,0 +1,66 @@
+// The class-file rewriter behind cpu=times and cpu=old: it injects a call to the tracker class at
+// every method entry and before every return instruction, so that calls are counted and timed in
+// Java without a JVMTI event per call (docs/cpu_times.md once written).
+//
+// Injected code, for a method given ID n (an int chosen by the caller):
+//   at entry:               ldc/ldc_w <CONSTANT_Integer n>; invokestatic <tracker>.<enter>(I)V
+//   before every *return:   ldc/ldc_w <CONSTANT_Integer n>; invokestatic <tracker>.<exit>(I)V
+// (athrow is not touched: exits by exception are taken by the agent through ExceptionCatch, or by
+// the tracker when a later exit finds frames above its own.) The injected code leaves stack and
+// locals as they were, so StackMapTable frames keep their types; offsets everywhere move.
+//
+// Pure C++: no JVM needed, any thread, allocates. A class file it cannot parse, or whose rewrite
+// would be invalid, is never "fixed": the caller keeps the original bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fasthprof {
+
+// The static methods the injected code calls, both of descriptor (I)V. Names in internal form.
+struct TrackerCalls {
+  std::string class_name = "java/lang/FasthprofTracker";
+  std::string enter_name = "enter";
+  std::string exit_name = "exit";
+};
+
+struct InjectedMethod {
+  std::string name;        // e.g. "<init>", "run"
+  std::string descriptor;  // e.g. "(Ljava/lang/String;)V"
+  uint32_t id = 0;         // what the injected code pushes
+};
+
+enum class RewriteOutcome {
+  kRewritten,    // RewriteResult::bytes holds the new class file
+  kNothingToDo,  // no method with code to instrument (or every one was left alone): keep the original
+  kMalformed,    // not a class file this rewriter can read (RewriteResult::error says why): keep the original
+};
+
+struct RewriteResult {
+  RewriteOutcome outcome = RewriteOutcome::kMalformed;
+  std::vector<uint8_t> bytes;
+  std::string class_name;               // this_class, internal form ("" when malformed early)
+  std::string source_file;              // the SourceFile attribute, "" when absent
+  std::vector<InjectedMethod> methods;  // the methods instrumented, in class-file order
+  uint32_t methods_left_alone = 0;      // had code but stayed as they were (64 KiB limit, ...)
+  std::string error;                    // kMalformed: one line naming what was wrong and where
+};
+
+// Chooses the ID of one method about to be instrumented: (class name, method name, descriptor),
+// all internal form. Called once per instrumented method, in class-file order, on the calling
+// thread; a method later left alone keeps the ID it was given (unused).
+using MethodIdAssigner =
+    std::function<uint32_t(std::string_view class_name, std::string_view method_name,
+                           std::string_view descriptor)>;
+
+// Rewrites one class file (versions 45 to 69). Methods without code (abstract, native) are not
+// touched; neither is any method of the tracker class itself. Never reads outside [data, data+size).
+RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls& tracker,
+                            const MethodIdAssigner& assign_id);
+
+}  // namespace fasthprof
