@@ -1,0 +1,139 @@
+// monitor=y, the part that needs no VM (docs/compatibility.md "monitor=y"):
+//
+//   MonitorContendedEntered callback --ContentionQueue::push()--> [ one bounded FIFO ]
+//        --drain()--> owner: interns the trace --MonitorTimeTable::add()--> report: MONITOR TIME
+//
+// A contention event is rare next to an allocation (the thread has just waited for a lock, which
+// costs it microseconds at least), so one short mutex, held only to append or to swap the buffer,
+// is all the queue needs; it is never held across a VM call or the owner's work. WAIT/WAITED lines
+// do not come this way: they go through the LifecycleQueue so that they keep their place among
+// THREAD START/END.
+//
+// Threads: ContentionQueue::push() from any thread, drain() from the owner; MonitorTimeTable is
+// the owner's alone.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "profile_writer.h"
+
+namespace fasthprof {
+
+// One contended monitor enter, complete: taken when the thread got the monitor.
+struct ContentionEvent {
+  uint64_t thread_object_id = 0;  // the thread's tag (0: a thread the agent does not know)
+  uint64_t waited_ns = 0;         // from MonitorContendedEnter to MonitorContendedEntered
+  std::string signature;          // the monitor object's class, JVM form ("Ljava/lang/Object;")
+  std::vector<StackFrame> frames;  // the stack at the enter, top first, cut to depth=
+};
+
+struct ContentionQueueOptions {
+  size_t capacity = size_t{1} << 16;
+  uint32_t stall_limit_ms = 100;
+};
+
+struct ContentionQueueStats {
+  uint64_t pushed = 0;
+  uint64_t waits = 0;   // pushes that found the queue full
+  uint64_t forced = 0;  // pushes queued past the capacity because the owner stalled
+  uint64_t deepest = 0;  // most events waiting at a drain
+};
+
+// Bounded like the LifecycleQueue: while `capacity` events wait, push() waits for the owner, but
+// only while the owner makes progress; after `stall_limit_ms` without a drain the event is queued
+// anyway (a report may run Java code that needs a lock the waiting thread holds).
+class ContentionQueue {
+ public:
+  explicit ContentionQueue(const ContentionQueueOptions& options = {}) : options_(options) {}
+  ContentionQueue(const ContentionQueue&) = delete;
+  ContentionQueue& operator=(const ContentionQueue&) = delete;
+
+  void push(ContentionEvent event);
+
+  // Hands every event queued so far to fn(ContentionEvent&) in push order; returns how many. One
+  // thread (the owner).
+  template <typename Fn>
+  size_t drain(Fn&& fn) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      taken_.swap(pending_);
+      if (taken_.size() > stats_.deepest) stats_.deepest = taken_.size();
+    }
+    size_t count = taken_.size();
+    for (ContentionEvent& event : taken_) fn(event);
+    taken_.clear();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++drains_;
+    }
+    room_.notify_all();
+    return count;
+  }
+
+  ContentionQueueStats stats() const;
+
+ private:
+  ContentionQueueOptions options_;
+  mutable std::mutex mutex_;
+  std::condition_variable room_;
+  std::vector<ContentionEvent> pending_;  // guarded by mutex_
+  std::vector<ContentionEvent> taken_;    // the owner's
+  uint64_t drains_ = 0;                   // guarded by mutex_
+  ContentionQueueStats stats_;            // guarded by mutex_
+};
+
+struct MonitorTimeRow {
+  uint32_t rank = 0;
+  double self_percent = 0;
+  double accumulated_percent = 0;
+  uint64_t count = 0;
+  uint64_t time_ns = 0;
+  uint32_t trace_serial = 0;
+  std::string signature;  // JVM form; the row prints its Java name
+};
+
+struct MonitorTimeReport {
+  uint64_t total_ns = 0;  // every contended enter since the last report, cut rows included
+  uint64_t events = 0;
+  std::vector<MonitorTimeRow> rows;  // ranked, cut at cutoff
+};
+
+// Contended time per (trace at the contended enter, monitor class), the original's key.
+class MonitorTimeTable {
+ public:
+  void add(uint32_t trace_serial, std::string_view signature, uint64_t waited_ns);
+
+  // The rows sorted by time, then count (then trace serial and class, so that a report never
+  // depends on the sort's whims), cut at the first whose share of the total is below cutoff;
+  // then every time and count starts again from zero, so that the next report shows what
+  // happened after this one.
+  MonitorTimeReport take_report(double cutoff);
+
+  bool empty() const { return events_ == 0; }
+
+ private:
+  struct Entry {
+    uint64_t time_ns = 0;
+    uint64_t count = 0;
+  };
+  // Keyed by "<trace serial>\0<signature>"; one entry per place and class that ever contended.
+  std::unordered_map<std::string, Entry> entries_;
+  uint64_t total_ns_ = 0;
+  uint64_t events_ = 0;
+};
+
+// The report's MONITOR TIME (docs/compatibility.md §2.7, with the unit fixed): TRACEs of its rows
+// first, then the section; written when there was any contention since the last report (total
+// rounded to whole milliseconds), nothing otherwise.
+void write_monitor_time_section(ProfileWriter& writer, const MonitorTimeReport& report, std::time_t when);
+
+}  // namespace fasthprof
