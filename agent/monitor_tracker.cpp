@@ -141,6 +141,7 @@ void MonitorTracker::wait(JNIEnv* jni, jthread thread, jobject object, jlong tim
   event.object_id = thread_id(thread);
   event.value = timeout_ms;
   event.text = signature_of(jni, object);
+  if (event.object_id != 0 && object != nullptr) event.handle = jni->NewWeakGlobalRef(object);
   context_.lifecycle->push(std::move(event));
 }
 
@@ -158,11 +159,20 @@ void MonitorTracker::waited(JNIEnv* jni, jthread thread, jobject object) {
   context_.lifecycle->push(std::move(event));
 }
 
-void MonitorTracker::apply(const LifecycleEvent& event) {
+void MonitorTracker::apply(JNIEnv* jni, LifecycleEvent& event) {
   ProfileWriter& writer = *context_.writer;
   uint32_t serial = event.object_id == 0 ? 0 : writer.threads().serial_of_object_id(event.object_id);
   ++wait_events_;
+  if (event.object_id != 0) {
+    auto found = waiting_on_.find(event.object_id);
+    if (found != waiting_on_.end()) {
+      jni->DeleteWeakGlobalRef(found->second);
+      waiting_on_.erase(found);
+    }
+  }
   if (event.kind == LifecycleEvent::Kind::kMonitorWait) {
+    if (event.handle != nullptr) waiting_on_[event.object_id] = static_cast<jweak>(event.handle);
+    event.handle = nullptr;
     writer.text().monitor_wait(event.text, event.value, serial);
   } else {
     writer.text().monitor_waited(event.text, event.value, serial);
@@ -253,6 +263,9 @@ void MonitorTracker::write_monitor_dump(JNIEnv* jni) {
     for (const ThreadRow& row : rows) {
       jobject object = nullptr;
       if (jvmti_->GetCurrentContendedMonitor(row.thread, &object) == JVMTI_ERROR_NONE) add_monitor(object);
+      if ((row.state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT) == 0) continue;
+      auto waited = waiting_on_.find(thread_id(row.thread));
+      if (waited != waiting_on_.end()) add_monitor(jni->NewLocalRef(waited->second));
     }
   }
 

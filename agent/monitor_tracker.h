@@ -19,7 +19,8 @@
 //
 // MONITOR DUMP (owner, in a report): every live platform thread with its trace and state, then
 // every monitor owned by one of them (GetOwnedMonitorInfo) or that one of them waits for
-// (GetCurrentContendedMonitor: a monitor only waited on, owned by nobody, is found this way),
+// (GetCurrentContendedMonitor, and on JDK 23+ the object of the thread's last WAIT: a monitor only
+// waited on, owned by nobody, is found this way),
 // with GetObjectMonitorUsage's owner, entry count and waiters. A JVM that the agent was attached to
 // while running grants neither query (measured on 17 and 25): the dump then lists the threads only,
 // and its first line says why.
@@ -28,6 +29,7 @@
 #include <jvmti.h>
 
 #include <cstdint>
+#include <unordered_map>
 
 #include "feature.h"
 #include "lifecycle_queue.h"
@@ -53,7 +55,7 @@ class MonitorTracker final : public Feature {
   void waited(JNIEnv* jni, jthread thread, jobject object);
 
   // The owner, applying a kMonitorWait / kMonitorWaited event from the LifecycleQueue.
-  void apply(const LifecycleEvent& event);
+  void apply(JNIEnv* jni, LifecycleEvent& event);
 
  private:
   uint64_t load_stamps();
@@ -70,6 +72,10 @@ class MonitorTracker final : public Feature {
   bool events_ = false;          // the four events enabled
   ContentionQueue contention_;
   MonitorTimeTable times_;       // the owner's
+  // The owner's: thread object ID -> weak reference to the object that thread is in Object.wait
+  // on, from the WAIT/WAITED events. JDK 23+ no longer answers GetCurrentContendedMonitor for a
+  // thread in Object.wait (JDK-8256314), so a monitor only waited on is found through this.
+  std::unordered_map<uint64_t, jweak> waiting_on_;
   uint64_t contended_events_ = 0, wait_events_ = 0;  // the owner's, for verbose figures
 };
 

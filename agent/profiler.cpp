@@ -361,7 +361,7 @@ void Profiler::apply_lifecycle(JNIEnv* jni) {
       classes_.apply(jni, event);
     } else if (event.kind == LifecycleEvent::Kind::kMonitorWait ||
                event.kind == LifecycleEvent::Kind::kMonitorWaited) {
-      if (monitor_hook_ != nullptr) monitor_hook_->apply(event);
+      if (monitor_hook_ != nullptr) monitor_hook_->apply(jni, event);
     } else {
       threads_->apply(jni, event);
     }

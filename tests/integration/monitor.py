@@ -251,8 +251,8 @@ def waits(label, home):
     check(run.code == 0, f"{label}: the waiting program ran", run)
     main = thread_serials(text).get("main")
     body = body_of(text)
-    streamed = body.split("MONITOR DUMP BEGIN", 1)[0]
-    lines = [line for line in streamed.split("\n") if line.startswith(("WAIT:", "WAITED:"))]
+    streamed = re.split(r"^TRACE \d+:", body, maxsplit=1, flags=re.M)[0]
+    lines = [line for line in streamed.split("\n") if line.startswith(("WAIT:", "WAITED:")) and "Sleeper" in line]
     pairs = list(zip(lines[0::2], lines[1::2]))
     check(len(lines) == 40, f"{label}: 20 WAIT and 20 WAITED lines before the report ({len(lines)})", run)
     for wait_line, waited_line in pairs:
