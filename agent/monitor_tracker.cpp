@@ -66,6 +66,11 @@ void MonitorTracker::start(JNIEnv*) {
       break;
     }
   }
+  if (context_.options->diagnostics()) {
+    write_stderr(std::string("fasthprof: monitor capabilities: owned monitors ") + (owned_info_ ? "yes" : "no") +
+                 ", contended monitor " + (contended_info_ ? "yes" : "no") + ", monitor usage " +
+                 (usage_info_ ? "yes" : "no") + ", events " + (events_ ? "yes" : "no") + "\n");
+  }
   if (context_.attached && !(owned_info_ && contended_info_)) {
     write_stderr(std::string("fasthprof: monitor=y in a running JVM: ") + kNoMonitorsNote + "\n");
   }

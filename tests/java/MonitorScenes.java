@@ -140,8 +140,12 @@ public class MonitorScenes {
     System.out.println("waited_ms=" + (System.nanoTime() - began) / 1_000_000);
   }
 
+  // Reachable from a static field, so that the JIT cannot drop the lock as it could for an object
+  // that never escapes.
+  static final Counter UNCONTENDED = new Counter();
+
   static void uncontended(long calls) {
-    Counter counter = new Counter();
+    Counter counter = UNCONTENDED;
     long began = System.nanoTime();
     for (long i = 0; i < calls; i++) counter.bump();
     System.out.println("uncontended_ms=" + (System.nanoTime() - began) / 1_000_000 + " value=" + counter.value);
