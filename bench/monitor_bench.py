@@ -4,8 +4,8 @@ too when FASTHPROF_BENCH_JAVA_HOME names it), runs alternating so that the machi
 both sides alike:
 
 1. uncontended: one thread, tens of millions of synchronized calls on one object, timed by the
-   program itself: monitor=y against no agent, the ratio of the medians (goal <= 1.02) and the
-   spread of each side;
+   program itself (the thread's CPU time, and wall time): monitor=y against no agent, the ratio of
+   the medians (goal <= 1.02), of the fastest runs, and the spread of each side;
 2. contention: the known-contention program (4 threads, one lock held 10 ms, 100 times each) and
    a hot one (4 threads, the lock held for no time, 20 000 times each): wall time with monitor=y
    against no agent, and the contended enters the agent took per second of the program's run
@@ -66,14 +66,26 @@ def main():
     calls = 2_000_000 if options.smoke else 50_000_000
     results = {"java_home": JAVA_HOME}
 
-    base, agent = [], []
+    base, agent, base_cpu, agent_cpu = [], [], [], []
     for _ in range(rounds):
-        base.append(run(["uncontended", calls], False)["uncontended"])
-        agent.append(run(["uncontended", calls], True)["uncontended"])
-    ratio = statistics.median(agent) / max(statistics.median(base), 1)
-    results["uncontended"] = {"calls": calls, "no_agent_ms": base, "monitor_ms": agent, "ratio": ratio}
-    print(f"uncontended: {calls} synchronized calls, {rounds} alternating rounds: no agent median "
-          f"{statistics.median(base)} ms ({spread(base)}), monitor=y {statistics.median(agent)} ms ({spread(agent)})")
+        plain, profiled = run(["uncontended", calls], False), run(["uncontended", calls], True)
+        base.append(plain["uncontended"])
+        agent.append(profiled["uncontended"])
+        base_cpu.append(plain["uncontended_cpu"])
+        agent_cpu.append(profiled["uncontended_cpu"])
+    # The headline is the thread's CPU time, which does not grow while it waits for a core of this
+    # shared machine; the wall times are printed beside it.
+    ratio = statistics.median(agent_cpu) / max(statistics.median(base_cpu), 1)
+    wall_ratio = statistics.median(agent) / max(statistics.median(base), 1)
+    # The fastest run of each side: the noise only ever adds time.
+    best_ratio = min(agent_cpu) / max(min(base_cpu), 1)
+    results["uncontended"] = {"calls": calls, "no_agent_ms": base, "monitor_ms": agent, "no_agent_cpu_ms": base_cpu,
+                              "monitor_cpu_ms": agent_cpu, "ratio": ratio, "wall_ratio": wall_ratio,
+                              "best_ratio": best_ratio}
+    print(f"uncontended: {calls} synchronized calls, {rounds} alternating rounds: CPU no agent median "
+          f"{statistics.median(base_cpu)} ms ({spread(base_cpu)}), monitor=y {statistics.median(agent_cpu)} ms "
+          f"({spread(agent_cpu)}); wall {statistics.median(base)} ms ({spread(base)}) and "
+          f"{statistics.median(agent)} ms ({spread(agent)}), ratio {wall_ratio:.3f}")
 
     for name, args in (("known", ["contend", 4, 5 if options.smoke else 100, 10]),
                        ("hot", ["contend", 4, 500 if options.smoke else 20000, 0])):
@@ -94,7 +106,8 @@ def main():
     if options.json:
         with open(options.json, "w") as f:
             json.dump(results, f, indent=2)
-    print(f"uncontended ratio monitor=y / no agent: {ratio:.3f} (goal <= 1.02)")
+    print(f"uncontended CPU time monitor=y / no agent: medians {ratio:.3f}, fastest runs {best_ratio:.3f} "
+          f"(goal <= 1.02)")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@
               the file's order before the report
   combined    monitor=y with heap=all,cpu=samples,thread=y,depth=2: every section in §2.5 order;
               format=b is refused with the original's message
-  javac       javac with monitor=y exits 0 and writes both sections
+  javac, h2   javac and Debian's H2 (SQL in memory) with monitor=y exit 0 with a well-formed report
   attach      jcmd JVMTI.agent_load monitor=y: the reduced MONITOR DUMP with its reason, WAIT lines
               and MONITOR TIME still there, the program unharmed
   virtual     JDK 25: virtual threads contending and waiting; the run ends normally, and what the
@@ -316,6 +316,30 @@ def javac(label, home):
     cleanup(folder)
 
 
+H2_JAR = "/usr/share/java/h2.jar"
+
+
+def h2(label, home):
+    if not os.path.exists(H2_JAR):
+        print(f"SKIP: {label}: {H2_JAR} not installed (apt-get install libh2-java)", flush=True)
+        return
+    sql = ("CREATE TABLE T(ID INT PRIMARY KEY, NAME VARCHAR(100)); "
+           "INSERT INTO T SELECT X, 'name' || X FROM SYSTEM_RANGE(1, 5000); "
+           "SELECT COUNT(*), MAX(ID) FROM T")
+    folder = tempfile.mkdtemp(prefix="fasthprof-h2-")
+    command = java_command(home, "-Xverify:all", agentpath("monitor=y,file=h2.txt"), "-cp", H2_JAR,
+                           "org.h2.tools.Shell", "-url", "jdbc:h2:mem:t", "-sql", sql)
+    proc = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=300)
+    check_no_warnings(f"{label}: H2 with monitor=y", proc.stdout, proc.stderr)
+    check(proc.returncode == 0 and re.search(r"5000\s*\|\s*5000", proc.stdout) is not None,
+          f"{label}: H2 runs the SQL with monitor=y: {proc.stdout[-500:]} {proc.stderr[-1500:]}")
+    path = os.path.join(folder, "h2.txt")
+    text = open(path).read() if os.path.exists(path) else ""
+    check(len(monitor_dumps(label, text)) == 1, f"{label}: H2's file has its MONITOR DUMP")
+    monitor_times(label, text)
+    cleanup(folder)
+
+
 def attach(label, home):
     with java_process(home, None, "MonitorScenes", ["deadlock"], jvm_args=VERIFY) as (proc, folder):
         out, result = folder / "stdout.txt", folder / "attached.txt"
@@ -382,6 +406,7 @@ run_cases("monitor", {
     "waits": on_each_jdk(waits),
     "combined": on_each_jdk(combined),
     "javac": on_each_jdk(javac),
+    "h2": on_each_jdk(h2),
     "attach": on_each_jdk(attach),
     "virtual": virtual,
 })

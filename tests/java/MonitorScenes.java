@@ -10,7 +10,8 @@ import java.util.concurrent.CountDownLatch;
 //                                         nobody owns; prints the threads' names and "ready", then
 //                                         runs until killed
 //   waits <count>                         Object.wait(50) `count` times on a Sleeper
-//   uncontended <calls>                   one thread, `calls` synchronized calls; prints the time
+//   uncontended <calls>                   one thread, `calls` synchronized calls; prints the time and
+//                                         the thread's CPU time
 public class MonitorScenes {
   static final class Counter {
     long value;
@@ -146,8 +147,14 @@ public class MonitorScenes {
 
   static void uncontended(long calls) {
     Counter counter = UNCONTENDED;
+    java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+    long cpuBegan = cpu.getCurrentThreadCpuTime();
     long began = System.nanoTime();
     for (long i = 0; i < calls; i++) counter.bump();
-    System.out.println("uncontended_ms=" + (System.nanoTime() - began) / 1_000_000 + " value=" + counter.value);
+    long wall = System.nanoTime() - began;
+    long cpuTime = cpu.getCurrentThreadCpuTime() - cpuBegan;
+    // CPU time too: on a shared machine it does not grow while the thread waits for a core.
+    System.out.println("uncontended_ms=" + wall / 1_000_000 + " uncontended_cpu_ms=" + cpuTime / 1_000_000
+        + " value=" + counter.value);
   }
 }
