@@ -5,7 +5,7 @@
 // without contending pays nothing):
 //   MonitorContendedEnter    stamps the time in the thread's JVMTI thread-local storage
 //   MonitorContendedEntered  takes the stack and the monitor's class, queues one ContentionEvent
-//                            (runtime/monitor_table.h) for the owner, which interns the trace and
+//                            (runtime/contention_queue.h) for the owner, which interns the trace and
 //                            adds the time to MONITOR TIME's table
 //   MonitorWait / Waited     queue the WAIT: / WAITED: line into the LifecycleQueue, so that the
 //                            owner writes it in the file's order among THREAD START/END
@@ -33,7 +33,8 @@
 
 #include "feature.h"
 #include "lifecycle_queue.h"
-#include "monitor_table.h"
+#include "contention_queue.h"
+#include "monitor_time_table.h"
 
 namespace fasthprof {
 

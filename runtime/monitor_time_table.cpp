@@ -1,33 +1,10 @@
-#include "monitor_table.h"
+#include "monitor_time_table.h"
 
 #include <algorithm>
 
 #include "java_names.h"
 
 namespace fasthprof {
-
-void ContentionQueue::push(ContentionEvent event) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (pending_.size() >= options_.capacity) {
-    ++stats_.waits;
-    const auto stall = std::chrono::milliseconds(options_.stall_limit_ms);
-    for (;;) {
-      uint64_t seen = drains_;
-      if (!room_.wait_for(lock, stall, [&] { return drains_ != seen; })) {
-        if (pending_.size() >= options_.capacity) ++stats_.forced;
-        break;
-      }
-      if (pending_.size() < options_.capacity) break;
-    }
-  }
-  ++stats_.pushed;
-  pending_.push_back(std::move(event));
-}
-
-ContentionQueueStats ContentionQueue::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
-}
 
 void MonitorTimeTable::add(uint32_t trace_serial, std::string_view signature, uint64_t waited_ns) {
   std::string key = std::to_string(trace_serial);
