@@ -42,7 +42,7 @@ class MonitorTracker final : public Feature {
  public:
   explicit MonitorTracker(const AgentContext& context) : context_(context), jvmti_(context.jvmti) {}
 
-  const char* dump_message() const override { return " monitors ..."; }
+  const char* dump_message() const override { return " contended monitor usage ..."; }
   void add_capabilities(jvmtiCapabilities* wanted) override;
   void start(JNIEnv* jni) override;
   size_t drain(JNIEnv* jni) override;

@@ -275,6 +275,8 @@ def combined(label, home):
                    ["contend", "3", "30", "10"], jvm_args=VERIFY, timeout=300)
     text = run.text("c.txt") if run.file("c.txt").exists() else ""
     check(run.code == 0, f"{label}: contention with heap=all,cpu=samples ran", run)
+    check("Dumping contended monitor usage ... Java heap ... allocation sites ... CPU usage by sampling running "
+          "threads ... done.\n" in run.stderr, f"{label}: the original's verbose line", run)
     order = [text.find(s) for s in ("MONITOR DUMP BEGIN", "MONITOR TIME BEGIN", "HEAP DUMP BEGIN", "SITES BEGIN",
                                     "CPU SAMPLES BEGIN")]
     check(all(p >= 0 for p in order) and order == sorted(order), f"{label}: sections in §2.5 order {order}", run)
