@@ -107,33 +107,54 @@ uint64_t MonitorTracker::thread_id(jthread thread) {
   return static_cast<uint64_t>(tag);
 }
 
-void MonitorTracker::contended_enter() {
-  uint64_t now_us = monotonic_ns() / 1000u;
-  uint64_t stamps = load_stamps();
-  store_stamps((stamps & ~kEnterHalf) | kStampSet | (now_us & kStampMask));
+void MonitorTracker::take_stack(ContentionEvent* event) {
+  int depth = context_.options->depth;
+  if (depth <= 0) return;
+  std::vector<jvmtiFrameInfo> frames(static_cast<size_t>(depth));
+  jint count = 0;
+  if (jvmti_->GetStackTrace(nullptr, 0, depth, frames.data(), &count) != JVMTI_ERROR_NONE) return;
+  event->frames.reserve(static_cast<size_t>(count));
+  for (jint i = 0; i < count; ++i) {
+    event->frames.push_back(
+        StackFrame{reinterpret_cast<uint64_t>(frames[i].method), static_cast<int64_t>(frames[i].location)});
+  }
+}
+
+void MonitorTracker::contended_enter(JNIEnv* jni, jthread thread, jobject object) {
+  uint64_t now_ns = monotonic_ns();
+  uint64_t id = thread_id(thread);
+  if (id == 0) {
+    uint64_t stamps = load_stamps();
+    store_stamps((stamps & ~kEnterHalf) | kStampSet | ((now_ns / 1000u) & kStampMask));
+    return;
+  }
+  ContentionEvent event;
+  event.kind = ContentionEvent::Kind::kEnter;
+  event.thread_object_id = id;
+  event.at_ns = now_ns;
+  event.signature = signature_of(jni, object);
+  take_stack(&event);
+  contention_.push(std::move(event));
 }
 
 void MonitorTracker::contended_entered(JNIEnv* jni, jthread thread, jobject object) {
-  uint64_t now_us = monotonic_ns() / 1000u;
+  uint64_t now_ns = monotonic_ns();
+  uint64_t id = thread_id(thread);
+  ContentionEvent event;
+  if (id != 0) {
+    // The thread holds the lock now: as little as possible before it goes on.
+    event.kind = ContentionEvent::Kind::kEntered;
+    event.thread_object_id = id;
+    event.at_ns = now_ns;
+    contention_.push(std::move(event));
+    return;
+  }
   uint64_t stamps = load_stamps();
   if ((stamps & kStampSet) == 0) return;  // the enter came before the events were enabled
   store_stamps(stamps & ~kEnterHalf);
-  ContentionEvent event;
-  event.waited_ns = ((now_us - stamps) & kStampMask) * 1000u;
-  event.thread_object_id = thread_id(thread);
+  event.waited_ns = ((now_ns / 1000u - stamps) & kStampMask) * 1000u;
   event.signature = signature_of(jni, object);
-  int depth = context_.options->depth;
-  if (depth > 0) {
-    std::vector<jvmtiFrameInfo> frames(static_cast<size_t>(depth));
-    jint count = 0;
-    if (jvmti_->GetStackTrace(nullptr, 0, depth, frames.data(), &count) == JVMTI_ERROR_NONE) {
-      event.frames.reserve(static_cast<size_t>(count));
-      for (jint i = 0; i < count; ++i) {
-        event.frames.push_back(StackFrame{reinterpret_cast<uint64_t>(frames[i].method),
-                                          static_cast<int64_t>(frames[i].location)});
-      }
-    }
-  }
+  take_stack(&event);
   contention_.push(std::move(event));
 }
 
@@ -186,11 +207,29 @@ void MonitorTracker::apply(JNIEnv* jni, LifecycleEvent& event) {
 
 size_t MonitorTracker::drain(JNIEnv*) {
   ProfileWriter& writer = *context_.writer;
-  return contention_.drain([&](ContentionEvent& event) {
-    uint32_t serial = event.thread_object_id == 0 ? 0 : writer.threads().serial_of_object_id(event.thread_object_id);
-    uint32_t trace = writer.intern_trace(serial, event.frames);
-    times_.add(trace, event.signature, event.waited_ns);
+  auto add = [&](const ContentionEvent& enter, uint64_t waited_ns) {
+    uint32_t serial = enter.thread_object_id == 0 ? 0 : writer.threads().serial_of_object_id(enter.thread_object_id);
+    uint32_t trace = writer.intern_trace(serial, enter.frames);
+    times_.add(trace, enter.signature, waited_ns);
     ++contended_events_;
+  };
+  return contention_.drain([&](ContentionEvent& event) {
+    switch (event.kind) {
+      case ContentionEvent::Kind::kComplete:
+        add(event, event.waited_ns);
+        break;
+      case ContentionEvent::Kind::kEnter:
+        entering_[event.thread_object_id] = std::move(event);
+        break;
+      case ContentionEvent::Kind::kEntered: {
+        // Without its kEnter (the thread blocked before the events were enabled) it is not counted.
+        auto found = entering_.find(event.thread_object_id);
+        if (found == entering_.end()) break;
+        add(found->second, event.at_ns - found->second.at_ns);
+        entering_.erase(found);
+        break;
+      }
+    }
   });
 }
 

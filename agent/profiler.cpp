@@ -564,9 +564,9 @@ void JNICALL Profiler::on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread t
   profiler->allocation_hook_->on_sampled_object_alloc(jni, thread, object, klass, size);
 }
 
-void JNICALL Profiler::on_monitor_contended_enter(jvmtiEnv*, JNIEnv*, jthread, jobject) {
+void JNICALL Profiler::on_monitor_contended_enter(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object) {
   if (!profiler->enter_callback()) return;
-  guarded("MonitorContendedEnter", [&] { profiler->monitor_hook_->contended_enter(); });
+  guarded("MonitorContendedEnter", [&] { profiler->monitor_hook_->contended_enter(jni, thread, object); });
   profiler->leave_callback();
 }
 

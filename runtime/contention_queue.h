@@ -1,4 +1,4 @@
-// monitor=y: the queue between the MonitorContendedEntered callbacks and the profile's owner
+// monitor=y: the queue between the MonitorContendedEnter/Entered callbacks and the profile's owner
 // (docs/ARCHITECTURE.md).
 //
 //   callback thread --push()--> [ one bounded FIFO ] --drain()--> owner: interns the trace, adds
@@ -25,12 +25,19 @@
 
 namespace fasthprof {
 
-// One contended monitor enter, complete: taken when the thread got the monitor.
+// A contended monitor enter. A known thread queues two: kEnter when it is about to block (with the
+// stack and the class: taken there, the work overlaps the wait instead of lengthening the time the
+// thread then holds the lock) and kEntered once it got the monitor; the owner pairs them per
+// thread (one FIFO keeps each thread's two in order). A thread the agent does not know (a virtual
+// thread, which may come back on another carrier) queues one kComplete at the end.
 struct ContentionEvent {
+  enum class Kind : uint8_t { kComplete, kEnter, kEntered };
+  Kind kind = Kind::kComplete;
   uint64_t thread_object_id = 0;  // the thread's tag (0: a thread the agent does not know)
-  uint64_t waited_ns = 0;         // from MonitorContendedEnter to MonitorContendedEntered
-  std::string signature;          // the monitor object's class, JVM form ("Ljava/lang/Object;")
-  std::vector<StackFrame> frames;  // the stack at the enter, top first, cut to depth=
+  uint64_t at_ns = 0;             // kEnter, kEntered: when (monotonic)
+  uint64_t waited_ns = 0;         // kComplete: from MonitorContendedEnter to MonitorContendedEntered
+  std::string signature;          // kEnter, kComplete: the monitor object's class, JVM form ("Ljava/lang/Object;")
+  std::vector<StackFrame> frames;  // kEnter, kComplete: the stack at the enter, top first, cut to depth=
 };
 
 struct ContentionQueueOptions {
