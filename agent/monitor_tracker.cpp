@@ -30,10 +30,11 @@ bool is_thread_id(jlong tag) {
   return registry_object_index(RegistryObjectKind::kThread, static_cast<uint64_t>(tag)) != 0;
 }
 
-// The part of the dump note that says why the monitors are missing.
-constexpr const char* kNoMonitorsNote =
+// The dump's first line when it cannot list monitors, and why.
+constexpr const char* kNoMonitorsAttachedNote =
     "monitors not listed: this JVM grants an agent loaded into it while it runs no owned-monitor "
     "information; start the JVM with the agent to see them";
+constexpr const char* kNoMonitorsNote = "monitors not listed: this JVM grants no owned-monitor information";
 
 }  // namespace
 
@@ -62,6 +63,7 @@ void MonitorTracker::start(JNIEnv*) {
     if (error != JVMTI_ERROR_NONE) {
       jvmti::print_error("cannot enable the monitor events (" + jvmti::error_name(error) +
                          "); no WAIT lines or MONITOR TIME will be written");
+      for (jvmtiEvent enabled : kEvents) jvmti_->SetEventNotificationMode(JVMTI_DISABLE, enabled, nullptr);
       events_ = false;
       break;
     }
@@ -72,7 +74,7 @@ void MonitorTracker::start(JNIEnv*) {
                  (usage_info_ ? "yes" : "no") + ", events " + (events_ ? "yes" : "no") + "\n");
   }
   if (context_.attached && !(owned_info_ && contended_info_)) {
-    write_stderr(std::string("fasthprof: monitor=y in a running JVM: ") + kNoMonitorsNote + "\n");
+    write_stderr(std::string("fasthprof: monitor=y in a running JVM: ") + kNoMonitorsAttachedNote + "\n");
   }
 }
 
@@ -355,7 +357,9 @@ void MonitorTracker::write_monitor_dump(JNIEnv* jni) {
   for (const ThreadRow& row : rows) writer.write_trace(row.trace);
   TextWriter& text = writer.text();
   text.monitor_dump_begin();
-  if (!(owned_info_ && contended_info_)) text.monitor_dump_note(kNoMonitorsNote);
+  if (!(owned_info_ && contended_info_)) {
+    text.monitor_dump_note(context_.attached ? kNoMonitorsAttachedNote : kNoMonitorsNote);
+  }
   for (const ThreadRow& row : rows) text.monitor_dump_thread(row.serial, row.trace, static_cast<uint32_t>(row.state));
   for (const MonitorRow& row : monitor_rows) {
     text.monitor_dump_monitor(row.signature, row.owner, row.entry_count, row.to_enter, row.to_be_notified);
