@@ -17,6 +17,7 @@
 #include <functional>
 
 #include "async_sink.h"
+#include "lifecycle_queue.h"
 #include "options.h"
 #include "profile_writer.h"
 
@@ -39,6 +40,9 @@ struct AgentContext {
   // Owner only: applies every thread and class event queued so far, for a feature that meets a
   // thread or class ID before its event was applied.
   std::function<void(JNIEnv*)> apply_lifecycle;
+  // Where a callback queues an event that must keep its place among THREAD START/END in the file
+  // (monitor=y's WAIT/WAITED lines). Any thread.
+  LifecycleQueue* lifecycle = nullptr;
 };
 
 // Events beyond those every agent gets (thread start/end, class prepare) that a feature handles.

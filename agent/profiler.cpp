@@ -18,6 +18,7 @@
 #include "heap_dumper.h"
 #include "jvmti_support.h"
 #include "memory.h"
+#include "monitor_tracker.h"
 #include "output_file.h"
 #include "profile_owner.h"
 #include "socket_backend.h"
@@ -194,7 +195,7 @@ bool Profiler::open_output(std::string* error) {
   classes_.attach(writer_.get(), &lifecycle_);
   threads_ = std::make_unique<ThreadTracker>(jvmti_, *writer_, lifecycle_);
   context_ = {vm_, jvmti_, &options_, writer_.get(), sink_.get(), &classes_, threads_.get(), attach_,
-              [this](JNIEnv* jni) { apply_lifecycle(jni); }};
+              [this](JNIEnv* jni) { apply_lifecycle(jni); }, &lifecycle_};
   create_features();
   return true;
 }
@@ -202,6 +203,11 @@ bool Profiler::open_output(std::string* error) {
 // The features asked for, in the order their sections appear in a report (§2.5): monitors,
 // heap dump, allocation sites, CPU samples, CPU times. Each feature issue adds its line here.
 void Profiler::create_features() {
+  if (options_.monitor_tracing) {
+    auto monitors = std::make_unique<MonitorTracker>(context_);
+    monitor_hook_ = monitors.get();
+    features_.push_back(std::move(monitors));
+  }
   if (options_.heap_dump) features_.push_back(std::make_unique<HeapDumper>(context_));
   if (options_.alloc_sites) {
     auto tracker = std::make_unique<AllocationTracker>(context_);
@@ -246,6 +252,12 @@ bool Profiler::set_up_jvmti(std::string* error) {
   if (allocation_hook_ != nullptr) callbacks.SampledObjectAlloc = &on_sampled_object_alloc;
   if (!class_load_hooks_.empty()) callbacks.ClassLoad = &on_class_load;
   if (!compiled_method_hooks_.empty()) callbacks.CompiledMethodLoad = &on_compiled_method_load;
+  if (monitor_hook_ != nullptr) {
+    callbacks.MonitorContendedEnter = &on_monitor_contended_enter;
+    callbacks.MonitorContendedEntered = &on_monitor_contended_entered;
+    callbacks.MonitorWait = &on_monitor_wait;
+    callbacks.MonitorWaited = &on_monitor_waited;
+  }
   if (jvmti_->SetEventCallbacks(&callbacks, sizeof(callbacks)) != JVMTI_ERROR_NONE ||
       jvmti_->CreateRawMonitor("fasthprof writer", &writer_lock_) != JVMTI_ERROR_NONE) {
     *error = "Unable to set up the JVMTI callbacks.";
@@ -347,6 +359,9 @@ void Profiler::apply_lifecycle(JNIEnv* jni) {
     jvmti::LocalFrame frame(jni, 8);
     if (event.kind == LifecycleEvent::Kind::kClassPrepare) {
       classes_.apply(jni, event);
+    } else if (event.kind == LifecycleEvent::Kind::kMonitorWait ||
+               event.kind == LifecycleEvent::Kind::kMonitorWaited) {
+      if (monitor_hook_ != nullptr) monitor_hook_->apply(jni, event);
     } else {
       threads_->apply(jni, event);
     }
@@ -547,6 +562,30 @@ void JNICALL Profiler::on_compiled_method_load(jvmtiEnv*, jmethodID method, jint
 void JNICALL Profiler::on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object,
                                                jclass klass, jlong size) {
   profiler->allocation_hook_->on_sampled_object_alloc(jni, thread, object, klass, size);
+}
+
+void JNICALL Profiler::on_monitor_contended_enter(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object) {
+  if (!profiler->enter_callback()) return;
+  guarded("MonitorContendedEnter", [&] { profiler->monitor_hook_->contended_enter(jni, thread, object); });
+  profiler->leave_callback();
+}
+
+void JNICALL Profiler::on_monitor_contended_entered(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object) {
+  if (!profiler->enter_callback()) return;
+  guarded("MonitorContendedEntered", [&] { profiler->monitor_hook_->contended_entered(jni, thread, object); });
+  profiler->leave_callback();
+}
+
+void JNICALL Profiler::on_monitor_wait(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jlong timeout) {
+  if (!profiler->enter_callback()) return;
+  guarded("MonitorWait", [&] { profiler->monitor_hook_->wait(jni, thread, object, timeout); });
+  profiler->leave_callback();
+}
+
+void JNICALL Profiler::on_monitor_waited(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jboolean) {
+  if (!profiler->enter_callback()) return;
+  guarded("MonitorWaited", [&] { profiler->monitor_hook_->waited(jni, thread, object); });
+  profiler->leave_callback();
 }
 
 void JNICALL Profiler::on_data_dump_request(jvmtiEnv* jvmti) {

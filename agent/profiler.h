@@ -21,6 +21,7 @@
 namespace fasthprof {
 
 class AllocationTracker;
+class MonitorTracker;
 
 class Profiler {
  public:
@@ -81,6 +82,12 @@ class Profiler {
   static void JNICALL on_sampled_object_alloc(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jobject object,
                                               jclass klass, jlong size);
   static void JNICALL on_data_dump_request(jvmtiEnv* jvmti);
+  // monitor=y: the monitor tracker alone takes these.
+  static void JNICALL on_monitor_contended_enter(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jobject object);
+  static void JNICALL on_monitor_contended_entered(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jobject object);
+  static void JNICALL on_monitor_wait(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jobject object, jlong timeout);
+  static void JNICALL on_monitor_waited(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jobject object,
+                                        jboolean timed_out);
 
   // Callbacks run only between go_live() and shut_down(); shut_down() waits for those in flight.
   bool enter_callback();
@@ -102,6 +109,8 @@ class Profiler {
   std::vector<Feature*> class_load_hooks_, compiled_method_hooks_;  // wanted_events()
   // SampledObjectAlloc, the hot event, goes to the allocation tracker alone (heap=sites|all).
   AllocationTracker* allocation_hook_ = nullptr;
+  // The monitor events and the WAIT/WAITED events of the lifecycle queue go to it (monitor=y).
+  MonitorTracker* monitor_hook_ = nullptr;
 
   std::atomic<bool> live_{false};
   std::atomic<bool> failed_{false};  // stop_after_failure() ran

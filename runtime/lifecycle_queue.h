@@ -28,12 +28,15 @@
 namespace fasthprof {
 
 struct LifecycleEvent {
-  enum class Kind : uint8_t { kThreadStart, kThreadEnd, kClassPrepare };
+  // kMonitorWait/kMonitorWaited (monitor=y): the WAIT:/WAITED: lines, queued here so that they
+  // keep their place among THREAD START/END in the file.
+  enum class Kind : uint8_t { kThreadStart, kThreadEnd, kClassPrepare, kMonitorWait, kMonitorWaited };
   Kind kind = Kind::kThreadStart;
   uint64_t sequence = 0;   // set by push(): the order across threads, from 1
-  uint64_t object_id = 0;  // kThreadStart/kThreadEnd: the ID the thread object was tagged with
+  uint64_t object_id = 0;  // kThreadStart/kThreadEnd/kMonitor*: the ID the thread object was tagged with
+  int64_t value = 0;       // kMonitorWait: the timeout (ms); kMonitorWaited: the time waited (ms)
   void* handle = nullptr;  // the agent's reference to the thread or class (released by the writer)
-  std::string text;        // kThreadStart: "name\0group\0parent group"
+  std::string text;        // kThreadStart: "name\0group\0parent group"; kMonitor*: the class signature
 };
 
 struct LifecycleQueueOptions {

@@ -281,7 +281,7 @@ constexpr bool kHeapDumpImplemented = true;
 constexpr bool kAllocSitesImplemented = true;
 constexpr bool kCpuSamplesImplemented = true;
 constexpr bool kCpuTimesImplemented = false;  // cpu=times and cpu=old
-constexpr bool kMonitorImplemented = false;
+constexpr bool kMonitorImplemented = true;
 constexpr bool kSamplingImplemented = true;
 constexpr bool kGzipImplemented = true;
 constexpr bool kVerifyImplemented = true;  // logflags=0x4

@@ -402,10 +402,10 @@ void TextWriter::old_prof_row(uint64_t calls, const OldProfMethod* callee,
   line("%" PRIu64 "\n", total_ms);
 }
 
-void TextWriter::monitor_time_begin(uint64_t total_ms, time_t when) {
+void TextWriter::monitor_time_begin(uint64_t total_ms, time_t when, bool rows) {
   std::string date = format_date_(when);
   line("MONITOR TIME BEGIN (total = %" PRIu64 " ms) %.*s", total_ms, len(date), date.data());
-  if (total_ms > 0) raw("rank   self  accum   count trace monitor\n");
+  if (total_ms > 0 || rows) raw("rank   self  accum   count trace monitor\n");
 }
 
 void TextWriter::monitor_time_row(uint32_t rank, double self_percent, double accumulated_percent,
@@ -418,6 +418,10 @@ void TextWriter::monitor_time_row(uint32_t rank, double self_percent, double acc
 void TextWriter::monitor_time_end() { raw("MONITOR TIME END\n"); }
 
 void TextWriter::monitor_dump_begin() { raw("MONITOR DUMP BEGIN\n"); }
+
+void TextWriter::monitor_dump_note(std::string_view note) {
+  line("    (%.*s)\n", len(note), note.data());
+}
 
 void TextWriter::monitor_dump_thread(uint32_t thread_serial, uint32_t trace_serial,
                                      uint32_t jvmti_state) {

@@ -136,8 +136,9 @@ class TextWriter {
   void old_prof_row(uint64_t calls, const OldProfMethod* callee, const OldProfMethod* caller,
                     uint64_t total_ms);
 
-  // MONITOR TIME. The column header follows the BEGIN line when total_ms > 0.
-  void monitor_time_begin(uint64_t total_ms, time_t when);
+  // MONITOR TIME. The column header follows the BEGIN line when total_ms > 0 or rows follow
+  // (contention that adds up to less than half a millisecond still has its rows).
+  void monitor_time_begin(uint64_t total_ms, time_t when, bool rows = false);
   void monitor_time_row(uint32_t rank, double self_percent, double accumulated_percent,
                         uint64_t count, uint32_t trace_serial, std::string_view class_name);
   void monitor_time_end();
@@ -145,6 +146,9 @@ class TextWriter {
   // MONITOR DUMP. owner_serial 0 prints "MONITOR <sig> unowned"; waiter serial 0 prints
   // <unknown thread>.
   void monitor_dump_begin();
+  // An indented line in parentheses right after MONITOR DUMP BEGIN saying what the dump cannot
+  // show and why (a JVM that grants no owned-monitor information to an agent attached late).
+  void monitor_dump_note(std::string_view note);
   void monitor_dump_thread(uint32_t thread_serial, uint32_t trace_serial, uint32_t jvmti_state);
   void monitor_dump_monitor(std::string_view monitor_signature, uint32_t owner_serial,
                             uint32_t entry_count, std::span<const uint32_t> waiting_to_enter,

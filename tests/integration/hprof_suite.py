@@ -45,7 +45,7 @@ BEYOND = [
 
 # What the output file of an implemented feature must hold: (option fragment, text, binary record).
 SECTIONS = [("cpu=samples", "CPU SAMPLES BEGIN"), ("heap=dump", "HEAP DUMP BEGIN"), ("heap=all", "HEAP DUMP BEGIN"),
-            ("heap=all", "SITES BEGIN"), ("heap=sites", "SITES BEGIN")]
+            ("heap=all", "SITES BEGIN"), ("heap=sites", "SITES BEGIN"), ("monitor=y", "MONITOR DUMP BEGIN")]
 
 
 def compile_variants():

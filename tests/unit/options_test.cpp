@@ -490,7 +490,7 @@ const FeatureWarningCase kFeatureWarnings[] = {
     {"cpu=samples", "fasthprof: cpu=samples is not implemented yet: no CPU SAMPLES records will be written", true},
     {"cpu=times", "fasthprof: cpu=times is not implemented yet: no CPU TIME records will be written", false},
     {"cpu=old", "fasthprof: cpu=old is not implemented yet: no CPU TIME records will be written", false},
-    {"monitor=y", "fasthprof: monitor=y is not implemented yet: no MONITOR DUMP or MONITOR TIME records will be written", false},
+    {"monitor=y", "fasthprof: monitor=y is not implemented yet: no MONITOR DUMP or MONITOR TIME records will be written", true},
     {"heap=sites,sample=64k", "fasthprof: sample=<bytes> is not implemented yet: allocation sampling is not available", true},
     {"format=b,cpu=samples,gz=y", "fasthprof: gz=y is not implemented yet: output is not compressed", true},
     {"format=b,cpu=samples,logflags=4", "fasthprof: logflags=0x4 is not implemented yet: binary file is not verified at exit", true},

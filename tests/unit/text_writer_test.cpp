@@ -264,18 +264,26 @@ TEST(TextWriter, MonitorTime) {
   f.writer.monitor_time_end();
   f.writer.monitor_time_begin(0, 7);
   f.writer.monitor_time_end();
+  f.writer.monitor_time_begin(0, 8, /*rows=*/true);
+  f.writer.monitor_time_row(1, 0.0, 0.0, 1, 300201, "Lock");
+  f.writer.monitor_time_end();
   EXPECT_EQ(f.text(),
             "MONITOR TIME BEGIN (total = 1250 ms) Date(6)\n"
             "rank   self  accum   count trace monitor\n"
             "   1 80.00% 80.00%       7 300200 java.lang.Object (Java)\n"
             "MONITOR TIME END\n"
             "MONITOR TIME BEGIN (total = 0 ms) Date(7)\n"
+            "MONITOR TIME END\n"
+            "MONITOR TIME BEGIN (total = 0 ms) Date(8)\n"
+            "rank   self  accum   count trace monitor\n"
+            "   1  0.00%  0.00%       1 300201 Lock (Java)\n"
             "MONITOR TIME END\n");
 }
 
 TEST(TextWriter, MonitorDump) {
   Fixture f;
   f.writer.monitor_dump_begin();
+  f.writer.monitor_dump_note("no monitors: why");
   f.writer.monitor_dump_thread(200001, 300010, kThreadStateAlive | kThreadStateRunnable);
   f.writer.monitor_dump_thread(200002, 300011,
                                kThreadStateAlive | kThreadStateWaiting | kThreadStateSuspended |
@@ -287,6 +295,7 @@ TEST(TextWriter, MonitorDump) {
   f.writer.monitor_dump_end();
   EXPECT_EQ(f.text(),
             "MONITOR DUMP BEGIN\n"
+            "    (no monitors: why)\n"
             "    THREAD 200001, trace 300010, status: R\n"
             "    THREAD 200002, trace 300011, status: S|intr|native|CW\n"
             "    MONITOR Ljava/lang/Object;\n"
