@@ -154,14 +154,15 @@ def case_dispatch():
 
 
 def quiescent_histograms(jdk, home):
-    """Histogram.java held still: a warm-up jcmd, then GC.class_histogram, GC.heap_dump plain and
-    -gz=1, and the agent's own dump on kill -QUIT; every dump's histogram equals jcmd's on the
-    program's own classes, and on java.lang.Class (counted from CLASS DUMPs)."""
+    """Histogram.java held still (-Xshare:off): a warm-up histogram and dump, then GC.class_histogram,
+    GC.heap_dump plain and -gz=1, the agent's own dump on kill -QUIT, GC.class_histogram again;
+    every dump's histogram equals jcmd's class by class (java.lang.Class counted from CLASS DUMPs),
+    the agent's the second one's."""
     label = f"{jdk} histogram"
     options = "heap=dump,format=b,file=agent.hprof,doe=n,verbose=y"
     scale = 3000
     with java_process(home, agentpath(options), main="Histogram", args=[scale], stdin=subprocess.PIPE,
-                      jvm_args=["-Xcheck:jni"]) as (proc, folder):
+                      jvm_args=["-Xshare:off", "-Xcheck:jni"]) as (proc, folder):
         if not check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: program ready"):
             return
         jcmd = java_bin(home, "jcmd")
@@ -191,26 +192,33 @@ def quiescent_histograms(jdk, home):
                 "Histogram$Square": scale, "Histogram$Point[]": scale // 10, "Histogram$Point[][]": 1,
                 "Histogram$Square[]": 7}
         check(own == want, f"{label}: jcmd sees the program's heap: {own}")
-        stable = expected.get("java.lang.Class") == after.get("java.lang.Class")
         for file_name in ("jdk.hprof", "jdk.hprof.gz", "agent.hprof"):
             summary = fasthprof("summary", "--top", "0", folder / file_name)
             if not check(summary.returncode == 0, f"{label}: summary {file_name}: {summary.stderr}"):
                 continue
             rows = histogram(summary.stdout)
             ids = int(re.search(r"identifier size (\d+)", summary.stdout).group(1))
-            got = {name: rows.get(name, (0, 0))[0] for name in OWN}
-            check(got == want, f"{label}: {file_name}: the program's classes as jcmd counts them: {got}")
+            counts = {name: value[0] for name, value in rows.items()}
+            # Every class, java.lang.Class (from the CLASS DUMPs) included: with -Xshare:off the heap
+            # holds no archived mirrors of classes that were never loaded (see README).
+            # The agent's dump is compared with the histogram taken after it: on JDK 25 the kill -QUIT
+            # leaves an interned String behind (its table node, bytes and a lock object).
+            reference = after if file_name == "agent.hprof" else expected
+            check(counts == reference, f"{label}: {file_name}: every class as jcmd GC.class_histogram counts it "
+                  f"({len(counts)} classes in the dump, {len(reference)} in jcmd's): {differences(reference, counts)}")
             # Shallow bytes by the rule of summary --help: Node = 2 IDs + 2 references + an int, to 8.
             check(rows.get("Histogram$Node", (0, 0))[1] == (4 * ids + 4 + 7) // 8 * 8 * 3 * scale,
                   f"{label}: {file_name}: Histogram$Node bytes {rows.get('Histogram$Node')}")
             check(rows.get("Histogram$Square[]", (0, 0))[1] == sum((2 * ids + 4 + ids * i * 5 + 7) // 8 * 8 for i in range(7)),
                   f"{label}: {file_name}: Histogram$Square[] bytes {rows.get('Histogram$Square[]')}")
-            classes = rows.get("java.lang.Class", (0, 0))[0]
-            if stable:
-                check(classes == expected["java.lang.Class"],
-                      f"{label}: {file_name}: java.lang.Class {classes}, jcmd {expected['java.lang.Class']}")
-            print(f"{label}: {file_name}: java.lang.Class {classes} (jcmd {expected.get('java.lang.Class')}, after "
-                  f"{after.get('java.lang.Class')}); {len(rows)} classes", flush=True)
+            print(f"{label}: {file_name}: {len(counts)} classes, {sum(counts.values())} objects, "
+                  f"java.lang.Class {counts.get('java.lang.Class')}", flush=True)
+
+
+def differences(a, b):
+    """{name: (count in a, count in b)} where they differ, at most 30."""
+    names = sorted(name for name in set(a) | set(b) if a.get(name, 0) != b.get(name, 0))
+    return {name: (a.get(name, 0), b.get(name, 0)) for name in names[:30]}
 
 
 run_cases("fasthprof_cmd", {
