@@ -130,6 +130,21 @@ std::string HprofModel::frame_name(uint64_t frame_id, bool with_line) const {
   return out;
 }
 
+std::string HprofModel::folded_stack(uint32_t trace_serial, bool with_lines) const {
+  const TraceInfo* info = trace(trace_serial);
+  if (info == nullptr) return "<trace " + std::to_string(trace_serial) + ">";
+  if (info->frame_count == 0) return "<empty trace>";
+  std::string out;
+  for (uint32_t i = info->frame_count; i-- > 0;) {
+    std::string name = frame_name(trace_frame(*info, i), with_lines);
+    std::replace(name.begin(), name.end(), ';', ':');
+    std::replace(name.begin(), name.end(), '\n', ' ');
+    if (!out.empty()) out += ';';
+    out += name;
+  }
+  return out;
+}
+
 bool HprofModel::load(const uint8_t* data, uint64_t size, ReadError* error) {
   HprofReader reader(data, size);
   if (!reader.read_header()) {

@@ -125,6 +125,10 @@ class HprofModel {
   uint64_t trace_frame(const TraceInfo& trace, uint32_t i) const { return bytes_.id(trace.frames_at + uint64_t{i} * bytes_.id_size()); }
   // "java.lang.String.indexOf" of a frame; with_line adds "(String.java:42)" as a TRACE line does.
   std::string frame_name(uint64_t frame_id, bool with_line) const;
+  // The folded form of a trace's stack, outermost frame first, frames joined by ';' (any ';' in a
+  // name becomes ':'): "java.lang.Thread.run;Main.work". "<empty trace>" for a trace of no frames,
+  // "<trace N>" for a serial no STACK TRACE defines.
+  std::string folded_stack(uint32_t trace_serial, bool with_lines) const;
 
   const std::vector<SitesSection>& sites() const { return sites_; }
   const std::vector<CpuSection>& cpu() const { return cpu_; }

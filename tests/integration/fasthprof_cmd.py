@@ -2,7 +2,9 @@
 bad input (one message, exit 2, no crash), `verify` as one implementation with hprof-verify, and
 `summary`'s class histogram against `jcmd GC.class_histogram` taken at the same quiescent moment of
 tests/java/Histogram.java, on a fasthprof dump (kill -QUIT), a `jcmd GC.heap_dump` and a
-`jcmd GC.heap_dump -gz=1` of it. Each case is a Meson test (`fasthprof_cmd.py <case>`)."""
+`jcmd GC.heap_dump -gz=1` of it; `collapsed` against folded stacks computed here from the records
+(hprof_records.py) of cpu=samples (plain and gz=y) and heap=sites runs; `diff --fail-if` exit codes
+both ways on heap dumps of two sizes and on SITES. Each case is a Meson test (`fasthprof_cmd.py <case>`)."""
 import gzip
 import os
 import pathlib
@@ -12,7 +14,9 @@ import signal
 import subprocess
 import tempfile
 
-from harness import (agentpath, check, java_bin, java_process, on_each_jdk, read_text, run_cases, wait_for)
+import hprof_records
+from harness import (agentpath, check, cleanup, java_bin, java_process, on_each_jdk, read_text, run_cases, run_java,
+                     wait_for)
 
 COMMAND = os.environ.get("FASTHPROF_COMMAND", "")
 VERIFY = os.environ.get("FASTHPROF_VERIFY", "")
@@ -71,9 +75,10 @@ def jcmd_histogram(text):
 
 def case_dispatch():
     help_text = fasthprof("help")
-    check(help_text.returncode == 0 and re.search(r"^  verify ", help_text.stdout, re.M)
-          and re.search(r"^  summary ", help_text.stdout, re.M), f"help lists the verbs:\n{help_text.stdout}")
-    for verb in ("verify", "summary"):
+    listed = re.findall(r"^  (\w+) ", help_text.stdout, re.M)
+    check(help_text.returncode == 0 and listed == ["verify", "summary", "collapsed", "diff"],
+          f"help lists the verbs that are built, and no other:\n{help_text.stdout}")
+    for verb in listed:
         usage = fasthprof(verb, "--help")
         check(usage.returncode == 0 and usage.stdout.startswith(f"usage: fasthprof {verb}"),
               f"{verb} --help: {usage.returncode}\n{usage.stdout}{usage.stderr}")
@@ -221,7 +226,154 @@ def differences(a, b):
     return {name: (a.get(name, 0), b.get(name, 0)) for name in names[:30]}
 
 
+PRIMITIVE_ARRAYS = {4: "boolean[]", 5: "char[]", 6: "float[]", 7: "double[]", 8: "byte[]", 9: "short[]", 10: "int[]",
+                    11: "long[]"}
+
+
+def java_name(name):
+    """A LOAD CLASS name as the command prints it (dotted, [] for arrays)."""
+    dims = len(name) - len(name.lstrip("["))
+    if dims:
+        element = name[dims:]
+        element = PRIMITIVE_ARRAYS.get({"Z": 4, "C": 5, "F": 6, "D": 7, "B": 8, "S": 9, "I": 10, "J": 11}.get(element),
+                                       "")[:-2] or (element[1:-1] if element.startswith("L") else element)
+        name = element + "[]" * dims
+    return name.replace("/", ".")
+
+
+def expected_folds(path, sites_metric=None):
+    """{folded stack: count} computed from the records: every CPU SAMPLES section added up, or the
+    last ALLOC SITES section's rows by the given column (3 live bytes, 6 objects allocated)."""
+    version, id_size, _, records = hprof_records.read(path) if not str(path).endswith(".gz") else \
+        hprof_records._parse(gzip.decompress(pathlib.Path(path).read_bytes()),
+                             gzip.decompress(pathlib.Path(path).read_bytes()).index(b"\0"))
+    classes = {serial: java_name(name) for serial, name in hprof_records.load_classes(records, id_size).items()}
+    frames = hprof_records.stack_frames(records, id_size)
+    traces = hprof_records.stack_traces(records, id_size)
+
+    def stack(serial):
+        frame_ids = traces[serial][1]
+        if not frame_ids:
+            return "<empty trace>"
+        return ";".join(f"{classes[frames[f][1]]}.{frames[f][0]}".replace(";", ":") for f in reversed(frame_ids))
+
+    folds = {}
+    if sites_metric is None:
+        for _, _, rows in hprof_records.cpu_samples(records):
+            for count, serial in rows:
+                folds[stack(serial)] = folds.get(stack(serial), 0) + count
+    else:
+        for row in hprof_records.alloc_sites(records)[-1][1]:
+            name = PRIMITIVE_ARRAYS.get(row[0]) or classes[row[1]]
+            key = stack(row[2]) + ";" + name
+            folds[key] = folds.get(key, 0) + row[sites_metric]
+    return {key: count for key, count in folds.items() if count}
+
+
+def parse_folds(text):
+    folds = {}
+    for line in text.splitlines():
+        stack, _, count = line.rpartition(" ")
+        folds[stack] = int(count)
+    return folds
+
+
+def collapsed_run(jdk, home):
+    label = f"{jdk} collapsed"
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-cmd-"))
+    try:
+        for name, options in (("cpu.hprof", "cpu=samples,format=b"), ("cpu.hprof.gz", "cpu=samples,format=b,gz=y")):
+            run = run_java(home, agentpath(f"{options},file={folder / name}"), main="CpuBusy", args=["2", "1500"])
+            if not check(run.code == 0, f"{label}: CpuBusy with {options}", run):
+                continue
+            folded = fasthprof("collapsed", folder / name)
+            got = parse_folds(folded.stdout)
+            check(folded.returncode == 0 and got == expected_folds(folder / name),
+                  f"{label}: {name}: the folded stacks of the CPU SAMPLES records:\n{folded.stdout[:3000]}{folded.stderr}")
+            hottest = max(got, key=got.get) if got else ""
+            check(hottest.endswith(";CpuBusy.spin") and re.match(r"java\.lang\.Thread\.run(With)?;", hottest) is not None,
+                  f"{label}: {name}: the hottest stack is Thread.run (JDK 25: runWith) ... CpuBusy.spin: {hottest} {got.get(hottest)}")
+            check(list(got) == sorted(got), f"{label}: {name}: lines sorted by stack")
+        sites = folder / "sites.hprof"
+        run = run_java(home, agentpath(f"heap=sites,format=b,file={sites}"), main="AllocSites")
+        if check(run.code == 0, f"{label}: AllocSites", run):
+            for value, column in (("live-bytes", 3), ("alloc-objects", 6)):
+                extra = [] if value == "live-bytes" else ["--value", value]
+                folded = fasthprof("collapsed", *extra, sites)
+                got = parse_folds(folded.stdout)
+                check(folded.returncode == 0 and got == expected_folds(sites, column),
+                      f"{label}: sites by {value}: the folded stacks of the ALLOC SITES rows:\n{folded.stdout[:3000]}")
+                items = sum(count for stack, count in got.items() if stack.endswith(";AllocSites.makeItems;AllocSites$Item"))
+                check(items > 0, f"{label}: sites by {value}: AllocSites.makeItems allocates AllocSites$Item ({items})")
+        one_message(f"{label}: --cpu of a file with none", fasthprof("collapsed", "--cpu", sites), r"holds no CPU sections")
+    finally:
+        cleanup(folder)
+
+
+def diff_run(jdk, home):
+    """Heap dumps at exit of Histogram at two scales, and SITES of two runs of AllocSites."""
+    label = f"{jdk} diff"
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-cmd-"))
+    try:
+        for scale in (1000, 2000):
+            run = run_java(home, agentpath(f"heap=dump,format=b,file={folder / f'h{scale}.hprof'}"), main="Histogram",
+                           args=[str(scale), "now"])
+            check(run.code == 0, f"{label}: Histogram {scale}", run)
+        small, large = folder / "h1000.hprof", folder / "h2000.hprof"
+        table = fasthprof("diff", "--top", "0", small, large)
+        rows = {}
+        for line in table.stdout.splitlines():
+            found = re.match(r"\s*(\d+)\s+(\d+)\s+([+-]\d+)\s+\S+\s+(\d+)\s+(\d+)\s+([+-]\d+)\s+\S+  (.+)$", line)
+            if found:
+                rows[found.group(7)] = tuple(int(found.group(i)) for i in (1, 2, 3, 4, 5, 6))
+        node = rows.get("Histogram$Node")
+        check(table.returncode == 0 and node is not None and node[3:] == (3000, 6000, 3000),
+              f"{label}: diff --heap: Histogram$Node objects 3000 -> 6000: {node}\n{table.stdout[:3000]}{table.stderr}")
+        changes = [abs(row[2]) for name, row in rows.items() if name != "(total)"]
+        check(changes == sorted(changes, reverse=True), f"{label}: rows sorted by the absolute change")
+        cases = [
+            (["Histogram$Node:objects>+50%"], small, large, 1),    # +100%
+            (["Histogram$Node:objects>+150%"], small, large, 0),
+            (["Histogram$Node:objects>=3000"], small, large, 1),
+            (["Histogram$Node:objects>3000"], small, large, 0),
+            (["bytes>+5%"], small, large, 1),
+            (["bytes>+5%"], large, small, 0),
+            (["bytes<-5%"], large, small, 1),
+            (["Histogram$Point[]:bytes<=0", "objects>1000000"], small, large, 0),
+            (["Histogram$Point[]:bytes<=0", "objects>1000"], small, large, 1),
+            (["No.Such.Class:objects>0"], small, large, 0),
+            (["bytes>0"], small, small, 0),
+        ]
+        for conditions, a, b, want in cases:
+            args = [arg for condition in conditions for arg in ("--fail-if", condition)]
+            done = fasthprof("diff", *args, a, b)
+            met = [line for line in done.stderr.splitlines() if "met:" in line]
+            check(done.returncode == want and (want == 0) == (not met),
+                  f"{label}: diff {' '.join(conditions)} {a.name} {b.name}: exit {want}, got {done.returncode}\n"
+                  f"{done.stderr}")
+        one_message(f"{label}: a bad --fail-if", fasthprof("diff", "--fail-if", "bytes>lots", small, large),
+                    r"not a number")
+        one_message(f"{label}: a metric of another kind", fasthprof("diff", "--fail-if", "alloc-bytes>0", small, large),
+                    r"no metric \"alloc-bytes\" for heap")
+
+        for run_name in ("s1.hprof", "s2.hprof"):
+            run = run_java(home, agentpath(f"heap=sites,format=b,file={folder / run_name}"), main="AllocSites")
+            check(run.code == 0, f"{label}: AllocSites", run)
+        same = fasthprof("diff", "--sites", "--fail-if", "AllocSites$Item:alloc-objects>0", "--fail-if",
+                         "AllocSites$Item:live-bytes<0", folder / "s1.hprof", folder / "s2.hprof")
+        check(same.returncode == 0 and re.search(r"\+0\s+\+0.00%.*AllocSites\$Item$", same.stdout, re.M),
+              f"{label}: two runs of AllocSites allocate the same Items: exit 0\n{same.stdout}{same.stderr}")
+        grown = fasthprof("diff", "--fail-if", "AllocSites$Item:alloc-objects>=0", folder / "s1.hprof",
+                          folder / "s2.hprof")
+        check(grown.returncode == 1 and "AllocSites$Item:alloc-objects>=0' met: +0" in grown.stderr,
+              f"{label}: --fail-if on sites met: exit 1\n{grown.stderr}")
+    finally:
+        cleanup(folder)
+
+
 run_cases("fasthprof_cmd", {
     "dispatch": case_dispatch,
     "histogram": on_each_jdk(quiescent_histograms),
+    "collapsed": on_each_jdk(collapsed_run),
+    "diff": on_each_jdk(diff_run),
 })

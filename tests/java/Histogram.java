@@ -7,7 +7,7 @@ import java.util.List;
  * A heap of known shape for `fasthprof summary`'s class histogram: counts of its own classes and
  * arrays that no other code allocates, held live, then "ready" on stdout, and nothing allocated
  * until a line (or the end) on stdin, so that jcmd GC.class_histogram and the heap dumps taken
- * meanwhile see the same heap. Usage: Histogram scale
+ * meanwhile see the same heap. Usage: Histogram scale [now] (now: exit at once, the heap still held).
  */
 public class Histogram {
     static final class Point {
@@ -52,7 +52,7 @@ public class Histogram {
         live = held.toArray();
         System.out.println("ready");
         System.out.flush();
-        new BufferedReader(new InputStreamReader(System.in)).readLine();
+        if (args.length < 2 || !args[1].equals("now")) new BufferedReader(new InputStreamReader(System.in)).readLine();
         System.out.println("finished " + live.length);
     }
 }

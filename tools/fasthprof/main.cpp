@@ -13,6 +13,10 @@ const std::vector<Verb>& verbs() {
        kVerifyUsage, verify_main},
       {"summary", "records, reports, per heap dump a class histogram, SITES and CPU sections ranked",
        kSummaryUsage, summary_main},
+      {"collapsed", "folded stacks (frame;frame;frame count) of CPU SAMPLES / CPU TIME or SITES",
+       kCollapsedUsage, collapsed_main},
+      {"diff", "two files' heap dumps, SITES or CPU sections row by row; --fail-if for CI gates",
+       kDiffUsage, diff_main},
   };
   return table;
 }
@@ -29,7 +33,7 @@ void print_help(FILE* out) {
       out);
   for (const Verb& verb : verbs()) std::fprintf(out, "  %-9s %s\n", verb.name, verb.summary);
   std::fputs(
-      "\nexit status: 0 done; 1 the verb's verdict (a file that fails verify); 2 bad usage or bad\n"
+      "\nexit status: 0 done; 1 the verb's verdict (a file that fails verify, a diff --fail-if met);\n2 bad usage or bad "
       "input (unreadable, not HPROF binary, truncated, malformed), with one message on stderr.\n",
       out);
 }

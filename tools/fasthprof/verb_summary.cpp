@@ -161,8 +161,8 @@ int summary_main(int argc, char** argv) {
       std::fprintf(out, "  %-20s %12" PRIu64 "\n", record_tag_name(static_cast<uint8_t>(tag)), model.record_counts()[tag]);
     }
   }
-  std::fprintf(out, "reports: %zu heap dumps, %zu SITES, %zu %s sections\n", model.dumps().size(), model.sites().size(),
-               model.cpu().size(), model.cpu_is_times() ? "CPU TIME" : "CPU SAMPLES");
+  std::fprintf(out, "reports: %zu heap dumps, %zu SITES, %zu CPU sections\n", model.dumps().size(), model.sites().size(),
+               model.cpu().size());
   print_dumps(out, model, top);
   print_sites(out, model, top);
   print_cpu(out, model, top);

@@ -14,4 +14,10 @@ int verify_main(int argc, char** argv);
 extern const char kSummaryUsage[];
 int summary_main(int argc, char** argv);
 
+extern const char kCollapsedUsage[];
+int collapsed_main(int argc, char** argv);
+
+extern const char kDiffUsage[];
+int diff_main(int argc, char** argv);
+
 }  // namespace fasthprof::cli
