@@ -88,13 +88,16 @@ std::string_view HprofModel::utf8(uint64_t id) const {
 
 std::string HprofModel::class_name_by_serial(uint32_t serial) const {
   auto found = class_name_by_serial_.find(serial);
-  if (found == class_name_by_serial_.end()) return "<class serial " + std::to_string(serial) + ">";
+  // A class with no name, or whose name has no UTF8 record, is named by what identifies it.
+  if (found == class_name_by_serial_.end() || utf8(found->second).empty()) {
+    return "<class serial " + std::to_string(serial) + ">";
+  }
   return java_class_name(utf8(found->second));
 }
 
 std::string HprofModel::class_name_by_id(uint64_t class_id) const {
   auto found = class_name_by_id_.find(class_id);
-  if (found == class_name_by_id_.end()) return hex_name("class", class_id);
+  if (found == class_name_by_id_.end() || utf8(found->second).empty()) return hex_name("class", class_id);
   return java_class_name(utf8(found->second));
 }
 
