@@ -76,7 +76,7 @@ def jcmd_histogram(text):
 def case_dispatch():
     help_text = fasthprof("help")
     listed = re.findall(r"^  (\w+) ", help_text.stdout, re.M)
-    check(help_text.returncode == 0 and listed == ["verify", "summary", "collapsed", "diff"],
+    check(help_text.returncode == 0 and listed == ["verify", "summary", "collapsed", "diff", "text"],
           f"help lists the verbs that are built, and no other:\n{help_text.stdout}")
     for verb in listed:
         usage = fasthprof(verb, "--help")
@@ -371,9 +371,114 @@ def diff_run(jdk, home):
         cleanup(folder)
 
 
+# Every line kind of format=a (docs/compatibility.md §2), for both outputs compared by text_run.
+TEXT_LINES = [r"THREAD START \(obj=[0-9a-f]+, id = \d+, name=\".*\", group=\".*\"\)",
+              r"THREAD END \(id = \d+\)",
+              r"TRACE \d+:( \(thread=\d+\))?", r"\t<empty>", r"\t\S+\.[^.(]+\([^:]*:(\d+|Unknown line)\)",
+              r"HEAP DUMP BEGIN \(\d+ objects, \d+ bytes\) \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}", r"HEAP DUMP END",
+              r"ROOT [0-9a-f]+ \(kind=<(thread>, id=\d+, trace=\d+|thread block>, thread=\d+|JNI global ref>, id=[0-9a-f]+, "
+              r"trace=\d+|system class>, name=\S+|busy monitor>|Java stack>, thread=\d+, frame=-?\d+|JNI local ref>, "
+              r"thread=\d+, frame=-?\d+|unknown>|native stack>, thread=\d+)\)",
+              r"OBJ [0-9a-f]+ \(sz=\d+, trace=\d+, class=\S+@[0-9a-f]+\)", r"\t\S+\t\t?[0-9a-f]+",
+              r"ARR [0-9a-f]+ \(sz=\d+, trace=\d+, nelems=\d+, elem type=\S+?(@[0-9a-f]+)?\)", r"\t\[\d+\]\t\t[0-9a-f]+",
+              r"CLS [0-9a-f]+ \(name=\S+, trace=\d+\)", r"\t(super|loader|signers|domain)\t\t[0-9a-f]+",
+              r"\tstatic \S+\t[0-9a-f]+", r"\tconstant pool entry \d+\t[0-9a-f]+",
+              r"SITES BEGIN \(ordered by (live|allocated) bytes\) .*", r"          percent          live          alloc'ed  stack class",
+              r" rank   self  accum     bytes objs     bytes  objs trace name",
+              r" *\d+ +\d+\.\d\d% +\d+\.\d\d% +\d+ +\d+ +\d+ +\d+ +\d+ \S+", r"SITES END",
+              r"CPU (SAMPLES|TIME \(ms\)) BEGIN \(total = \d+\) .*", r"rank   self  accum   count trace method",
+              r" *\d+ +\d+\.\d\d% +\d+\.\d\d% +\d+ +\d+ (\S+|<empty trace>)", r"CPU (SAMPLES|TIME \(ms\)) END"]
+TEXT_LINE = re.compile("|".join(f"(?:{pattern})" for pattern in TEXT_LINES))
+
+
+def text_sections(text):
+    """(header lines up to ----, body lines after it)."""
+    head, _, body = text.partition("\n--------\n\n")
+    return head.splitlines(), body.splitlines()
+
+
+def text_facts(lines):
+    """What two runs of one deterministic program share: OBJ/ARR per class name, the CLS names, the
+    field lines of the program's objects, and the program's SITES rows with their stacks."""
+    traces, current = {}, None
+    objects, classes, fields, sites = {}, {}, {}, []
+    owner = None
+    for line in lines:
+        found = re.match(r"TRACE (\d+):", line)
+        if found:
+            current = traces.setdefault(int(found.group(1)), [])
+            continue
+        if line.startswith("\t") and current is not None and "(" in line:
+            current.append(line.strip())
+            continue
+        current = None
+        found = re.match(r"(OBJ|ARR) \S+ \(.*(?:class|elem type)=([^@)]+)", line)
+        if found:
+            objects[found.group(2)] = objects.get(found.group(2), 0) + 1
+            owner = found.group(2)
+            continue
+        found = re.match(r"CLS \S+ \(name=(\S+),", line)
+        if found:
+            # Hidden classes carry their address in their name: counted by the name without it.
+            hidden = re.sub(r"\.0x[0-9a-f]+$", "", found.group(1))
+            classes[hidden] = classes.get(hidden, 0) + 1
+            owner = None
+            continue
+        found = re.match(r"\t(\w+)\t", line)
+        if found and owner and owner.startswith("Histogram$"):
+            key = (owner, found.group(1))
+            fields[key] = fields.get(key, 0) + 1
+            continue
+        found = re.match(r" *\d+ +[\d.]+% +[\d.]+% +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) (Histogram\S*)$", line)
+        if found:
+            sites.append((found.group(6), *map(int, found.groups()[:4]), tuple(traces.get(int(found.group(5)), []))))
+    return objects, classes, fields, sorted(sites)
+
+
+def text_run(jdk, home):
+    """Histogram run twice, format=a and format=b; `fasthprof text` of the binary file against the
+    text file: every line in a format=a layout, the same header, per class the same OBJ/ARR lines,
+    the same classes, the program's objects' reference fields and its SITES rows with their stacks."""
+    label = f"{jdk} text"
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-cmd-"))
+    try:
+        for name, form in (("run.txt", "a"), ("run.hprof", "b")):
+            run = run_java(home, agentpath(f"heap=all,format={form},dumper=jvmti,file={folder / name}"),
+                           main="Histogram", args=["300", "now"])
+            check(run.code == 0, f"{label}: Histogram with format={form}", run)
+        converted = fasthprof("text", folder / "run.hprof")
+        if not check(converted.returncode == 0, f"{label}: text: {converted.stderr}"):
+            return
+        original = (folder / "run.txt").read_text()
+        head, body = text_sections(converted.stdout)
+        want_head, want_body = text_sections(original)
+        check(re.fullmatch(r"JAVA PROFILE 1\.0\.1, created \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}", head[0])
+              and head[1:] == want_head[1:], f"{label}: the header of format=a:\n{head[:3]}")
+        for what, lines in (("text", body), ("format=a", want_body)):
+            bad = [line for line in lines if not TEXT_LINE.fullmatch(line)]
+            check(not bad, f"{label}: {what}: every line in a format=a layout; not: {bad[:10]}")
+        for section in ("HEAP DUMP BEGIN", "HEAP DUMP END", "SITES BEGIN", "SITES END"):
+            check(sum(line.startswith(section) for line in body) == sum(line.startswith(section) for line in want_body) == 1,
+                  f"{label}: one {section} in each")
+        got, want = text_facts(body), text_facts(want_body)
+        own = lambda counts: {k: v for k, v in counts.items() if k.startswith("Histogram")}
+        check(own(got[0]) == own(want[0]) and own(got[0]).get("Histogram$Node") == 900,
+              f"{label}: OBJ/ARR lines of the program's classes: {own(got[0])} / {own(want[0])}")
+        check(got[1] == want[1], f"{label}: the same CLS names: {differences(got[1], want[1])}")
+        check(got[2] == want[2] and got[2].get(("Histogram$Node", "next")) == 899,
+              f"{label}: the program's reference fields: {got[2]} / {want[2]}")
+        check(got[3] == want[3] and len(got[3]) >= 4, f"{label}: the program's SITES rows and stacks:\n{got[3]}\n{want[3]}")
+        node = re.search(r"^OBJ \S+ \(sz=(\d+), trace=\d+, class=Histogram\$Node@", converted.stdout, re.M)
+        check(node is not None and node.group(1) == "40", f"{label}: sz= of a Node is its shallow size, 40")
+        one_message(f"{label}: text of a text file", fasthprof("text", folder / "run.txt"), r"is a text profile")
+    finally:
+        cleanup(folder)
+
+
 run_cases("fasthprof_cmd", {
     "dispatch": case_dispatch,
     "histogram": on_each_jdk(quiescent_histograms),
     "collapsed": on_each_jdk(collapsed_run),
     "diff": on_each_jdk(diff_run),
+    "text": on_each_jdk(text_run),
 })

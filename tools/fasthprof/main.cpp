@@ -17,6 +17,8 @@ const std::vector<Verb>& verbs() {
        kCollapsedUsage, collapsed_main},
       {"diff", "two files' heap dumps, SITES or CPU sections row by row; --fail-if for CI gates",
        kDiffUsage, diff_main},
+      {"text", "a binary file in the text layout of format=a (TRACE, HEAP DUMP, SITES, CPU ...)",
+       kTextUsage, text_main},
   };
   return table;
 }
