@@ -1,0 +1,154 @@
+#include "cli.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstring>
+
+namespace fasthprof::cli {
+
+int fail(const char* verb, const char* format, ...) {
+  char message[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  std::fprintf(stderr, "fasthprof %s: %s\n", verb, message);
+  return kExitBadInput;
+}
+
+bool Args::has(std::string_view name) const {
+  for (const auto& option : options) {
+    if (option.first == name) return true;
+  }
+  return false;
+}
+
+std::string_view Args::value(std::string_view name, std::string_view fallback) const {
+  std::string_view found = fallback;
+  for (const auto& option : options) {
+    if (option.first == name) found = option.second;
+  }
+  return found;
+}
+
+std::vector<std::string_view> Args::values(std::string_view name) const {
+  std::vector<std::string_view> found;
+  for (const auto& option : options) {
+    if (option.first == name) found.push_back(option.second);
+  }
+  return found;
+}
+
+bool parse_args(const Verb& verb, int argc, char** argv, const std::vector<std::string_view>& flags,
+                const std::vector<std::string_view>& valued, Args* args) {
+  auto listed = [](const std::vector<std::string_view>& names, std::string_view name) {
+    for (std::string_view known : names) {
+      if (known == name) return true;
+    }
+    return false;
+  };
+  bool operands_only = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (operands_only || arg.size() < 2 || arg[0] != '-') {
+      args->operands.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      operands_only = true;
+    } else if (arg == "--help" || arg == "-h") {
+      args->help = true;
+    } else if (arg == "-o" || arg == "--output") {
+      if (i + 1 == argc) return fail(verb.name, "%s needs a file name (see fasthprof %s --help)", argv[i], verb.name), false;
+      args->output = argv[++i];
+    } else if (listed(flags, arg)) {
+      args->options.emplace_back(arg, std::string_view());
+    } else if (size_t eq = arg.find('='); eq != std::string_view::npos && listed(valued, arg.substr(0, eq))) {
+      args->options.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
+    } else if (listed(valued, arg)) {
+      if (i + 1 == argc) return fail(verb.name, "%s needs a value (see fasthprof %s --help)", argv[i], verb.name), false;
+      args->options.emplace_back(arg, argv[++i]);
+    } else {
+      fail(verb.name, "unknown option %s (see fasthprof %s --help)", argv[i], verb.name);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool parse_count(std::string_view text, uint64_t* value) {
+  if (text.empty() || text.size() > 18) return false;
+  uint64_t result = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    result = result * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *value = result;
+  return true;
+}
+
+Output::~Output() {
+  if (file_ != nullptr && file_ != stdout) std::fclose(file_);
+}
+
+bool Output::open(const char* verb, const char* path) {
+  if (path == nullptr || std::strcmp(path, "-") == 0) return true;
+  FILE* file = std::fopen(path, "w");
+  if (file == nullptr) {
+    fail(verb, "cannot create %s: %s", path, std::strerror(errno));
+    return false;
+  }
+  file_ = file;
+  path_ = path;
+  return true;
+}
+
+bool Output::close(const char* verb) {
+  const bool failed = std::ferror(file_) != 0 || std::fflush(file_) != 0;
+  const int flush_error = errno;
+  bool closed = true;
+  if (file_ != stdout) {
+    closed = std::fclose(file_) == 0;
+    file_ = nullptr;
+  }
+  if (failed || !closed) {
+    fail(verb, "cannot write %s: %s", path_ != nullptr ? path_ : "standard output",
+         std::strerror(failed ? flush_error : errno));
+    return false;
+  }
+  return true;
+}
+
+bool looks_like_text_profile(const uint8_t* data, uint64_t size) {
+  static constexpr char kText[] = "JAVA PROFILE 1.0.1, created";
+  return size >= sizeof(kText) - 1 && std::memcmp(data, kText, sizeof(kText) - 1) == 0;
+}
+
+std::unique_ptr<Loaded> load(const char* verb, const char* path) {
+  auto loaded = std::make_unique<Loaded>();
+  std::string error;
+  if (!loaded->input.open(path, &error)) {
+    if (loaded->input.compressed()) {
+      fail(verb, "%s: %s", path, error.c_str());
+    } else {
+      fail(verb, "cannot read %s: %s", path, error.c_str());
+    }
+    return nullptr;
+  }
+  const uint8_t* data = loaded->input.data();
+  const uint64_t size = loaded->input.size();
+  if (looks_like_text_profile(data, size)) {
+    fail(verb, "%s is a text profile (format=a); %s reads binary files (format=b, or the JDK's .hprof)", path, verb);
+    return nullptr;
+  }
+  ReadError read_error;
+  if (!loaded->model.load(data, size, &read_error)) {
+    fail(verb, "%s: %s at byte %" PRIu64 "%s", path, read_error.message.c_str(), read_error.offset,
+         loaded->input.compressed() ? " (of the decompressed data)" : "");
+    return nullptr;
+  }
+  return loaded;
+}
+
+}  // namespace fasthprof::cli

@@ -1,0 +1,97 @@
+// What every verb of the `fasthprof` command shares: its argument loop (-o FILE, --help), the
+// output (standard output or -o FILE), reading an input file (plain, or gzip of any layout: the
+// JDK's chunked -gz files, fasthprof's gz=y, plain gzip) into the HPROF model, and the one-line
+// error messages with their exit status.
+//
+// Exit status of every verb: 0 done; 1 the verb's own verdict (diff --fail-if met, verify found a
+// file bad); 2 bad usage or bad input (unreadable, not HPROF binary, truncated, malformed), with one
+// line on stderr.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hprof_input.h"
+#include "hprof_model.h"
+
+namespace fasthprof::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitVerdict = 1;
+inline constexpr int kExitBadInput = 2;
+
+// One verb of the command.
+struct Verb {
+  const char* name;
+  const char* summary;  // one line for `fasthprof help`
+  const char* usage;    // the --help text
+  int (*run)(int argc, char** argv);  // argv[0] is the verb's name
+};
+
+// The verbs, in the order `fasthprof help` lists them.
+const std::vector<Verb>& verbs();
+
+// Prints "fasthprof <verb>: <message>" on stderr; returns kExitBadInput.
+__attribute__((format(printf, 2, 3))) int fail(const char* verb, const char* format, ...);
+
+// The arguments of one verb: options with and without a value, and operands. -o FILE and --help
+// are every verb's; a verb names its own with `flags` (no value) and `valued` (one value).
+struct Args {
+  std::vector<std::string_view> operands;
+  std::vector<std::pair<std::string_view, std::string_view>> options;  // name, value ("" for a flag)
+  const char* output = nullptr;
+  bool help = false;
+
+  bool has(std::string_view name) const;
+  // Value of the last occurrence of an option, or fallback.
+  std::string_view value(std::string_view name, std::string_view fallback = {}) const;
+  // Values of every occurrence, in order.
+  std::vector<std::string_view> values(std::string_view name) const;
+};
+
+// Parses argv[1..argc) of a verb. False after a message (fail()) for an unknown option or a
+// missing value.
+bool parse_args(const Verb& verb, int argc, char** argv, const std::vector<std::string_view>& flags,
+                const std::vector<std::string_view>& valued, Args* args);
+
+// Parses a decimal count (for --top and the like). False when text is not one.
+bool parse_count(std::string_view text, uint64_t* value);
+
+// The verb's output: standard output, or the -o file (created, truncated, mode 0644 less umask).
+class Output {
+ public:
+  Output() = default;
+  ~Output();
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+
+  // False after a message when the file cannot be created.
+  bool open(const char* verb, const char* path);
+  FILE* file() const { return file_; }
+  // Flushes and closes; false after a message when a write failed (a full disk).
+  bool close(const char* verb);
+
+ private:
+  FILE* file_ = stdout;
+  const char* path_ = nullptr;
+};
+
+// An input file read into the model.
+struct Loaded {
+  HprofInput input;
+  HprofModel model;
+};
+
+// Opens path (decompressing gzip) and loads it. On failure prints the one-line message (cannot
+// read, a text file where binary is needed, not HPROF, truncated or malformed at byte N) and
+// returns nullptr.
+std::unique_ptr<Loaded> load(const char* verb, const char* path);
+
+// Whether data starts like a format=a (text) file of the original agent or fasthprof.
+bool looks_like_text_profile(const uint8_t* data, uint64_t size);
+
+}  // namespace fasthprof::cli

@@ -1,0 +1,72 @@
+// fasthprof: the command that reads, converts and compares what the agent writes (and the JDK's own
+// .hprof dumps). `fasthprof help` lists the verbs; `fasthprof <verb> --help` describes one.
+#include <cstdio>
+#include <cstring>
+
+#include "verbs.h"
+
+namespace fasthprof::cli {
+
+const std::vector<Verb>& verbs() {
+  static const std::vector<Verb> table = {
+      {"verify", "check HPROF binary files, as the JDK's readers read them (--strict: fasthprof's promises)",
+       kVerifyUsage, verify_main},
+      {"summary", "records, reports, per heap dump a class histogram, SITES and CPU sections ranked",
+       kSummaryUsage, summary_main},
+      {"collapsed", "folded stacks (frame;frame;frame count) of CPU SAMPLES / CPU TIME or SITES",
+       kCollapsedUsage, collapsed_main},
+      {"diff", "two files' heap dumps, SITES or CPU sections row by row; --fail-if for CI gates",
+       kDiffUsage, diff_main},
+      {"text", "a binary file in the text layout of format=a (TRACE, HEAP DUMP, SITES, CPU ...)",
+       kTextUsage, text_main},
+  };
+  return table;
+}
+
+namespace {
+
+void print_help(FILE* out) {
+  std::fputs(
+      "usage: fasthprof <verb> [options] FILE...\n"
+      "       fasthprof help | fasthprof <verb> --help\n"
+      "Reads the HPROF binary files the fasthprof agent writes (format=b, gz=y) and the JDK's own\n"
+      "heap dumps (jcmd GC.heap_dump, -gz too; any gzip file is decompressed first).\n"
+      "Results go to standard output, or to -o FILE.\n\nverbs:\n",
+      out);
+  for (const Verb& verb : verbs()) std::fprintf(out, "  %-9s %s\n", verb.name, verb.summary);
+  std::fputs(
+      "\nexit status: 0 done; 1 the verb's verdict (a file that fails verify, a diff --fail-if met);\n2 bad usage or bad "
+      "input (unreadable, not HPROF binary, truncated, malformed), with one message on stderr.\n",
+      out);
+}
+
+}  // namespace
+}  // namespace fasthprof::cli
+
+int main(int argc, char** argv) {
+  using namespace fasthprof::cli;
+  if (argc < 2) {
+    print_help(stderr);
+    return kExitBadInput;
+  }
+  const char* name = argv[1];
+  if (std::strcmp(name, "help") == 0 || std::strcmp(name, "--help") == 0 || std::strcmp(name, "-h") == 0) {
+    if (argc > 2) {
+      for (const Verb& verb : verbs()) {
+        if (std::strcmp(verb.name, argv[2]) == 0) {
+          std::fputs(verb.usage, stdout);
+          return kExitOk;
+        }
+      }
+      std::fprintf(stderr, "fasthprof: no verb %s (fasthprof help lists them)\n", argv[2]);
+      return kExitBadInput;
+    }
+    print_help(stdout);
+    return kExitOk;
+  }
+  for (const Verb& verb : verbs()) {
+    if (std::strcmp(verb.name, name) == 0) return verb.run(argc - 1, argv + 1);
+  }
+  std::fprintf(stderr, "fasthprof: no verb %s (fasthprof help lists them)\n", name);
+  return kExitBadInput;
+}

@@ -1,0 +1,186 @@
+#include "profile.h"
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+namespace fasthprof::cli {
+
+const char* kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::kHeap: return "heap";
+    case Kind::kSites: return "sites";
+    case Kind::kCpu: return "cpu";
+  }
+  return "";
+}
+
+std::vector<std::string_view> kind_metrics(Kind kind) {
+  switch (kind) {
+    case Kind::kHeap: return {"bytes", "objects"};
+    case Kind::kSites: return {"live-bytes", "live-objects", "alloc-bytes", "alloc-objects"};
+    case Kind::kCpu: return {"count"};
+  }
+  return {};
+}
+
+int metric_index(Kind kind, std::string_view name) {
+  if (kind == Kind::kSites && name == "bytes") return 0;
+  if (kind == Kind::kSites && name == "objects") return 1;
+  if (kind == Kind::kCpu && (name == "samples" || name == "ms")) return 0;
+  const std::vector<std::string_view> metrics = kind_metrics(kind);
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    if (metrics[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool has_kind(const HprofModel& model, Kind kind) {
+  switch (kind) {
+    case Kind::kHeap: return !model.dumps().empty();
+    case Kind::kSites: return !model.sites().empty();
+    case Kind::kCpu: return !model.cpu().empty();
+  }
+  return false;
+}
+
+namespace {
+
+void add(Table* table, const std::string& key, const std::array<uint64_t, kMaxMetrics>& values) {
+  std::array<uint64_t, kMaxMetrics>& row = table->rows[key];
+  for (size_t i = 0; i < kMaxMetrics; ++i) {
+    row[i] += values[i];
+    table->totals[i] += values[i];
+  }
+}
+
+bool pick(const char* verb, const char* path, const char* what, size_t count, uint64_t section, size_t* index) {
+  if (count == 0) return fail(verb, "%s holds no %s", path, what), false;
+  if (section > count) {
+    return fail(verb, "%s holds %zu %s, not %" PRIu64, path, count, what, section), false;
+  }
+  *index = section == 0 ? count - 1 : section - 1;
+  return true;
+}
+
+}  // namespace
+
+bool build_table(const char* verb, const char* path, const HprofModel& model, Kind kind, Grouping grouping,
+                 uint64_t section, Table* table) {
+  table->kind = kind;
+  table->metrics = kind_metrics(kind);
+  char what[128];
+  size_t index = 0;
+  switch (kind) {
+    case Kind::kHeap: {
+      if (!pick(verb, path, "heap dumps", model.dumps().size(), section, &index)) return false;
+      const HeapDumpInfo& dump = model.dumps()[index];
+      std::snprintf(what, sizeof(what), "heap dump %zu (at byte %" PRIu64 ")", index + 1, dump.offset);
+      for (const HistogramRow& row : dump.histogram) add(table, row.name, {row.bytes, row.instances, 0, 0});
+      break;
+    }
+    case Kind::kSites: {
+      if (!pick(verb, path, "SITES sections", model.sites().size(), section, &index)) return false;
+      const SitesSection& sites = model.sites()[index];
+      std::snprintf(what, sizeof(what), "SITES %zu (at byte %" PRIu64 ")", index + 1, sites.offset);
+      for (const SiteRow& row : sites.rows) {
+        std::string key = model.site_class_name(row);
+        if (grouping == Grouping::kStack) key = model.folded_stack(row.trace_serial, false) + ";" + key;
+        add(table, key, {row.live_bytes, row.live_instances, row.alloc_bytes, row.alloc_instances});
+      }
+      break;
+    }
+    case Kind::kCpu: {
+      size_t first = 0;
+      size_t last = model.cpu().size();
+      if (!pick(verb, path, "CPU sections", model.cpu().size(), section, &index)) return false;
+      if (section != 0) {
+        first = index;
+        last = index + 1;
+        std::snprintf(what, sizeof(what), "%s %zu (at byte %" PRIu64 ")",
+                      model.cpu_is_times() ? "CPU TIME" : "CPU SAMPLES", index + 1, model.cpu()[index].offset);
+      } else {
+        std::snprintf(what, sizeof(what), "%s, %zu section%s added up", model.cpu_is_times() ? "CPU TIME" : "CPU SAMPLES",
+                      last, last == 1 ? "" : "s");
+      }
+      for (size_t i = first; i < last; ++i) {
+        for (const CpuRow& row : model.cpu()[i].rows) {
+          std::string key;
+          if (grouping == Grouping::kTopFrame) {
+            const TraceInfo* trace = model.trace(row.trace_serial);
+            key = trace == nullptr       ? "<trace " + std::to_string(row.trace_serial) + ">"
+                  : trace->frame_count == 0 ? std::string("<empty trace>")
+                                            : model.frame_name(model.trace_frame(*trace, 0), false);
+          } else {
+            key = model.folded_stack(row.trace_serial, false);
+          }
+          add(table, key, {row.count, 0, 0, 0});
+        }
+      }
+      break;
+    }
+  }
+  table->what = what;
+  return true;
+}
+
+bool parse_condition(const char* verb, Kind kind, std::string_view text, Condition* condition) {
+  condition->text.assign(text);
+  size_t op_at = text.find_first_of("<>");
+  auto bad = [&](const char* why) {
+    fail(verb, "--fail-if '%.*s': %s (see fasthprof %s --help)", static_cast<int>(text.size()), text.data(), why, verb);
+    return false;
+  };
+  if (op_at == std::string_view::npos) return bad("no comparison (>, >=, <, <=)");
+  std::string_view left = text.substr(0, op_at);
+  size_t op_size = op_at + 1 < text.size() && text[op_at + 1] == '=' ? 2 : 1;
+  condition->op.assign(text.substr(op_at, op_size));
+  std::string_view right = text.substr(op_at + op_size);
+  size_t colon = left.rfind(':');
+  std::string_view metric = colon == std::string_view::npos ? left : left.substr(colon + 1);
+  if (colon != std::string_view::npos) condition->name.assign(left.substr(0, colon));
+  condition->metric = metric_index(kind, metric);
+  if (condition->metric < 0) {
+    std::string known;
+    for (std::string_view name : kind_metrics(kind)) known += (known.empty() ? "" : ", ") + std::string(name);
+    std::string why = "no metric \"" + std::string(metric) + "\" for " + kind_name(kind) + " (" + known + ")";
+    return bad(why.c_str());
+  }
+  if (!right.empty() && right.back() == '%') {
+    condition->percent = true;
+    right.remove_suffix(1);
+  }
+  std::string number(right);
+  char* end = nullptr;
+  condition->number = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(condition->number)) {
+    return bad("the right side is not a number");
+  }
+  return true;
+}
+
+bool condition_met(const Condition& condition, const Table& a, const Table& b, std::string* change) {
+  auto value = [&](const Table& table) -> double {
+    if (condition.name.empty()) return static_cast<double>(table.totals[condition.metric]);
+    auto found = table.rows.find(condition.name);
+    return found == table.rows.end() ? 0.0 : static_cast<double>(found->second[condition.metric]);
+  };
+  const double before = value(a);
+  const double after = value(b);
+  double delta = after - before;
+  char text[64];
+  if (condition.percent) {
+    delta = before == 0 ? (after == 0 ? 0.0 : std::numeric_limits<double>::infinity()) : 100.0 * delta / before;
+    std::snprintf(text, sizeof(text), "%+.2f%%", delta);
+  } else {
+    std::snprintf(text, sizeof(text), "%+.0f", delta);
+  }
+  *change = text;
+  if (condition.op == ">") return delta > condition.number;
+  if (condition.op == ">=") return delta >= condition.number;
+  if (condition.op == "<") return delta < condition.number;
+  return delta <= condition.number;
+}
+
+}  // namespace fasthprof::cli

@@ -1,0 +1,71 @@
+// The rows `collapsed` and `diff` work on: one report kind of a file (a heap dump's histogram, a
+// SITES section, the CPU sections) as named rows of counters, and the `--fail-if` expressions that
+// diff evaluates on two such tables.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli.h"
+
+namespace fasthprof::cli {
+
+enum class Kind { kHeap, kSites, kCpu };
+
+// How rows are named.
+enum class Grouping {
+  kClass,     // heap and sites: the class name
+  kStack,     // sites: "stack;class" (the folded stack, the allocated class as its leaf); cpu: the stack
+  kTopFrame,  // cpu: the method at the top of the stack
+};
+
+inline constexpr size_t kMaxMetrics = 4;
+
+struct Table {
+  Kind kind = Kind::kHeap;
+  std::string what;  // "heap dump 2 (at byte 123)"
+  // Metric names, in the order of each row's values: heap bytes, objects; sites live-bytes,
+  // live-objects, alloc-bytes, alloc-objects; cpu count.
+  std::vector<std::string_view> metrics;
+  std::map<std::string, std::array<uint64_t, kMaxMetrics>> rows;
+  std::array<uint64_t, kMaxMetrics> totals{};
+};
+
+const char* kind_name(Kind kind);
+// The metrics of a kind, as Table::metrics lists them.
+std::vector<std::string_view> kind_metrics(Kind kind);
+// Index of a metric (or an alias: "bytes" and "objects" for sites' live ones; "samples" and "ms"
+// for cpu's count) in kind_metrics(kind), or -1.
+int metric_index(Kind kind, std::string_view name);
+
+// Which kind a file offers by default: the first of `order` that it holds.
+bool has_kind(const HprofModel& model, Kind kind);
+
+// Fills *table from the model. section: 1-based index of the heap dump / SITES section / CPU
+// section; 0 for the default: the last dump, the last SITES section (sites are cumulative), every
+// CPU section added up (each one holds the time since the one before). False after a message.
+bool build_table(const char* verb, const char* path, const HprofModel& model, Kind kind, Grouping grouping,
+                 uint64_t section, Table* table);
+
+// One --fail-if expression: [NAME:]METRIC OP [+|-]NUMBER[%], OP one of > >= < <=. The change
+// B - A of METRIC (of the row NAME, or of the totals) compared with NUMBER, or with %, the change
+// relative to A (a row absent from A grew by +inf%).
+struct Condition {
+  std::string text;
+  std::string name;  // empty: the totals
+  int metric = 0;
+  std::string op;
+  double number = 0;
+  bool percent = false;
+};
+
+// Parses text for a table of the kind; false after a message.
+bool parse_condition(const char* verb, Kind kind, std::string_view text, Condition* condition);
+// Whether the condition holds between a and b; *change gets the change it compared ("+12.5%").
+bool condition_met(const Condition& condition, const Table& a, const Table& b, std::string* change);
+
+}  // namespace fasthprof::cli

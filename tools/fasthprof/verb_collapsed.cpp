@@ -1,0 +1,73 @@
+// `fasthprof collapsed FILE`: folded stacks, one line per stack, for flame graph tools.
+#include <cinttypes>
+#include <cstdio>
+
+#include "profile.h"
+#include "verbs.h"
+
+namespace fasthprof::cli {
+
+const char kCollapsedUsage[] =
+    "usage: fasthprof collapsed [--cpu | --sites [--value METRIC]] [--section N] [-o OUT] FILE\n"
+    "Writes the folded-stack format that flame graph tools read (flamegraph.pl, speedscope,\n"
+    "inferno, Grafana): one line per stack, frames from the outermost to the innermost joined by\n"
+    "';', a space, and the stack's count:\n"
+    "    java.lang.Thread.run;Worker.loop;Worker.hash 1234\n"
+    "Frames are class.method (a ';' in a name becomes ':'); a trace of no frames is <empty trace>.\n"
+    "Lines are sorted by stack; stacks whose count is 0 are left out.\n"
+    "  --cpu      the CPU SAMPLES sections (cpu=samples: samples; cpu=times: milliseconds), every\n"
+    "             section added up (each holds the time since the one before); the default when\n"
+    "             the file has one\n"
+    "  --sites    the last ALLOC SITES section (heap=sites; sites are cumulative), the allocated\n"
+    "             class as the innermost frame; the default for a file with no CPU section\n"
+    "  --value M  the sites' column (implies --sites): live-bytes (default), live-objects,\n"
+    "             alloc-bytes, alloc-objects\n"
+    "  --section N  the Nth section instead (1 = the first in the file)\n"
+    "  -o OUT     write to OUT instead of standard output\n"
+    "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
+
+int collapsed_main(int argc, char** argv) {
+  Args args;
+  if (!parse_args(verbs()[2], argc, argv, {"--cpu", "--sites"}, {"--value", "--section"}, &args)) return kExitBadInput;
+  if (args.help) {
+    std::fputs(kCollapsedUsage, stdout);
+    return kExitOk;
+  }
+  if (args.has("--cpu") && args.has("--sites")) return fail("collapsed", "--cpu and --sites: give one");
+  if (args.has("--value") && args.has("--cpu")) return fail("collapsed", "--value goes with --sites, not --cpu");
+  uint64_t section = 0;
+  if (args.has("--section") && (!parse_count(args.value("--section"), &section) || section == 0)) {
+    return fail("collapsed", "--section takes a number from 1");
+  }
+  if (args.operands.size() != 1) return fail("collapsed", "needs one FILE (see fasthprof collapsed --help)");
+  int metric = 0;
+  if (args.has("--value")) {
+    metric = metric_index(Kind::kSites, args.value("--value"));
+    if (metric < 0) {
+      return fail("collapsed", "--value %.*s: not live-bytes, live-objects, alloc-bytes or alloc-objects",
+                  static_cast<int>(args.value("--value").size()), args.value("--value").data());
+    }
+  }
+  const std::string path(args.operands[0]);
+  std::unique_ptr<Loaded> loaded = load("collapsed", path.c_str());
+  if (loaded == nullptr) return kExitBadInput;
+  const HprofModel& model = loaded->model;
+  Kind kind = Kind::kCpu;
+  if (args.has("--sites") || args.has("--value") || (!args.has("--cpu") && !has_kind(model, Kind::kCpu) && has_kind(model, Kind::kSites))) {
+    kind = Kind::kSites;
+  }
+  if (!args.has("--cpu") && !args.has("--sites") && !has_kind(model, Kind::kCpu) && !has_kind(model, Kind::kSites)) {
+    return fail("collapsed", "%s holds no CPU SAMPLES and no ALLOC SITES section (heap=sites or cpu=samples|times)",
+                path.c_str());
+  }
+  Table table;
+  if (!build_table("collapsed", path.c_str(), model, kind, Grouping::kStack, section, &table)) return kExitBadInput;
+  Output output;
+  if (!output.open("collapsed", args.output)) return kExitBadInput;
+  for (const auto& [stack, values] : table.rows) {
+    if (values[metric] != 0) std::fprintf(output.file(), "%s %" PRIu64 "\n", stack.c_str(), values[metric]);
+  }
+  return output.close("collapsed") ? kExitOk : kExitBadInput;
+}
+
+}  // namespace fasthprof::cli

@@ -1,0 +1,197 @@
+// `fasthprof diff A B`: two files' heap dumps, SITES or CPU sections, row by row, with --fail-if
+// for CI gates.
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "profile.h"
+#include "verbs.h"
+
+namespace fasthprof::cli {
+
+const char kDiffUsage[] =
+    "usage: fasthprof diff [--heap | --sites | --cpu] [--value METRIC] [--stacks] [--top N]\n"
+    "                      [--fail-if EXPR]... [-o OUT] A B\n"
+    "Compares one kind of report of two files (A the baseline, B the new run): rows with their\n"
+    "value in A and B and the change, sorted by the absolute change, largest first, and the total.\n"
+    "  --heap     the last heap dump of each: the class histograms (bytes, objects: the shallow\n"
+    "             sizes of fasthprof summary --help)\n"
+    "  --sites    the last ALLOC SITES section of each, per class (live-bytes, live-objects,\n"
+    "             alloc-bytes, alloc-objects)\n"
+    "  --cpu      the CPU sections of each added up, per method at the top of the stack (count:\n"
+    "             samples for cpu=samples, milliseconds for cpu=times)\n"
+    "             (default: the first kind both files hold, in this order)\n"
+    "  --value M  the metric rows are sorted by (default: the first one listed above)\n"
+    "  --stacks   sites: a row per allocation site (stack;class); cpu: a row per whole stack\n"
+    "  --top N    rows shown (default 25; 0: all)\n"
+    "  --fail-if EXPR  exit 1 when EXPR holds (any of several); each one met is named on stderr:\n"
+    "       [NAME:]METRIC OP [+|-]NUMBER[%]      OP: >  >=  <  <=\n"
+    "     the change B - A of METRIC, of the row NAME (a class, or a method or stack for cpu) or\n"
+    "     without NAME of the total, compared with NUMBER; with %, the change relative to A (a row\n"
+    "     absent from A that B has grew by +inf%). Aliases: sites bytes = live-bytes, objects =\n"
+    "     live-objects; cpu samples = ms = count. Examples:\n"
+    "       --fail-if 'bytes>+5%'                  total live bytes grew more than 5%\n"
+    "       --fail-if 'alloc-bytes>1000000'        over 1 MB more allocated (--sites)\n"
+    "       --fail-if 'java.lang.String:objects>0' more String instances (--heap)\n"
+    "  -o OUT     write the table to OUT instead of standard output\n"
+    "Exit status: 0 done (no --fail-if met), 1 a --fail-if met, 2 bad usage or bad input.\n";
+
+namespace {
+
+std::string signed_count(int64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%+" PRId64, value);
+  return text;
+}
+
+std::string percent_change(uint64_t before, uint64_t after) {
+  if (before == 0) return after == 0 ? "0.00%" : "new";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%+.2f%%", 100.0 * (static_cast<double>(after) - static_cast<double>(before)) /
+                                                   static_cast<double>(before));
+  return text;
+}
+
+}  // namespace
+
+int diff_main(int argc, char** argv) {
+  Args args;
+  if (!parse_args(verbs()[3], argc, argv, {"--heap", "--sites", "--cpu", "--stacks"},
+                  {"--value", "--top", "--fail-if"}, &args)) {
+    return kExitBadInput;
+  }
+  if (args.help) {
+    std::fputs(kDiffUsage, stdout);
+    return kExitOk;
+  }
+  if (args.has("--heap") + args.has("--sites") + args.has("--cpu") > 1) {
+    return fail("diff", "--heap, --sites, --cpu: give one");
+  }
+  uint64_t top = 25;
+  if (args.has("--top") && !parse_count(args.value("--top"), &top)) return fail("diff", "--top takes a count");
+  if (args.operands.size() != 2) return fail("diff", "needs two files, A and B (see fasthprof diff --help)");
+  const std::string path_a(args.operands[0]);
+  const std::string path_b(args.operands[1]);
+  std::unique_ptr<Loaded> a = load("diff", path_a.c_str());
+  if (a == nullptr) return kExitBadInput;
+  std::unique_ptr<Loaded> b = load("diff", path_b.c_str());
+  if (b == nullptr) return kExitBadInput;
+
+  Kind kind = Kind::kHeap;
+  if (args.has("--sites")) {
+    kind = Kind::kSites;
+  } else if (args.has("--cpu")) {
+    kind = Kind::kCpu;
+  } else if (!args.has("--heap")) {
+    bool found = false;
+    for (Kind candidate : {Kind::kHeap, Kind::kSites, Kind::kCpu}) {
+      if (has_kind(a->model, candidate) && has_kind(b->model, candidate)) {
+        kind = candidate;
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      return fail("diff", "%s and %s hold no kind of report in common (heap dump, ALLOC SITES, CPU)", path_a.c_str(),
+                  path_b.c_str());
+    }
+  }
+  int metric = 0;
+  if (args.has("--value")) {
+    metric = metric_index(kind, args.value("--value"));
+    if (metric < 0) {
+      return fail("diff", "--value %.*s: no such metric for %s", static_cast<int>(args.value("--value").size()),
+                  args.value("--value").data(), kind_name(kind));
+    }
+  }
+  std::vector<Condition> conditions;
+  for (std::string_view text : args.values("--fail-if")) {
+    Condition condition;
+    if (!parse_condition("diff", kind, text, &condition)) return kExitBadInput;
+    conditions.push_back(std::move(condition));
+  }
+  const Grouping grouping = args.has("--stacks") ? Grouping::kStack
+                            : kind == Kind::kCpu ? Grouping::kTopFrame
+                                                 : Grouping::kClass;
+  Table table_a;
+  Table table_b;
+  if (!build_table("diff", path_a.c_str(), a->model, kind, grouping, 0, &table_a) ||
+      !build_table("diff", path_b.c_str(), b->model, kind, grouping, 0, &table_b)) {
+    return kExitBadInput;
+  }
+
+  // The second column pair: objects for a bytes metric (and the other way), none for cpu.
+  const int other = kind == Kind::kCpu ? -1 : (metric % 2 == 0 ? metric + 1 : metric - 1);
+  struct Row {
+    const std::string* name;
+    std::array<uint64_t, kMaxMetrics> before{};
+    std::array<uint64_t, kMaxMetrics> after{};
+  };
+  std::map<std::string_view, Row> merged;
+  for (const auto& [name, values] : table_a.rows) merged[name] = Row{&name, values, {}};
+  for (const auto& [name, values] : table_b.rows) {
+    Row& row = merged[name];
+    row.name = &name;
+    row.after = values;
+  }
+  std::vector<Row> rows;
+  rows.reserve(merged.size());
+  for (const auto& entry : merged) rows.push_back(entry.second);
+  auto change = [&](const Row& row, int m) {
+    return static_cast<int64_t>(row.after[m]) - static_cast<int64_t>(row.before[m]);
+  };
+  std::sort(rows.begin(), rows.end(), [&](const Row& x, const Row& y) {
+    const int64_t cx = std::llabs(change(x, metric));
+    const int64_t cy = std::llabs(change(y, metric));
+    if (cx != cy) return cx > cy;
+    return *x.name < *y.name;
+  });
+
+  Output output;
+  if (!output.open("diff", args.output)) return kExitBadInput;
+  FILE* out = output.file();
+  const std::string_view metric_name = table_a.metrics[metric];
+  std::fprintf(out, "A: %s, %s\nB: %s, %s\n%s by %.*s: %zu rows; top %zu by the absolute change\n", path_a.c_str(),
+               table_a.what.c_str(), path_b.c_str(), table_b.what.c_str(), kind_name(kind),
+               static_cast<int>(metric_name.size()), metric_name.data(), rows.size(),
+               top == 0 ? rows.size() : std::min<size_t>(top, rows.size()));
+  auto header = [&](std::string_view name) {
+    std::fprintf(out, "%14s %14s %14s %9s", ("A " + std::string(name)).c_str(), ("B " + std::string(name)).c_str(),
+                 "change", "change%");
+  };
+  header(metric_name);
+  if (other >= 0) {
+    std::fputs("  ", out);
+    header(table_a.metrics[other]);
+  }
+  std::fputs("  name\n", out);
+  auto line = [&](const std::array<uint64_t, kMaxMetrics>& before, const std::array<uint64_t, kMaxMetrics>& after,
+                  const std::string& name) {
+    for (int m : {metric, other}) {
+      if (m < 0) continue;
+      if (m == other) std::fputs("  ", out);
+      std::fprintf(out, "%14" PRIu64 " %14" PRIu64 " %14s %9s", before[m], after[m],
+                   signed_count(static_cast<int64_t>(after[m]) - static_cast<int64_t>(before[m])).c_str(),
+                   percent_change(before[m], after[m]).c_str());
+    }
+    std::fprintf(out, "  %s\n", name.c_str());
+  };
+  const size_t shown = top == 0 ? rows.size() : std::min<size_t>(top, rows.size());
+  for (size_t i = 0; i < shown; ++i) line(rows[i].before, rows[i].after, *rows[i].name);
+  line(table_a.totals, table_b.totals, "(total)");
+
+  int status = kExitOk;
+  for (const Condition& condition : conditions) {
+    std::string measured;
+    if (condition_met(condition, table_a, table_b, &measured)) {
+      std::fprintf(stderr, "fasthprof diff: --fail-if '%s' met: %s\n", condition.text.c_str(), measured.c_str());
+      status = kExitVerdict;
+    }
+  }
+  if (!output.close("diff")) return kExitBadInput;
+  return status;
+}
+
+}  // namespace fasthprof::cli

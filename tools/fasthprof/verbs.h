@@ -1,0 +1,26 @@
+// The verbs of the `fasthprof` command: each one's entry point and --help text. A verb is listed
+// in cli::verbs() (main.cpp) once it is built; nothing is listed before.
+#pragma once
+
+#include "cli.h"
+
+namespace fasthprof::cli {
+
+// verify: also the whole of hprof-verify, whose messages name `program`.
+extern const char kVerifyUsage[];
+int verify_command(const char* program, int argc, char** argv);
+int verify_main(int argc, char** argv);
+
+extern const char kSummaryUsage[];
+int summary_main(int argc, char** argv);
+
+extern const char kCollapsedUsage[];
+int collapsed_main(int argc, char** argv);
+
+extern const char kDiffUsage[];
+int diff_main(int argc, char** argv);
+
+extern const char kTextUsage[];
+int text_main(int argc, char** argv);
+
+}  // namespace fasthprof::cli
