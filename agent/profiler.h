@@ -21,6 +21,7 @@
 namespace fasthprof {
 
 class AllocationTracker;
+class CpuTimer;
 
 class Profiler {
  public:
@@ -81,6 +82,12 @@ class Profiler {
   static void JNICALL on_sampled_object_alloc(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jobject object,
                                               jclass klass, jlong size);
   static void JNICALL on_data_dump_request(jvmtiEnv* jvmti);
+  static void JNICALL on_class_file_load_hook(jvmtiEnv* jvmti, JNIEnv* jni, jclass class_being_redefined,
+                                              jobject loader, const char* name, jobject protection_domain,
+                                              jint class_data_len, const unsigned char* class_data,
+                                              jint* new_class_data_len, unsigned char** new_class_data);
+  static void JNICALL on_exception_catch(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jmethodID method,
+                                         jlocation location, jobject exception);
 
   // Callbacks run only between go_live() and shut_down(); shut_down() waits for those in flight.
   bool enter_callback();
@@ -102,6 +109,8 @@ class Profiler {
   std::vector<Feature*> class_load_hooks_, compiled_method_hooks_;  // wanted_events()
   // SampledObjectAlloc, the hot event, goes to the allocation tracker alone (heap=sites|all).
   AllocationTracker* allocation_hook_ = nullptr;
+  // cpu=times|old: class rewriting and exits by exception go to the CPU timer alone.
+  CpuTimer* cpu_timer_ = nullptr;
 
   std::atomic<bool> live_{false};
   std::atomic<bool> failed_{false};  // stop_after_failure() ran
