@@ -94,6 +94,7 @@ void ClassTracker::record_unloaded_classes(JNIEnv* jni) {
 }
 
 bool ClassTracker::resolve_method(uint64_t method_number, MethodInfo* out) {
+  if ((method_number >> 63) != 0) return injected_ != nullptr && injected_->resolve_method(method_number, out);
   auto method = reinterpret_cast<jmethodID>(method_number);
   char* name = nullptr;
   char* signature = nullptr;

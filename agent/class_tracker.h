@@ -46,6 +46,10 @@ class ClassTracker final : public MethodResolver {
   // Writes UNLOAD CLASS for every registered class the VM no longer lists.
   void record_unloaded_classes(JNIEnv* jni);
 
+  // Methods numbered with the high bit set are cpu=times tracker IDs, resolved by `injected`
+  // (agent/cpu_timer.h) rather than through JVMTI. Once, before any resolve_method().
+  void set_injected_methods(MethodResolver* injected) { injected_ = injected; }
+
   bool resolve_method(uint64_t method, MethodInfo* out) override;
 
  private:
@@ -58,6 +62,7 @@ class ClassTracker final : public MethodResolver {
   ProfileWriter* writer_ = nullptr;
   LifecycleQueue* queue_ = nullptr;
   uint64_t next_loader_index_ = 0;
+  MethodResolver* injected_ = nullptr;
 };
 
 }  // namespace fasthprof

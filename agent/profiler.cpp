@@ -11,6 +11,7 @@
 #include "allocation_tracker.h"
 #include "clock.h"
 #include "cpu_sampler.h"
+#include "cpu_timer.h"
 #include "entry_guard.h"
 #include "exit_check.h"
 #include "file_backend.h"
@@ -215,6 +216,12 @@ void Profiler::create_features() {
     features_.push_back(std::move(tracker));
   }
   if (options_.cpu_sampling) features_.push_back(std::make_unique<CpuSampler>(context_));
+  if (options_.cpu_timing) {
+    auto timer = std::make_unique<CpuTimer>(context_);
+    cpu_timer_ = timer.get();
+    classes_.set_injected_methods(timer->resolver());
+    features_.push_back(std::move(timer));
+  }
   feature_failed_.assign(features_.size(), false);
   for (auto& feature : features_) {
     FeatureEvents events;
@@ -257,6 +264,10 @@ bool Profiler::set_up_jvmti(std::string* error) {
     callbacks.MonitorContendedEntered = &on_monitor_contended_entered;
     callbacks.MonitorWait = &on_monitor_wait;
     callbacks.MonitorWaited = &on_monitor_waited;
+  }
+  if (cpu_timer_ != nullptr) {
+    callbacks.ClassFileLoadHook = &on_class_file_load_hook;
+    callbacks.ExceptionCatch = &on_exception_catch;
   }
   if (jvmti_->SetEventCallbacks(&callbacks, sizeof(callbacks)) != JVMTI_ERROR_NONE ||
       jvmti_->CreateRawMonitor("fasthprof writer", &writer_lock_) != JVMTI_ERROR_NONE) {
@@ -585,6 +596,23 @@ void JNICALL Profiler::on_monitor_wait(jvmtiEnv*, JNIEnv* jni, jthread thread, j
 void JNICALL Profiler::on_monitor_waited(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jboolean) {
   if (!profiler->enter_callback()) return;
   guarded("MonitorWaited", [&] { profiler->monitor_hook_->waited(jni, thread, object); });
+  profiler->leave_callback();
+}
+
+void JNICALL Profiler::on_class_file_load_hook(jvmtiEnv*, JNIEnv* jni, jclass, jobject, const char* name, jobject,
+                                               jint class_data_len, const unsigned char* class_data,
+                                               jint* new_class_data_len, unsigned char** new_class_data) {
+  if (!profiler->enter_callback()) return;
+  guarded("ClassFileLoadHook", [&] {
+    profiler->cpu_timer_->on_class_file_load(jni, name, class_data_len, class_data, new_class_data_len,
+                                             new_class_data);
+  });
+  profiler->leave_callback();
+}
+
+void JNICALL Profiler::on_exception_catch(jvmtiEnv*, JNIEnv* jni, jthread, jmethodID method, jlocation, jobject) {
+  if (!profiler->enter_callback()) return;
+  guarded("ExceptionCatch", [&] { profiler->cpu_timer_->on_exception_catch(jni, method); });
   profiler->leave_callback();
 }
 

@@ -22,6 +22,7 @@ namespace fasthprof {
 
 class AllocationTracker;
 class MonitorTracker;
+class CpuTimer;
 
 class Profiler {
  public:
@@ -88,6 +89,12 @@ class Profiler {
   static void JNICALL on_monitor_wait(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jobject object, jlong timeout);
   static void JNICALL on_monitor_waited(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jobject object,
                                         jboolean timed_out);
+  static void JNICALL on_class_file_load_hook(jvmtiEnv* jvmti, JNIEnv* jni, jclass class_being_redefined,
+                                              jobject loader, const char* name, jobject protection_domain,
+                                              jint class_data_len, const unsigned char* class_data,
+                                              jint* new_class_data_len, unsigned char** new_class_data);
+  static void JNICALL on_exception_catch(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jmethodID method,
+                                         jlocation location, jobject exception);
 
   // Callbacks run only between go_live() and shut_down(); shut_down() waits for those in flight.
   bool enter_callback();
@@ -111,6 +118,8 @@ class Profiler {
   AllocationTracker* allocation_hook_ = nullptr;
   // The monitor events and the WAIT/WAITED events of the lifecycle queue go to it (monitor=y).
   MonitorTracker* monitor_hook_ = nullptr;
+  // cpu=times|old: class rewriting and exits by exception go to the CPU timer alone.
+  CpuTimer* cpu_timer_ = nullptr;
 
   std::atomic<bool> live_{false};
   std::atomic<bool> failed_{false};  // stop_after_failure() ran

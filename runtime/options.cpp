@@ -280,7 +280,7 @@ namespace {
 constexpr bool kHeapDumpImplemented = true;
 constexpr bool kAllocSitesImplemented = true;
 constexpr bool kCpuSamplesImplemented = true;
-constexpr bool kCpuTimesImplemented = false;  // cpu=times and cpu=old
+constexpr bool kCpuTimesImplemented = true;  // cpu=times and cpu=old
 constexpr bool kMonitorImplemented = true;
 constexpr bool kSamplingImplemented = true;
 constexpr bool kGzipImplemented = true;

@@ -30,20 +30,26 @@ void forget_serial(std::pmr::vector<uint32_t>& serials, uint32_t serial) {
 std::unique_ptr<ProfileOutput> ProfileOutput::make(const Options& options, OutputStream& out,
                                                    const ProfileTables& tables) {
   if (options.format == OutputFormat::kBinary) return std::make_unique<BinaryProfileOutput>(options, out, tables);
-  return std::make_unique<TextProfileOutput>(out, tables);
+  return std::make_unique<TextProfileOutput>(out, tables, options.old_timing);
 }
 
 // Text.
 
-TextProfileOutput::TextProfileOutput(OutputStream& out, const ProfileTables& tables) : text_(out), tables_(tables) {}
+TextProfileOutput::TextProfileOutput(OutputStream& out, const ProfileTables& tables, bool old_prof)
+    : text_(out), tables_(tables), old_prof_(old_prof) {}
 
-void TextProfileOutput::file_header(std::time_t now, uint64_t) { text_.file_header(now); }
-
-void TextProfileOutput::thread_start(uint32_t serial, uint64_t object_id, const ThreadDescription& thread) {
-  text_.thread_start(object_id, serial, thread.name, thread.group);
+// cpu=old wrote the old prof table alone: no file header and no THREAD lines (§2.10).
+void TextProfileOutput::file_header(std::time_t now, uint64_t) {
+  if (!old_prof_) text_.file_header(now);
 }
 
-void TextProfileOutput::thread_end(uint32_t serial) { text_.thread_end(serial); }
+void TextProfileOutput::thread_start(uint32_t serial, uint64_t object_id, const ThreadDescription& thread) {
+  if (!old_prof_) text_.thread_start(object_id, serial, thread.name, thread.group);
+}
+
+void TextProfileOutput::thread_end(uint32_t serial) {
+  if (!old_prof_) text_.thread_end(serial);
+}
 
 void TextProfileOutput::trace(const TraceView& trace) {
   text_.trace_header(trace.serial, trace.thread_serial);

@@ -108,7 +108,8 @@ class ProfileOutput {
 
 class TextProfileOutput final : public ProfileOutput {
  public:
-  TextProfileOutput(OutputStream& out, const ProfileTables& tables);
+  // old_prof: cpu=old, whose file has neither header nor THREAD lines.
+  TextProfileOutput(OutputStream& out, const ProfileTables& tables, bool old_prof = false);
 
   void file_header(std::time_t now, uint64_t wall_millis) override;
   void thread_start(uint32_t serial, uint64_t object_id, const ThreadDescription& thread) override;
@@ -130,6 +131,7 @@ class TextProfileOutput final : public ProfileOutput {
  private:
   TextWriter text_;
   ProfileTables tables_;
+  bool old_prof_ = false;
 };
 
 class BinaryProfileOutput final : public ProfileOutput {

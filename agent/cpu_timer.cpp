@@ -1,0 +1,443 @@
+// cpu=times and cpu=old: the agent's half of bytecode injection (agent/cpu_timer.h). The counting
+// itself is Java (agent/tracker/java/lang/FasthprofTracker.java); this side rewrites classes,
+// runs the clock, and turns the tracker's counts into traces and sections on the owner.
+#include "cpu_timer.h"
+
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string_view>
+
+#include "class_rewriter.h"
+#include "clock.h"
+#include "jvmti_support.h"
+#include "java_names.h"
+#include "stderr_line.h"
+#include "thread_tracker.h"
+#include "tracker_classes.h"
+
+namespace fasthprof {
+
+namespace {
+
+// The clock's tick: the resolution of every time in CPU TIME (docs/cpu_times.md).
+constexpr long kTickNs = 1'000'000;
+// Bounds of the tracker's memory (docs/cpu_times.md, "Memory"): traces over every thread, and
+// threads counted at once (virtual threads above the cap run uncounted until others end).
+constexpr jint kNodeBudget = 1 << 20;
+constexpr jint kThreadCap = 16384;
+// Classes per RetransformClasses call: one call per class would cost a safepoint each.
+constexpr size_t kRetransformBatch = 256;
+// Between reports the owner takes the counts this often, so that the states of ended threads go.
+constexpr uint64_t kCollectIntervalNs = 1'000'000'000;
+
+// Classes never instrumented: the tracker, what it calls (Unsafe), and Object, whose constructor
+// runs in every allocation (the original did not count Object.<init> either).
+bool excluded(std::string_view name) {
+  return name.starts_with("java/lang/Fasthprof") || name == "jdk/internal/misc/Unsafe" || name == "java/lang/Object";
+}
+
+}  // namespace
+
+// ---- InjectedMethods ----------------------------------------------------------------------------
+
+uint32_t InjectedMethods::add(std::string_view class_name, std::string_view method_name,
+                              std::string_view descriptor) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  methods_.push_back({std::string(class_name), std::string(method_name), std::string(descriptor), {}});
+  auto id = static_cast<uint32_t>(methods_.size());
+  std::string key;
+  key.reserve(class_name.size() + method_name.size() + descriptor.size() + 2);
+  key.append(class_name).append(1, '.').append(method_name).append(1, ' ').append(descriptor);
+  by_key_[key] = id;
+  return id;
+}
+
+void InjectedMethods::set_source_file(uint32_t id, const std::string& source_file) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (id >= 1 && id <= methods_.size()) methods_[id - 1].source_file = source_file;
+}
+
+uint32_t InjectedMethods::find(const std::string& class_name, const std::string& method_name,
+                               const std::string& descriptor) {
+  std::string key = class_name + "." + method_name + " " + descriptor;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = by_key_.find(key);
+  return it == by_key_.end() ? 0 : it->second;
+}
+
+bool InjectedMethods::describe(uint32_t id, OldMethodName* out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (id < 1 || id > methods_.size()) return false;
+  const Method& method = methods_[id - 1];
+  out->class_name = java_name("L" + method.class_name + ";");
+  out->method_name = method.method_name;
+  out->signature = method.descriptor;
+  return true;
+}
+
+bool InjectedMethods::resolve_method(uint64_t method, MethodInfo* out) {
+  auto id = static_cast<uint32_t>(method & ~kMark);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if ((method & kMark) == 0 || id < 1 || id > methods_.size()) return false;
+  const Method& found = methods_[id - 1];
+  out->class_signature = "L" + found.class_name + ";";
+  out->name = found.method_name;
+  out->signature = found.descriptor;
+  out->source_file = found.source_file;
+  return true;
+}
+
+size_t InjectedMethods::size() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return methods_.size();
+}
+
+// ---- CpuTimer -----------------------------------------------------------------------------------
+
+CpuTimer::CpuTimer(const AgentContext& context) : context_(context), jvmti_(context.jvmti) {
+  // Exits by exception: ExceptionCatch pops the shadow stack down to the catching frame. Without
+  // it the tracker pops those frames at the next exit below them (later, so their time is longer).
+  jvmtiCapabilities potential{};
+  exception_events_ = jvmti_->GetPotentialCapabilities(&potential) == JVMTI_ERROR_NONE &&
+                      potential.can_generate_exception_events;
+}
+
+CpuTimer::~CpuTimer() = default;
+
+void CpuTimer::add_capabilities(jvmtiCapabilities* wanted) {
+  wanted->can_retransform_classes = 1;
+  if (exception_events_) wanted->can_generate_exception_events = 1;
+}
+
+void CpuTimer::wanted_events(FeatureEvents* events) {
+  events->class_file_load = true;
+  events->exception_catch = exception_events_;
+}
+
+bool CpuTimer::define_tracker(JNIEnv* jni) {
+  jclass last = nullptr;
+  for (size_t i = 0; i < kTrackerClassCount; ++i) {
+    const TrackerClass& tracker = kTrackerClasses[i];
+    jclass defined = jni->DefineClass(tracker.name, nullptr, reinterpret_cast<const jbyte*>(tracker.bytes),
+                                      static_cast<jsize>(tracker.size));
+    if (defined == nullptr) {
+      jvmti::clear_exception(jni);
+      jvmti::print_error(std::string("cpu=times: cannot define ") + tracker.name + "; no CPU TIME is recorded");
+      return false;
+    }
+    if (last != nullptr) jni->DeleteLocalRef(last);
+    last = defined;
+  }
+  tracker_ = static_cast<jclass>(jni->NewGlobalRef(last));
+  jni->DeleteLocalRef(last);
+  start_ = jni->GetStaticMethodID(tracker_, "start", "(JIII)V");
+  stop_ = jni->GetStaticMethodID(tracker_, "stop", "()V");
+  collect_ = jni->GetStaticMethodID(tracker_, "collect", "([Ljava/lang/Thread;)[Ljava/lang/Object;");
+  caught_ = jni->GetStaticMethodID(tracker_, "caught", "(I)V");
+  ignore_ = jni->GetStaticMethodID(tracker_, "ignoreCurrentThread", "()V");
+  if (start_ == nullptr || stop_ == nullptr || collect_ == nullptr || caught_ == nullptr || ignore_ == nullptr) {
+    jvmti::clear_exception(jni);
+    jvmti::print_error("cpu=times: the tracker class lacks its methods; no CPU TIME is recorded");
+    jni->DeleteGlobalRef(tracker_);
+    tracker_ = nullptr;
+    return false;
+  }
+  return true;
+}
+
+void* CpuTimer::ticker_main(void* arg) {
+  auto* timer = static_cast<CpuTimer*>(arg);
+  auto* word = static_cast<uint64_t*>(timer->clock_memory_);
+  timespec tick{0, kTickNs};
+  while (!timer->ticker_stop_.load(std::memory_order_relaxed)) {
+    __atomic_store_n(word, monotonic_ns(), __ATOMIC_RELAXED);
+    nanosleep(&tick, nullptr);
+  }
+  return nullptr;
+}
+
+void CpuTimer::start(JNIEnv* jni) {
+  if (!define_tracker(jni)) return;
+  // Never freed: a daemon thread may still read the clock after VM death has stopped the tracker.
+  if (posix_memalign(&clock_memory_, 64, 128) != 0) {
+    clock_memory_ = nullptr;
+    jvmti::print_error("cpu=times: out of memory for the clock; no CPU TIME is recorded");
+    return;
+  }
+  std::memset(clock_memory_, 0, 128);
+  *static_cast<uint64_t*>(clock_memory_) = monotonic_ns();
+  if (pthread_create(&ticker_, nullptr, &ticker_main, this) != 0) {
+    jvmti::print_error("cpu=times: cannot start the clock thread; no CPU TIME is recorded");
+    return;
+  }
+  pthread_setname_np(ticker_, "fasthprof-clock");
+  ticker_running_ = true;
+  jni->CallStaticVoidMethod(tracker_, start_, static_cast<jlong>(reinterpret_cast<uintptr_t>(clock_memory_)),
+                            static_cast<jint>(context_.options->prof_trace_depth), kNodeBudget, kThreadCap);
+  if (jvmti::clear_exception(jni)) return;
+  hooking_.store(true);
+  jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr);
+  if (exception_events_ &&
+      jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_EXCEPTION_CATCH, nullptr) == JVMTI_ERROR_NONE) {
+    catching_.store(true);
+  }
+  retransform_loaded(jni);
+}
+
+void CpuTimer::retransform_loaded(JNIEnv* jni) {
+  jint count = 0;
+  jclass* classes = nullptr;
+  if (jvmti_->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return;
+  jvmti::ReturnedRefs<jclass> refs(jvmti_, jni, classes, count, 16);
+  std::vector<jclass> modifiable;
+  modifiable.reserve(static_cast<size_t>(count));
+  for (jint i = 0; i < count; ++i) {
+    jboolean can = JNI_FALSE;
+    if (jvmti_->IsModifiableClass(classes[i], &can) != JVMTI_ERROR_NONE || !can) continue;
+    char* signature = nullptr;
+    if (jvmti_->GetClassSignature(classes[i], &signature, nullptr) != JVMTI_ERROR_NONE) continue;
+    std::string name = jvmti::take_string(jvmti_, signature);
+    if (name.size() < 3 || name.front() != 'L') continue;
+    if (excluded(std::string_view(name).substr(1, name.size() - 2))) continue;
+    modifiable.push_back(classes[i]);
+  }
+  for (size_t at = 0; at < modifiable.size(); at += kRetransformBatch) {
+    size_t n = std::min(kRetransformBatch, modifiable.size() - at);
+    if (jvmti_->RetransformClasses(static_cast<jint>(n), modifiable.data() + at) == JVMTI_ERROR_NONE) {
+      retransformed_ += n;
+      continue;
+    }
+    // One class refused fails its whole batch: retry them one by one.
+    for (size_t i = at; i < at + n; ++i) {
+      if (jvmti_->RetransformClasses(1, &modifiable[i]) == JVMTI_ERROR_NONE) {
+        ++retransformed_;
+      } else {
+        ++retransform_failed_;
+      }
+    }
+  }
+}
+
+void CpuTimer::on_class_file_load(JNIEnv*, const char* name, jint length, const unsigned char* data,
+                                  jint* new_length, unsigned char** new_data) {
+  if (!hooking_.load(std::memory_order_relaxed) || data == nullptr || length <= 0) return;
+  if (name != nullptr && excluded(name)) {
+    excluded_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  static const TrackerCalls calls;
+  RewriteResult result = rewrite_class(
+      data, static_cast<size_t>(length), calls,
+      [&](std::string_view class_name, std::string_view method_name, std::string_view descriptor) {
+        return methods_.add(class_name, method_name, descriptor);
+      });
+  if (result.outcome == RewriteOutcome::kMalformed) {
+    malformed_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (result.outcome != RewriteOutcome::kRewritten || excluded(result.class_name)) {
+    unchanged_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (!result.source_file.empty()) {
+    for (const InjectedMethod& method : result.methods) methods_.set_source_file(method.id, result.source_file);
+  }
+  unsigned char* out = nullptr;
+  if (jvmti_->Allocate(static_cast<jlong>(result.bytes.size()), &out) != JVMTI_ERROR_NONE) return;
+  std::memcpy(out, result.bytes.data(), result.bytes.size());
+  *new_length = static_cast<jint>(result.bytes.size());
+  *new_data = out;
+  rewritten_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void CpuTimer::on_exception_catch(JNIEnv* jni, jmethodID method) {
+  if (!catching_.load(std::memory_order_relaxed) || tracker_ == nullptr) return;
+  uint32_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(catch_mutex_);
+    auto it = catch_ids_.find(method);
+    if (it != catch_ids_.end()) {
+      id = it->second;
+      if (id == 0) return;
+    }
+  }
+  if (id == 0) {
+    char* name = nullptr;
+    char* descriptor = nullptr;
+    jclass klass = nullptr;
+    if (jvmti_->GetMethodName(method, &name, &descriptor, nullptr) != JVMTI_ERROR_NONE) return;
+    std::string method_name = jvmti::take_string(jvmti_, name);
+    std::string method_descriptor = jvmti::take_string(jvmti_, descriptor);
+    if (jvmti_->GetMethodDeclaringClass(method, &klass) != JVMTI_ERROR_NONE || klass == nullptr) return;
+    char* signature = nullptr;
+    jvmtiError error = jvmti_->GetClassSignature(klass, &signature, nullptr);
+    jni->DeleteLocalRef(klass);
+    if (error != JVMTI_ERROR_NONE) return;
+    std::string class_signature = jvmti::take_string(jvmti_, signature);
+    if (class_signature.size() > 2 && class_signature.front() == 'L') {
+      id = methods_.find(class_signature.substr(1, class_signature.size() - 2), method_name, method_descriptor);
+    }
+    std::lock_guard<std::mutex> lock(catch_mutex_);
+    catch_ids_[method] = id;
+    if (id == 0) return;
+  }
+  jni->CallStaticVoidMethod(tracker_, caught_, static_cast<jint>(id));
+  jvmti::clear_exception(jni);
+}
+
+uint32_t CpuTimer::thread_serial(jobject thread) {
+  jlong tag = 0;
+  if (thread == nullptr || jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || tag == 0) return 0;
+  return context_.writer->threads().serial_of_object_id(static_cast<uint64_t>(tag));
+}
+
+// Takes the rows of one collect() result into the table. With `ended`, fills it with the thread
+// objects (local references) of the states whose thread has terminated.
+void CpuTimer::take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>* ended) {
+  auto methods = static_cast<jintArray>(jni->GetObjectArrayElement(result, 0));
+  auto values = static_cast<jlongArray>(jni->GetObjectArrayElement(result, 1));
+  auto row_threads = static_cast<jintArray>(jni->GetObjectArrayElement(result, 2));
+  auto threads = static_cast<jobjectArray>(jni->GetObjectArrayElement(result, 3));
+  auto figures = static_cast<jlongArray>(jni->GetObjectArrayElement(result, 4));
+  jsize rows = jni->GetArrayLength(row_threads);
+  jsize thread_count = jni->GetArrayLength(threads);
+  const int depth = context_.options->prof_trace_depth;
+  const size_t width = depth > 0 ? static_cast<size_t>(depth) : 1;
+  std::vector<jint> ids(static_cast<size_t>(rows) * width);
+  std::vector<jlong> counts(static_cast<size_t>(rows) * 3);
+  std::vector<jint> row_thread(static_cast<size_t>(rows));
+  if (rows > 0) {
+    jni->GetIntArrayRegion(methods, 0, static_cast<jsize>(ids.size()), ids.data());
+    jni->GetLongArrayRegion(values, 0, static_cast<jsize>(counts.size()), counts.data());
+    jni->GetIntArrayRegion(row_threads, 0, rows, row_thread.data());
+  }
+  jni->GetLongArrayRegion(figures, 0, 4, reinterpret_cast<jlong*>(figures_));
+  // Serials per thread only with thread=y; the thread objects are looked at once each.
+  std::vector<uint32_t> serials(static_cast<size_t>(thread_count), 0);
+  for (jsize i = 0; i < thread_count; ++i) {
+    jobject thread = jni->GetObjectArrayElement(threads, i);
+    if (thread == nullptr) continue;
+    if (context_.options->thread_in_traces) serials[static_cast<size_t>(i)] = thread_serial(thread);
+    jint state = 0;
+    if (ended != nullptr && jvmti_->GetThreadState(thread, &state) == JVMTI_ERROR_NONE &&
+        (state & JVMTI_THREAD_STATE_TERMINATED) != 0) {
+      ended->push_back(thread);
+    } else {
+      jni->DeleteLocalRef(thread);
+    }
+  }
+  std::vector<StackFrame> frames;
+  for (jsize row = 0; row < rows; ++row) {
+    const jint* trace = ids.data() + static_cast<size_t>(row) * width;
+    CpuTimeCounts row_counts{static_cast<uint64_t>(counts[static_cast<size_t>(row) * 3]),
+                             static_cast<uint64_t>(counts[static_cast<size_t>(row) * 3 + 1]),
+                             static_cast<uint64_t>(counts[static_cast<size_t>(row) * 3 + 2])};
+    if (context_.options->old_timing) {
+      table_.add(old_key(static_cast<uint32_t>(trace[0]), depth > 1 ? static_cast<uint32_t>(trace[1]) : 0),
+                 row_counts);
+      continue;
+    }
+    frames.clear();
+    for (int k = 0; k < depth && trace[k] != 0; ++k) {
+      frames.push_back({InjectedMethods::kMark | static_cast<uint32_t>(trace[k]), -1});
+    }
+    jint thread_index = row_thread[static_cast<size_t>(row)];
+    uint32_t serial = thread_index >= 0 && thread_index < thread_count ? serials[static_cast<size_t>(thread_index)] : 0;
+    table_.add(context_.writer->intern_trace(serial, frames), row_counts);
+  }
+  jni->DeleteLocalRef(methods);
+  jni->DeleteLocalRef(values);
+  jni->DeleteLocalRef(row_threads);
+  jni->DeleteLocalRef(threads);
+  jni->DeleteLocalRef(figures);
+}
+
+void CpuTimer::collect(JNIEnv* jni) {
+  if (tracker_ == nullptr || jni == nullptr) return;
+  last_collect_ns_ = monotonic_ns();
+  jint threads = static_cast<jint>(figures_[2]) + 64;
+  jvmti::LocalFrame frame(jni, threads + 32);
+  auto result = static_cast<jobjectArray>(jni->CallStaticObjectMethod(tracker_, collect_, nullptr));
+  if (jvmti::clear_exception(jni) || result == nullptr) return;
+  std::vector<jobject> ended;
+  take_rows(jni, result, &ended);
+  jni->DeleteLocalRef(result);
+  if (ended.empty()) return;
+  // Their last counts, and their states go (their threads can make no more calls).
+  jclass thread_class = jni->FindClass("java/lang/Thread");
+  if (thread_class == nullptr) {
+    jvmti::clear_exception(jni);
+    return;
+  }
+  jobjectArray array = jni->NewObjectArray(static_cast<jsize>(ended.size()), thread_class, nullptr);
+  if (array == nullptr) {
+    jvmti::clear_exception(jni);
+    return;
+  }
+  for (size_t i = 0; i < ended.size(); ++i) {
+    jni->SetObjectArrayElement(array, static_cast<jsize>(i), ended[i]);
+    jni->DeleteLocalRef(ended[i]);
+  }
+  result = static_cast<jobjectArray>(jni->CallStaticObjectMethod(tracker_, collect_, array));
+  if (jvmti::clear_exception(jni) || result == nullptr) return;
+  take_rows(jni, result, nullptr);
+}
+
+size_t CpuTimer::drain(JNIEnv* jni) {
+  if (tracker_ == nullptr) return 0;
+  if (!writer_ignored_) {
+    // The owner's own Java calls (reports' Runtime.totalMemory, class linking) are not the program's.
+    writer_ignored_ = true;
+    jni->CallStaticVoidMethod(tracker_, ignore_);
+    jvmti::clear_exception(jni);
+  }
+  if (monotonic_ns() - last_collect_ns_ >= kCollectIntervalNs) collect(jni);
+  return 0;
+}
+
+void CpuTimer::write_report(ReportContext& report) {
+  collect(report.jni);
+  ProfileWriter& writer = *context_.writer;
+  if (context_.options->old_timing) {
+    write_old_prof_section(writer, table_.take_old_report(),
+                           [&](uint32_t id, OldMethodName* out) { return methods_.describe(id, out); });
+  } else {
+    write_cpu_time_section(writer, table_.take_report(context_.options->cutoff), context_.options->cpu_sampling,
+                           std::time(nullptr));
+  }
+}
+
+void CpuTimer::stop(JNIEnv* jni) {
+  hooking_.store(false);
+  catching_.store(false);
+  jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr);
+  if (exception_events_) jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_EXCEPTION_CATCH, nullptr);
+  if (tracker_ != nullptr && jni != nullptr) {
+    jni->CallStaticVoidMethod(tracker_, stop_);
+    jvmti::clear_exception(jni);
+  }
+  if (ticker_running_) {
+    ticker_stop_.store(true);
+    pthread_join(ticker_, nullptr);
+    ticker_running_ = false;
+  }
+  if (context_.options->verbose_given) {
+    char line[512];
+    std::snprintf(line, sizeof(line),
+                  "fasthprof: cpu=times: classes rewritten=%llu unchanged=%llu malformed=%llu excluded=%llu "
+                  "retransformed_at_start=%llu retransform_failed=%llu methods=%zu threads_untracked=%lld "
+                  "calls_over_trace_budget=%lld exception_catch=%s\n",
+                  static_cast<unsigned long long>(rewritten_.load()), static_cast<unsigned long long>(unchanged_.load()),
+                  static_cast<unsigned long long>(malformed_.load()), static_cast<unsigned long long>(excluded_.load()),
+                  static_cast<unsigned long long>(retransformed_), static_cast<unsigned long long>(retransform_failed_),
+                  methods_.size(), static_cast<long long>(figures_[0]), static_cast<long long>(figures_[1]),
+                  exception_events_ ? "y" : "n");
+    write_stderr(line);
+  }
+}
+
+}  // namespace fasthprof

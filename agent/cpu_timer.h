@@ -1,0 +1,116 @@
+// cpu=times and cpu=old (docs/cpu_times.md): exact call counts and times by bytecode injection.
+//
+// At start() the agent defines the tracker (java.lang.FasthprofTracker, agent/tracker/) with the
+// boot loader, starts the clock ticker, enables ClassFileLoadHook and retransforms every modifiable
+// class already loaded, in batches: the same path at VMInit and under jcmd JVMTI.agent_load. Each
+// class passes through the rewriter (runtime/class_rewriter.h), which injects enter(id)/exit(id)
+// calls; the IDs name methods in this feature's own table (InjectedMethods).
+//
+// Threads (docs/ARCHITECTURE.md):
+//   - the thread loading a class: on_class_file_load() rewrites it and adds its methods (mutex);
+//   - the thread catching an exception: on_exception_catch() pops the tracker's shadow stack down
+//     to the catching frame (one JNI call into the tracker, on that thread);
+//   - `fasthprof-clock` (a plain pthread): writes the monotonic clock into off-heap memory;
+//   - the owner (`fasthprof writer`): drain() and write_report() take the counts from the tracker
+//     through one JNI call (collect) and keep them per trace in a CpuTimeTable.
+#pragma once
+
+#include <jvmti.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cpu_time_table.h"
+#include "feature.h"
+#include "frame_registry.h"
+
+namespace fasthprof {
+
+// Tracker method IDs -> names, and back: any thread (its own mutex).
+class InjectedMethods final : public MethodResolver {
+ public:
+  // The high bit marks a frame's method number as a tracker ID rather than a jmethodID.
+  static constexpr uint64_t kMark = uint64_t{1} << 63;
+
+  uint32_t add(std::string_view class_name, std::string_view method_name, std::string_view descriptor);
+  void set_source_file(uint32_t id, const std::string& source_file);
+  // The latest ID of (class, method, descriptor), 0 when none; all internal form.
+  uint32_t find(const std::string& class_name, const std::string& method_name, const std::string& descriptor);
+  bool describe(uint32_t id, OldMethodName* out);
+  bool resolve_method(uint64_t method, MethodInfo* out) override;
+  size_t size();
+
+ private:
+  struct Method {
+    std::string class_name, method_name, descriptor, source_file;
+  };
+  std::mutex mutex_;
+  std::vector<Method> methods_;  // [id - 1]
+  std::unordered_map<std::string, uint32_t> by_key_;
+};
+
+class CpuTimer final : public Feature {
+ public:
+  explicit CpuTimer(const AgentContext& context);
+  ~CpuTimer() override;
+
+  const char* dump_message() const override {
+    return context_.options->old_timing ? " CPU usage in old prof format ..." : " CPU usage by timing methods ...";
+  }
+  void add_capabilities(jvmtiCapabilities* wanted) override;
+  void wanted_events(FeatureEvents* events) override;
+  void start(JNIEnv* jni) override;
+  size_t drain(JNIEnv* jni) override;
+  void write_report(ReportContext& report) override;
+  void stop(JNIEnv* jni) override;
+
+  // ClassFileLoadHook, any thread.
+  void on_class_file_load(JNIEnv* jni, const char* name, jint length, const unsigned char* data,
+                          jint* new_length, unsigned char** new_data);
+  // ExceptionCatch, on the catching thread.
+  void on_exception_catch(JNIEnv* jni, jmethodID method);
+
+  MethodResolver* resolver() { return &methods_; }
+
+ private:
+  bool define_tracker(JNIEnv* jni);
+  void retransform_loaded(JNIEnv* jni);
+  void collect(JNIEnv* jni);
+  void take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>* ended);
+  uint32_t thread_serial(jobject thread);
+  static void* ticker_main(void* arg);
+
+  AgentContext context_;
+  jvmtiEnv* jvmti_;
+  InjectedMethods methods_;
+  CpuTimeTable table_;
+
+  jclass tracker_ = nullptr;  // global reference
+  jmethodID start_ = nullptr, stop_ = nullptr, collect_ = nullptr, caught_ = nullptr, ignore_ = nullptr;
+  std::atomic<bool> hooking_{false};   // ClassFileLoadHook rewrites classes
+  std::atomic<bool> catching_{false};  // ExceptionCatch events reach the tracker
+  bool exception_events_ = false;      // the VM granted them
+  bool writer_ignored_ = false;
+  uint64_t last_collect_ns_ = 0;
+
+  // The clock: 128 bytes, the ticker's word at +0, the tracker's node budget at +64.
+  void* clock_memory_ = nullptr;
+  pthread_t ticker_{};
+  bool ticker_running_ = false;
+  std::atomic<bool> ticker_stop_{false};
+
+  std::mutex catch_mutex_;
+  std::unordered_map<jmethodID, uint32_t> catch_ids_;  // jmethodID -> tracker ID (0: not instrumented)
+
+  // verbose=y figures.
+  std::atomic<uint64_t> rewritten_{0}, unchanged_{0}, malformed_{0}, excluded_{0};
+  uint64_t retransformed_ = 0, retransform_failed_ = 0;
+  int64_t figures_[4] = {0, 0, 0, 0};  // the tracker's: untracked threads, overflow calls, states, nodes
+};
+
+}  // namespace fasthprof

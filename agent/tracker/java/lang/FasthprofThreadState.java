@@ -1,0 +1,79 @@
+/*
+ * One thread's part of cpu=times (docs/cpu_times.md): its shadow stack and its traces, written by
+ * the thread alone; FasthprofTracker.collect() reads the counters from the writer thread and keeps
+ * what it has reported in rep* (which only it writes), so that no count is ever lost to a race.
+ *
+ * A "node" is one trace: the methods of the top `depth` frames. Calls go from node to node through
+ * an edge table (node, callee) -> node, so a call costs one hash probe, and the number of nodes is
+ * bounded by the distinct traces, not the distinct call paths (deep recursion makes a few nodes).
+ */
+package java.lang;
+
+final class FasthprofThreadState {
+    static final int EMPTY = -1;
+
+    final Thread thread;
+    final long tid;
+    // A thread the tracker does not count: an agent thread, or one over the thread cap.
+    final boolean off;
+
+    // Shadow stack: node, method, start time and time spent in callees of every open call.
+    int sp;
+    int[] stNode;
+    int[] stMethod;
+    long[] stStart;
+    long[] stCallees;
+
+    // Traces: nodeMethods[n * depth + i] is frame i (top first, 0 where the trace is shorter).
+    // nodeCount is published last (volatile), after the arrays it covers.
+    volatile int nodeCount;
+    int[] nodeMethods;
+    long[] calls;
+    long[] self;
+    long[] total;
+    // What collect() has reported so far (the writer thread only).
+    long[] repCalls;
+    long[] repSelf;
+    long[] repTotal;
+
+    // Edges (from node, callee method) -> node, open addressing; EMPTY marks a free slot.
+    int[] edgeFrom;
+    int[] edgeMethod;
+    int[] edgeTo;
+    int edgeCount;
+    // Nodes by content, for an edge seen for the first time: open addressing over node indexes.
+    int[] byContent;
+
+    // Calls counted under the empty trace because the node budget was spent.
+    long overflowCalls;
+
+    FasthprofThreadState(Thread thread, long tid, boolean off, int depth) {
+        this.thread = thread;
+        this.tid = tid;
+        this.off = off;
+        if (off) {
+            return;
+        }
+        stNode = new int[32];
+        stMethod = new int[32];
+        stStart = new long[32];
+        stCallees = new long[32];
+        int nodes = 16;
+        nodeMethods = new int[nodes * (depth > 0 ? depth : 1)];
+        calls = new long[nodes];
+        self = new long[nodes];
+        total = new long[nodes];
+        edgeFrom = new int[64];
+        edgeMethod = new int[64];
+        edgeTo = new int[64];
+        for (int i = 0; i < 64; i++) {
+            edgeFrom[i] = EMPTY;
+        }
+        byContent = new int[32];
+        for (int i = 0; i < 32; i++) {
+            byContent[i] = EMPTY;
+        }
+        // Node 0: the empty trace (depth=0, or no room for another node).
+        nodeCount = 1;
+    }
+}

@@ -1,0 +1,321 @@
+"""cpu=times and cpu=old (docs/cpu_times.md) on JDK 17 and 25, every JVM with -Xverify:all (the
+harness adds -Xcheck:jni): exact call counts of a known call graph and times within 10 % of what
+the program measured itself, also with both cores saturated; a method of about 10 us called 100 000
+times; recursion; an exception thrown through three frames; 8 threads with thread=y; the CPU TIME
+and cpu=old layouts line by line (docs/compatibility.md §2.10); cpu=samples and cpu=times together;
+jcmd JVMTI.agent_load into a running VM; javac compiling a few hundred files. Each case is a Meson
+test (`cpu_times.py <case>`)."""
+import os
+import re
+import subprocess
+import tempfile
+
+import hprof_records
+from harness import (AGENT, agentpath, check, cleanup, java_bin, java_command, java_process, on_each_jdk,
+                     run_cases, run_java, wait_for)
+
+VERIFY = ["-Xverify:all"]
+TIME_SECTION = re.compile(r"^(CPU TIME \(ms\)|CPU SAMPLES) BEGIN \(total = (\d+)\) .+?\n(.*?)^\1 END$", re.S | re.M)
+ROW = re.compile(r"^ *(\d+) +([\d.]+)% +([\d.]+)% +(\d+) +(\d+) (.+)$")
+OLD_ROW = re.compile(r"^(\d+) (\S+|<unknown callee>) (\S+|<unknown caller>) (\d+)$")
+
+
+def sections(text, title="CPU TIME (ms)"):
+    """[(offset, total, [(rank, self %, accum %, count, trace, method)])] of each section so titled;
+    a row of another layout is ("bad", line)."""
+    found = []
+    for match in TIME_SECTION.finditer(text):
+        if match.group(1) != title:
+            continue
+        rows = []
+        lines = match.group(3).splitlines()
+        for i, line in enumerate(lines):
+            if i == 0 and line == "rank   self  accum   count trace method":
+                continue
+            row = ROW.match(line)
+            rows.append((int(row.group(1)), float(row.group(2)), float(row.group(3)), int(row.group(4)),
+                         int(row.group(5)), row.group(6)) if row else ("bad", line))
+        found.append((match.start(), int(match.group(2)), rows))
+    return found
+
+
+def traces(text):
+    """{serial: (offset, ['class.method', ...])}."""
+    return {serial: (offset, [f.strip().split("(")[0] for f in frames if f.strip() != "<empty>"])
+            for serial, (offset, frames) in hprof_records.text_traces(text).items()}
+
+
+def profile(run, name="times.txt"):
+    text = run.text(name) if run.file(name).exists() else ""
+    return text, sections(text), traces(text)
+
+
+def layout_ok(label, text, found, named, run):
+    """Every row in the layout, sorted by self time, ranks from 1, accum adding up, and each
+    trace a row names written before the section."""
+    if not check(len(found) == 1, f"{label}: one CPU TIME section, found {len(found)}", run):
+        return False
+    offset, total, rows = found[0]
+    bad = [r for r in rows if r[0] == "bad"]
+    check(not bad, f"{label}: every CPU TIME row in the §2.10 layout, bad: {bad[:3]}")
+    good = [r for r in rows if r[0] != "bad"]
+    check([r[0] for r in good] == list(range(1, len(good) + 1)), f"{label}: ranks count from 1")
+    check(all(a[1] >= b[1] for a, b in zip(good, good[1:])), f"{label}: rows sorted by self time")
+    # Each printed percentage is rounded to 0.01: accum grows by self from row to row, give or take that.
+    previous = 0.0
+    for r in good:
+        if abs(previous + r[1] - r[2]) > 0.011:
+            check(False, f"{label}: accum column adds up (rank {r[0]}: {previous} + {r[1]} vs {r[2]})")
+            break
+        previous = r[2]
+    missing = [r[4] for r in good if r[4] not in named or named[r[4]][0] > offset]
+    check(not missing, f"{label}: each row's TRACE written before the section, missing {missing[:5]}")
+    return True
+
+
+def rows_with(found, named, frames):
+    """Rows whose trace starts with these frames (top first)."""
+    return [r for r in found[0][2] if r[0] != "bad" and r[4] in named and named[r[4]][1][:len(frames)] == frames]
+
+
+def inclusive_ms(found, named, frame):
+    """Self time, in ms, of every row whose trace holds `frame`: with a deep enough trace, the time
+    of that method's calls with their callees."""
+    total = found[0][1]
+    return sum(r[1] * total / 100.0 for r in found[0][2]
+               if r[0] != "bad" and r[4] in named and frame in named[r[4]][1])
+
+
+def program_value(stdout, key):
+    match = re.search(rf"CpuTimes {key}=(\d+)", stdout)
+    return int(match.group(1)) if match else None
+
+
+def graph(label, home, saturate=None):
+    options = "cpu=times,depth=8,cutoff=0,file=times.txt"
+    args = ["graph"] + ([str(saturate)] if saturate else [])
+    run = run_java(home, agentpath(options), "CpuTimes", args, jvm_args=VERIFY, timeout=300)
+    text, found, named = profile(run)
+    if not check(run.code == 0 and layout_ok(label, text, found, named, run), f"{label}: graph runs", run):
+        return cleanup(run.folder)
+    b_rows = rows_with(found, named, ["CpuTimes.b", "CpuTimes.a", "CpuTimes.main"])
+    a_rows = rows_with(found, named, ["CpuTimes.a", "CpuTimes.main"])
+    check(len(b_rows) == 1 and b_rows[0][3] == 1000, f"{label}: b() counted exactly 1000 times: {b_rows}", run)
+    check(len(a_rows) == 1 and a_rows[0][3] == 1, f"{label}: a() counted once: {a_rows}", run)
+    measured = program_value(run.stdout, "b_ms")
+    ours = inclusive_ms(found, named, "CpuTimes.b")
+    print(f"{label}: b() {ours:.0f} ms in the profile, {measured} ms measured by the program "
+          f"(nominal 1000 ms{', cores saturated' if saturate else ''})", flush=True)
+    check(measured and abs(ours - measured) <= 0.10 * measured,
+          f"{label}: b()'s time {ours:.0f} ms within 10 % of the {measured} ms the program measured", run)
+    # Not compared with the nominal 1000 ms: Thread.sleep(1) takes 1.1-1.35 ms here (timer slack and
+    # a loaded machine), which the program's own figure shows.
+    cleanup(run.folder)
+
+
+def case_graph():
+    on_each_jdk(lambda label, home: graph(label, home))()
+
+
+def case_graph_saturated():
+    on_each_jdk(lambda label, home: graph(label, home, saturate=4))()
+
+
+def case_small():
+    def one(label, home):
+        run = run_java(home, agentpath("cpu=times,depth=2,cutoff=0,file=times.txt"), "CpuTimes", ["small"],
+                       jvm_args=VERIFY, timeout=300)
+        text, found, named = profile(run)
+        if not check(run.code == 0 and layout_ok(label, text, found, named, run), f"{label}: small runs", run):
+            return cleanup(run.folder)
+        rows = rows_with(found, named, ["CpuTimes.tenMicros", "CpuTimes.main"])
+        check(len(rows) == 1 and rows[0][3] == 100_000, f"{label}: tenMicros() counted 100 000 times: {rows}", run)
+        measured = program_value(run.stdout, "small_ms")
+        ours = inclusive_ms(found, named, "CpuTimes.tenMicros")
+        print(f"{label}: tenMicros() {ours:.0f} ms in the profile, {measured} ms measured", flush=True)
+        check(measured and abs(ours - measured) <= 0.10 * measured,
+              f"{label}: tenMicros()'s total {ours:.0f} ms within 10 % of {measured} ms", run)
+        cleanup(run.folder)
+    on_each_jdk(one)()
+
+
+def case_recursion():
+    def one(label, home):
+        run = run_java(home, agentpath("cpu=times,depth=3,cutoff=0,file=times.txt"), "CpuTimes", ["recursion"],
+                       jvm_args=VERIFY, timeout=300)
+        text, found, named = profile(run)
+        if not check(run.code == 0 and layout_ok(label, text, found, named, run), f"{label}: recursion runs", run):
+            return cleanup(run.folder)
+        fib = sum(r[3] for r in found[0][2] if r[0] != "bad" and r[5] == "CpuTimes.fib")
+        deep = sum(r[3] for r in found[0][2] if r[0] != "bad" and r[5] == "CpuTimes.deep")
+        check(fib == 21891, f"{label}: fib(20) makes 21891 calls, counted {fib}", run)
+        check(deep == 5001, f"{label}: deep(5000) makes 5001 calls, counted {deep}", run)
+        # depth=3: fib's calls fall in four traces (from main, one, two, three or more fibs deep).
+        fib_rows = [named[r[4]][1] for r in found[0][2] if r[0] != "bad" and r[5] == "CpuTimes.fib"]
+        check(sorted(fib_rows) == sorted([["CpuTimes.fib", "CpuTimes.main"],
+                                          ["CpuTimes.fib", "CpuTimes.fib", "CpuTimes.main"],
+                                          ["CpuTimes.fib"] * 3]),
+              f"{label}: fib's traces cut at depth 3: {fib_rows}", run)
+        cleanup(run.folder)
+    on_each_jdk(one)()
+
+
+def case_exceptions():
+    def one(label, home):
+        run = run_java(home, agentpath("cpu=times,depth=4,cutoff=0,file=times.txt"), "CpuTimes", ["exceptions"],
+                       jvm_args=VERIFY, timeout=300)
+        text, found, named = profile(run)
+        if not check(run.code == 0 and layout_ok(label, text, found, named, run), f"{label}: exceptions run", run):
+            return cleanup(run.folder)
+        for frames in (["CpuTimes.thrower", "CpuTimes.main"], ["CpuTimes.c1", "CpuTimes.thrower", "CpuTimes.main"],
+                       ["CpuTimes.c2", "CpuTimes.c1", "CpuTimes.thrower", "CpuTimes.main"],
+                       ["CpuTimes.c3", "CpuTimes.c2", "CpuTimes.c1", "CpuTimes.thrower"],
+                       # the frames the exception left are gone: afterCatch runs under thrower
+                       ["CpuTimes.afterCatch", "CpuTimes.thrower", "CpuTimes.main"]):
+            rows = rows_with(found, named, frames)
+            check(len(rows) == 1 and rows[0][3] == 100, f"{label}: {' <- '.join(frames)} counted 100 times: {rows}",
+                  run)
+        stray = [named[r[4]][1] for r in found[0][2]
+                 if r[0] != "bad" and r[5] == "CpuTimes.afterCatch" and "CpuTimes.c3" in named[r[4]][1]]
+        check(not stray, f"{label}: no afterCatch trace under the frames the exception left: {stray}", run)
+        cleanup(run.folder)
+    on_each_jdk(one)()
+
+
+def case_threads():
+    def one(label, home):
+        run = run_java(home, agentpath("cpu=times,thread=y,depth=2,cutoff=0,file=times.txt"), "CpuTimes",
+                       ["threads"], jvm_args=VERIFY, timeout=300)
+        text, found, named = profile(run)
+        if not check(run.code == 0 and layout_ok(label, text, found, named, run), f"{label}: threads run", run):
+            return cleanup(run.folder)
+        leaf = rows_with(found, named, ["CpuTimes.leaf", "CpuTimes.work"])
+        work = rows_with(found, named, ["CpuTimes.work"])
+        check(len(leaf) == 8 and all(r[3] == 1000 for r in leaf), f"{label}: 8 threads x 1000 leaf() calls: {leaf}", run)
+        check(len(work) == 8 and all(r[3] == 1 for r in work), f"{label}: work() once per thread: {work}", run)
+        threads = set(re.findall(r"^TRACE (\d+): \(thread=(\d+)\)", text, re.M))
+        leaf_threads = {t for s, t in threads if int(s) in {r[4] for r in leaf}}
+        check(len(leaf_threads) == 8, f"{label}: thread=y names 8 threads in leaf()'s traces: {leaf_threads}", run)
+        cleanup(run.folder)
+    on_each_jdk(one)()
+
+
+def case_old_layout():
+    def one(label, home):
+        run = run_java(home, agentpath("cpu=old,file=old.txt"), "CpuTimes", ["graph"], jvm_args=VERIFY, timeout=300)
+        text = run.text("old.txt") if run.file("old.txt").exists() else ""
+        lines = text.splitlines()
+        if not check(run.code == 0 and lines, f"{label}: cpu=old runs", run):
+            return cleanup(run.folder)
+        check(lines[0] == "count callee caller time", f"{label}: cpu=old's first line is its header: {lines[0]!r}")
+        bad = [line for line in lines[1:] if not OLD_ROW.match(line)]
+        check(not bad, f"{label}: every cpu=old line is `count callee caller time`: {bad[:3]}")
+        check(not any(line.startswith(("TRACE", "THREAD", "JAVA PROFILE", "CPU")) for line in lines),
+              f"{label}: cpu=old writes no header, THREAD, TRACE or CPU TIME line")
+        counts = [int(OLD_ROW.match(line).group(1)) for line in lines[1:] if OLD_ROW.match(line)]
+        check(counts == sorted(counts, reverse=True), f"{label}: cpu=old rows sorted by calls")
+        b = [OLD_ROW.match(line) for line in lines[1:] if " CpuTimes.b()V CpuTimes.a()V " in line]
+        check(len(b) == 1 and b[0].group(1) == "1000", f"{label}: `1000 CpuTimes.b()V CpuTimes.a()V <ms>`: {b}")
+        measured = program_value(run.stdout, "b_ms")
+        if b and measured:
+            ms = int(b[0].group(4))
+            check(abs(ms - measured) <= 0.10 * measured, f"{label}: cpu=old b() time {ms} ms vs {measured} ms")
+        a = [line for line in lines[1:] if line.startswith("1 CpuTimes.a()V CpuTimes.main([Ljava/lang/String;)V ")]
+        check(len(a) == 1, f"{label}: a() called once from main", run)
+        cleanup(run.folder)
+    on_each_jdk(one)()
+
+
+def case_with_samples():
+    def one(label, home):
+        run = run_java(home, agentpath("cpu=samples,cpu=times,file=both.txt"), "CpuTimes", ["small"],
+                       jvm_args=VERIFY, timeout=300)
+        text = run.text("both.txt") if run.file("both.txt").exists() else ""
+        titled = sections(text, "CPU SAMPLES")
+        check(run.code == 0 and len(titled) == 2 and not sections(text),
+              f"{label}: cpu=samples,cpu=times writes two sections, both titled CPU SAMPLES", run)
+        if len(titled) == 2:
+            named = traces(text)
+            times = titled[1][2]
+            calls = [r for r in times if r[0] != "bad" and r[5] == "CpuTimes.tenMicros"]
+            check(calls and calls[0][3] == 100_000, f"{label}: the second section counts calls: {calls}", run)
+        refused = run_java(home, agentpath("cpu=times,format=b"), "CpuTimes", ["recursion"])
+        check(refused.code != 0 and "cpu=times|old is not supported with format=b" in refused.stderr,
+              f"{label}: format=b with cpu=times refused", refused)
+        cleanup(run.folder)
+        cleanup(refused.folder)
+    on_each_jdk(one)()
+
+
+def case_attach():
+    def one(label, home):
+        with java_process(home, None, "CpuTimes", ["attach", "go"], jvm_args=VERIFY) as (proc, folder):
+            check(wait_for(lambda: "CpuTimes waiting" in (folder / "stdout.txt").read_text(), 30),
+                  f"{label}: attach target started")
+            attach = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "JVMTI.agent_load", AGENT,
+                                     f'"cpu=times,depth=2,cutoff=0,file={folder}/attached.txt"'],
+                                    capture_output=True, text=True, timeout=120)
+            check(attach.returncode == 0, f"{label}: jcmd JVMTI.agent_load\n{attach.stdout}{attach.stderr}")
+            (folder / "go").write_text("")
+            code = proc.wait(timeout=120)
+            text = (folder / "attached.txt").read_text() if (folder / "attached.txt").exists() else ""
+            found, named = sections(text), traces(text)
+            check(code == 0 and len(found) == 1, f"{label}: attached cpu=times reports at exit\n{text[-1500:]}")
+            if found:
+                leaf = rows_with(found, named, ["CpuTimes.leaf", "CpuTimes.leafFromAttach"])
+                calls = rows_with(found, named, ["CpuTimes.leafFromAttach"])
+                check(len(leaf) == 1 and leaf[0][3] == 500, f"{label}: attached: leaf() 500 times: {leaf}")
+                # main() began before the agent came: it is on no trace, its calls have no caller.
+                check(len(calls) == 1 and calls[0][3] == 500 and named[calls[0][4]][1] == ["CpuTimes.leafFromAttach"],
+                      f"{label}: attached: leafFromAttach() 500 times, main not seen: {calls}")
+    on_each_jdk(one)()
+
+
+def case_javac():
+    def one(label, home):
+        folder = tempfile.mkdtemp(prefix="fasthprof-it-")
+        sources = []
+        for i in range(300):
+            path = os.path.join(folder, f"Gen{i}.java")
+            other = f"Gen{(i + 1) % 300}"
+            with open(path, "w") as f:
+                f.write(f"import java.util.*;\npublic class Gen{i} {{\n")
+                for m in range(8):
+                    f.write(f"  public List<Map<String, Integer>> m{m}({other} o, int x) {{\n"
+                            f"    List<Map<String, Integer>> r = new ArrayList<>();\n"
+                            f"    for (int k = 0; k < x; k++) {{ Map<String, Integer> h = new HashMap<>();"
+                            f" h.put(\"k\" + k + o, k * {m}); r.add(h); }}\n"
+                            f"    return r.isEmpty() ? Collections.emptyList() : r;\n  }}\n")
+                f.write("}\n")
+            sources.append(path)
+        javac = subprocess.run(java_command(home, "-J-Xverify:all", f"-J{agentpath('cpu=times,file=javac.txt')}",
+                                            "-d", os.path.join(folder, "out"), *sources, tool="javac"),
+                               cwd=folder, capture_output=True, text=True, timeout=600)
+        text = open(os.path.join(folder, "javac.txt")).read() if os.path.exists(os.path.join(folder, "javac.txt")) else ""
+        found, named = sections(text), traces(text)
+        check(javac.returncode == 0 and os.path.exists(os.path.join(folder, "out", "Gen299.class")),
+              f"{label}: javac with cpu=times compiles\n{javac.stderr[-2000:]}")
+        check(not [l for l in (javac.stdout + javac.stderr).splitlines() if "WARNING" in l],
+              f"{label}: javac: no WARNING line")
+        if check(len(found) == 1 and found[0][2], f"{label}: javac's CPU TIME section has rows\n{text[-1000:]}"):
+            layout_ok(label, text, found, named, None)
+            top = [r[5] for r in found[0][2][:30] if r[0] != "bad"]
+            check(any(m.startswith("com.sun.tools.javac.") for m in top), f"{label}: javac's methods rank: {top[:10]}")
+            calls = sum(r[3] for r in found[0][2] if r[0] != "bad")
+            check(calls > 1_000_000, f"{label}: javac made millions of counted calls: {calls}")
+        cleanup(folder)
+    on_each_jdk(one)()
+
+
+run_cases("cpu_times", {
+    "graph": case_graph,
+    "graph_saturated": case_graph_saturated,
+    "small": case_small,
+    "recursion": case_recursion,
+    "exceptions": case_exceptions,
+    "threads": case_threads,
+    "old_layout": case_old_layout,
+    "with_samples": case_with_samples,
+    "attach": case_attach,
+    "javac": case_javac,
+})
