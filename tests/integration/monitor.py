@@ -191,8 +191,10 @@ def contention(label, home):
     check(top[5] == "MonitorScenes$Counter" and traces.get(top[4], [""])[0] == "MonitorScenes$Counter.hold",
           f"{label}: first row is the Counter's lock in the synchronized method ({top}, "
           f"{traces.get(top[4])})", run)
-    check(sum(r[3] for r in rows if r[5] == "MonitorScenes$Counter") >= 100,
-          f"{label}: the contended enters are counted ({[r[3] for r in rows]})", run)
+    # 400 acquisitions; one that the releasing thread takes again at once, or that a spinning thread
+    # gets without blocking, is no contended enter for the JVM (how many, the machine's load decides).
+    enters = sum(r[3] for r in rows if r[5] == "MonitorScenes$Counter")
+    check(40 <= enters <= 401, f"{label}: the contended enters are counted ({[r[3] for r in rows]})", run)
     check_traces_first(label, text, [r[4] for r in rows], at, run)
     dumps = monitor_dumps(label, text, run)
     check(len(dumps) == 1 and dumps[0][0] < at, f"{label}: MONITOR DUMP before MONITOR TIME", run)
