@@ -266,6 +266,9 @@ class CodeRewriter {
   }
 
   const std::string& error() const { return error_; }
+  uint32_t widened() const {
+    return static_cast<uint32_t>(std::count_if(insns_.begin(), insns_.end(), [](const Instruction& i) { return i.wide; }));
+  }
 
  private:
   CodeOutcome malformed(const std::string& what) {
@@ -868,9 +871,11 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls
     code.clear();
     CodeOutcome outcome = rewriter.rewrite(data + m.code_at, m.code_length, id_index[ids[i]], enter_ref, exit_ref, code);
     if (outcome == CodeOutcome::kMalformed) {
-      result = RewriteResult{RewriteOutcome::kMalformed, {}, result.class_name, result.source_file, {}, 0,
-                             result.class_name + " " + rewriter.error()};
-      return result;
+      RewriteResult malformed;
+      malformed.class_name = result.class_name;
+      malformed.source_file = result.source_file;
+      malformed.error = result.class_name + " " + rewriter.error();
+      return malformed;
     }
     if (outcome == CodeOutcome::kLeftAlone) {
       ++result.methods_left_alone;
@@ -896,6 +901,7 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls
       }
     }
     result.methods.push_back({std::string(m.name), std::string(m.descriptor), ids[i]});
+    result.branches_widened += rewriter.widened();
   }
   w.bytes(data + cf.methods_end, size - cf.methods_end);
   if (result.methods.empty()) return result;
