@@ -78,6 +78,10 @@ JAVA25 = {
     ("Java25$Rect", "w"): (2, 2),
     ("Java25$Rect", "h"): (2, 2),  # javac calls the accessor of an unnamed pattern `_` too
 }
+TYPE_ANNOTATED = {
+    ("TypeAnnotated", "annotated"): (3, 3),
+    ("TypeAnnotated", "main"): (1, 1),
+}
 LONG_METHODS = {
     ("LongMethods", "walk"): (3, 3),
     ("LongMethods", "main"): (1, 1),
@@ -258,14 +262,16 @@ def h2():
 
 
 def jdk25_program_case():
-    return call_graph_case(25, [("CallGraphs", CALL_GRAPHS), ("Modern", MODERN), ("Java25", JAVA25)], harness.jdk25)
+    return call_graph_case(25, [("CallGraphs", CALL_GRAPHS), ("Modern", MODERN), ("TypeAnnotated", TYPE_ANNOTATED),
+                                ("Java25", JAVA25)], harness.jdk25)
 
 
 if __name__ == "__main__":
     harness.run_cases("class_rewriter_jvm", {
         "release8": call_graph_case(8, [("CallGraphs", CALL_GRAPHS_8)], jdk17),
         "release11": call_graph_case(11, [("CallGraphs", CALL_GRAPHS)], jdk17),
-        "release17": call_graph_case(17, [("CallGraphs", CALL_GRAPHS), ("Modern", MODERN)], jdk17),
+        "release17": call_graph_case(17, [("CallGraphs", CALL_GRAPHS), ("Modern", MODERN),
+                                          ("TypeAnnotated", TYPE_ANNOTATED)], jdk17),
         "release25": jdk25_program_case(),
         "long_methods": long_methods,
         "h2": h2,
