@@ -8,7 +8,9 @@ verified): zero VerifyError or ClassFormatError (classes that need absent option
 with NoClassDefFoundError: counted apart, not the rewriter's).
 
 Cases: release8, release11, release17 (JDK 17's javac), release25 (JDK 25's javac; skipped when
-JDK 25 is absent), long_methods (a goto widened to goto_w; a method past 64 KiB left alone), h2."""
+JDK 25 is absent), long_methods (a goto widened to goto_w; a method past 64 KiB left alone),
+old_class_files (hand-made versions 45 and 49: jsr/ret, jsr_w, a conditional branch inverted around
+goto_w), h2."""
 import os
 import pathlib
 import re
@@ -81,6 +83,13 @@ JAVA25 = {
 TYPE_ANNOTATED = {
     ("TypeAnnotated", "annotated"): (3, 3),
     ("TypeAnnotated", "main"): (1, 1),
+}
+OLD_CLASS_FILES = {
+    ("Hand", "old"): (2, 2),  # version 45: jsr/ret, a tableswitch case straight to a return, a handler
+    ("Hand", "look"): (2, 2),  # a lookupswitch case straight to a return
+    ("Hand", "main"): (1, 1),
+    ("Far", "far"): (2, 2),  # version 49: ifeq inverted around goto_w, jsr become jsr_w
+    ("Far", "main"): (1, 1),
 }
 LONG_METHODS = {
     ("LongMethods", "walk"): (3, 3),
@@ -231,6 +240,27 @@ def long_methods():
         check_counts(f"{label} LongMethods", proc, read_map(folder / "map"), LONG_METHODS)
 
 
+def old_class_files():
+    """Hand-made class files the unit test writes (tests/unit/class_rewriter_test.cpp)."""
+    label, home = jdk17()
+    with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
+        folder = pathlib.Path(scratch)
+        (folder / "classes").mkdir()
+        env = dict(os.environ, FASTHPROF_WRITE_CLASS_REWRITER_CLASSES=str(folder / "classes"))
+        subprocess.run([os.environ["FASTHPROF_CLASS_REWRITER_TEST"], "--gtest_filter=*Old*"], env=env, check=True,
+                       capture_output=True, timeout=300)
+        check(sorted(p.name for p in (folder / "classes").iterdir()) == ["Far.class", "Hand.class"],
+              "the unit test wrote Far.class and Hand.class")
+        tools = Tools(home, folder)
+        counts, _ = rewrite([folder / "classes"], folder / "rewritten", folder / "map")
+        check(counts["widened"] == 2 and counts["left_alone"] == 0, f"old class files: {counts}")
+        names = read_map(folder / "map")
+        for main in ("Hand", "Far"):
+            proc = run_rewritten(home, tools, folder / "rewritten", main)
+            expected = {key: value for key, value in OLD_CLASS_FILES.items() if key[0] == main}
+            check_counts(f"{label} {main}", proc, names, expected)
+
+
 def h2():
     if not os.path.exists(H2_JAR):
         harness.skip(f"{H2_JAR} absent (Debian libh2-java, tools/install-deps.sh)")
@@ -274,5 +304,6 @@ if __name__ == "__main__":
                                           ("TypeAnnotated", TYPE_ANNOTATED)], jdk17),
         "release25": jdk25_program_case(),
         "long_methods": long_methods,
+        "old_class_files": old_class_files,
         "h2": h2,
     })

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -98,6 +99,15 @@ struct ClassBuilder {
     return out.data;
   }
 };
+
+// With FASTHPROF_WRITE_CLASS_REWRITER_CLASSES=<folder>, the hand-made classes that a JVM can run
+// are written there as <name>.class (tests/integration/class_rewriter_jvm.py old_class_files).
+void write_for_jvm(const std::string& name, const Data& d) {
+  if (const char* folder = std::getenv("FASTHPROF_WRITE_CLASS_REWRITER_CLASSES")) {
+    std::ofstream(std::filesystem::path(folder) / (name + ".class"), std::ios::binary)
+        .write(reinterpret_cast<const char*>(d.data()), static_cast<std::streamsize>(d.size()));
+  }
+}
 
 // ---- reading class files (apart from the rewriter's reader) -------------------------------------
 
@@ -622,6 +632,13 @@ TEST(ClassRewriter, TrackerClassItselfIsNotTouched) {
 Data far_branches(uint16_t major, uint8_t second_branch) {
   ClassBuilder b;
   b.major = major;
+  b.name = "Far";
+  uint16_t this_class = b.class_entry("Far");
+  uint16_t far_nat = b.entry(Bytes().u1(12).u2(b.utf8("far")).u2(b.utf8("()V")).data);
+  uint16_t far_ref = b.entry(Bytes().u1(10).u2(this_class).u2(far_nat).data);
+  Bytes main;
+  main.u1(0xb8).u2(far_ref).u1(0xb8).u2(far_ref).u1(0xb1);  // far() twice
+  b.methods.push_back({0x0009, "main", "([Ljava/lang/String;)V", true, 0, 1, main.data});
   Bytes code;
   code.u1(0x03);         // 0: iconst_0
   code.u1(0x99).u2(0);   // 1: ifeq FAR (patched)
@@ -650,10 +667,11 @@ Data far_branches(uint16_t major, uint8_t second_branch) {
 
 TEST(ClassRewriter, OldClassFileWidensJsrAndInvertsConditionalBranch) {
   Data d = far_branches(49, 0xa8);
+  write_for_jvm("Far", d);
   RewriteResult r = check_class(d);
   ASSERT_EQ(r.outcome, RewriteOutcome::kRewritten);
   EXPECT_EQ(r.branches_widened, 2u);
-  auto insns = decode(parse(r.bytes).methods[0].code->code);
+  auto insns = decode(parse(r.bytes).methods[1].code->code);
   EXPECT_EQ(insns[3].op, 0x9a) << "ifeq inverted to ifne";
   EXPECT_EQ(insns[4].op, 0xc8);
   EXPECT_EQ(insns[5].op, 0xc9) << "jsr_w";
@@ -662,9 +680,10 @@ TEST(ClassRewriter, OldClassFileWidensJsrAndInvertsConditionalBranch) {
 TEST(ClassRewriter, ConditionalThatNoLongerReachesLeavesMethodAloneWithStackMaps) {
   Data d = far_branches(52, 0xa7);
   Rewrite r = rewrite(d);
-  EXPECT_EQ(r.result.outcome, RewriteOutcome::kNothingToDo);
+  EXPECT_EQ(r.result.outcome, RewriteOutcome::kRewritten) << "main is rewritten";
+  EXPECT_EQ(r.result.methods.size(), 1u);
   EXPECT_EQ(r.result.methods_left_alone, 1u);
-  EXPECT_EQ(r.asked.size(), 1u) << "the ID was given before the method was left alone";
+  EXPECT_EQ(r.asked.size(), 2u) << "far's ID was given before it was left alone";
 }
 
 TEST(ClassRewriter, GotoWidenedInStackMapClassFile) {
@@ -837,6 +856,52 @@ TEST(ClassRewriter, StackMapFramesChooseEncodingsThatFit) {
   EXPECT_EQ(after.methods[1].code->attributes.at("StackMapTable")[2], 251) << "same_frame became same_frame_extended";
 }
 
+// A small old class file with jsr/ret, both switches, a handler and a line table; also a fuzz seed
+// (FASTHPROF_WRITE_CLASS_REWRITER_CORPUS=tests/fuzz/corpus/class_rewriter writes it there).
+TEST(ClassRewriter, SmallOldClassWithSubroutineSwitchesAndHandler) {
+  ClassBuilder b;
+  b.major = 45;
+  uint16_t throwable = b.class_entry("java/lang/Throwable");
+  uint16_t this_class = b.class_entry("Hand");
+  uint16_t int_void = b.utf8("(I)V");
+  uint16_t old_ref = b.entry(Bytes().u1(10).u2(this_class).u2(b.entry(Bytes().u1(12).u2(b.utf8("old")).u2(int_void).data)).data);
+  uint16_t look_ref = b.entry(Bytes().u1(10).u2(this_class).u2(b.entry(Bytes().u1(12).u2(b.utf8("look")).u2(int_void).data)).data);
+  Bytes code;
+  code.u1(0x1a);                          // 0: iload_0
+  code.u1(0xaa).u1(0).u1(0);              // 1: tableswitch, padded to 4
+  code.u4(32).u4(0).u4(1).u4(32).u4(27);  //    default and 0 -> 33, 1 -> 28 (a return)
+  code.u1(0xa8).u2(6);                    // 24: jsr 30
+  code.u1(0x00);                          // 27: nop
+  code.u1(0xb1);                          // 28: return
+  code.u1(0x00);                          // 29: nop
+  code.u1(0x4c).u1(0xa9).u1(1);           // 30: astore_1; 31: ret 1
+  code.u1(0xb1);                          // 33: return (also the handler)
+  Bytes look;
+  look.u1(0x1a);                          // 0: iload_0
+  look.u1(0xab).u1(0).u1(0);              // 1: lookupswitch, padded to 4
+  look.u4(19).u4(1).u4(7).u4(20);         //    default -> 20, 7 -> 21 (a return)
+  look.u1(0x00);                          // 20: nop
+  look.u1(0xb1);                          // 21: return
+  Bytes main;
+  main.u1(0x03).u1(0xb8).u2(old_ref).u1(0x04).u1(0xb8).u2(old_ref);
+  main.u1(0x10).u1(7).u1(0xb8).u2(look_ref).u1(0x05).u1(0xb8).u2(look_ref).u1(0xb1);
+  b.name = "Hand";
+  b.methods.push_back({0x0009, "look", "(I)V", true, 1, 1, look.data});
+  b.methods.push_back({0x0009, "main", "([Ljava/lang/String;)V", true, 1, 1, main.data});
+  Bytes lines;
+  lines.u2(3).u2(0).u2(10).u2(24).u2(11).u2(30).u2(12);
+  b.methods.push_back({0x0009, "old", "(I)V", true, 2, 2, code.data, {{{24, 28, 33, throwable}}},
+                       {{"LineNumberTable", lines.data}}});
+  Data d = b.build();
+  write_for_jvm("Hand", d);
+  RewriteResult r = check_class(d);
+  EXPECT_EQ(r.outcome, RewriteOutcome::kRewritten);
+  if (const char* folder = std::getenv("FASTHPROF_WRITE_CLASS_REWRITER_CORPUS")) {
+    std::ofstream(std::filesystem::path(folder) / "old-jsr-switches-handler.class", std::ios::binary)
+        .write(reinterpret_cast<const char*>(d.data()), static_cast<std::streamsize>(d.size()));
+  }
+}
+
 // ---- malformed input: a one-line reason, never a crash ----------------------------------------
 
 void expect_malformed(const Data& d, const std::string& why) {
@@ -891,6 +956,43 @@ TEST(ClassRewriter, MalformedHeadersPoolsAndCode) {
   expect_malformed(with_code({}), "empty code");
   expect_malformed(with_code({0x11, 0, 0, 0xb1}, {{{0, 2, 3, 0}}}), "handler range ends inside sipush");
   expect_malformed(with_code({0x00, 0xb1}, {{{1, 1, 1, 0}}}), "empty handler range");
+  // Found by fuzzing: a long in the pool's last slot (its second slot would be the first
+  // appended entry), an attribute whose name is no Utf8 entry, a newline in a method's name.
+  ClassBuilder last_long;
+  last_long.methods.push_back({0x0009, "m", "()V", true, 1, 0, {0xb1}});
+  Data long_data = last_long.build();
+  Bytes long_entry;
+  long_entry.u1(5).u4(0).u4(1);
+  size_t pool_end = 10;
+  for (uint32_t i = 1; i < last_long.pool_count; ++i) pool_end = parse(long_data).offsets[i];
+  pool_end += 3 + be2(&long_data[pool_end + 1]);  // the last entry is a Utf8
+  long_data.insert(long_data.begin() + static_cast<long>(pool_end), long_entry.data.begin(), long_entry.data.end());
+  long_data[9] = static_cast<uint8_t>(long_data[9] + 1);
+  expect_malformed(long_data, "long in the last slot");
+  ClassBuilder bad_name;
+  bad_name.methods.push_back({0x0009, "m", "()V", true, 1, 0, {0xb1}, {}, {{"X", {}}}});
+  Data bad_name_data = bad_name.build();
+  Parsed bad_name_parsed = parse(bad_name_data);
+  size_t code_attribute = bad_name_data.size() - 2 - 6;  // X, the last attribute of the last Code
+  ASSERT_EQ(bad_name_parsed.utf8(be2(&bad_name_data[code_attribute])), "X");
+  bad_name_data[code_attribute] = 0;
+  bad_name_data[code_attribute + 1] = 2;  // index 2: the Class entry of Hand
+  expect_malformed(bad_name_data, "attribute named by a Class entry");
+  ClassBuilder newline;
+  newline.methods.push_back({0x0009, "m\nx", "()V", true, 1, 0, {0x11, 0}});  // sipush cut short
+  expect_malformed(newline.build(), "a newline in the name, in the error on one line");
+
+  // A line-number entry inside the last instruction stays inside the code.
+  ClassBuilder inside;
+  Bytes inside_lines;
+  inside_lines.u2(1).u2(2).u2(7);
+  inside.methods.push_back({0x0009, "m", "()V", true, 1, 0, {0x00, 0x11, 0, 0, 0xb1}, {},
+                            {{"LineNumberTable", inside_lines.data}}});
+  Rewrite r = rewrite(inside.build());
+  ASSERT_EQ(r.result.outcome, RewriteOutcome::kRewritten);
+  Parsed parsed = parse(r.result.bytes);
+  EXPECT_EQ(be2(&parsed.methods[0].code->attributes.at("LineNumberTable")[2]), 6u) << "the sipush's group";
+
   // A frame that names no instruction.
   ClassBuilder f;
   f.major = 52;
