@@ -74,7 +74,8 @@ public final class FasthprofTracker {
      * open call above the topmost call of id has ended. Nothing happens when id is not on the stack.
      */
     static void caught(int id) {
-        FasthprofThreadState s = stateOrNull();
+        Thread t = Thread.currentThread();
+        FasthprofThreadState s = find(table, U.getLong(t, TID_OFFSET));
         if (s == null || s.off) {
             return;
         }
@@ -180,6 +181,26 @@ public final class FasthprofTracker {
         if (!engaged) {
             return;
         }
+        try {
+            push(id);
+        } catch (Throwable e) {
+            // Never into the program: an OutOfMemoryError or StackOverflowError here costs this
+            // call its count, and the program meets the error where it would have anyway.
+        }
+    }
+
+    public static void exit(int id) {
+        if (!engaged) {
+            return;
+        }
+        try {
+            popTo(id);
+        } catch (Throwable e) {
+            // As in enter().
+        }
+    }
+
+    private static void push(int id) {
         FasthprofThreadState s = state();
         if (s == null || s.off) {
             return;
@@ -196,10 +217,7 @@ public final class FasthprofTracker {
         s.sp = sp + 1;
     }
 
-    public static void exit(int id) {
-        if (!engaged) {
-            return;
-        }
+    private static void popTo(int id) {
         FasthprofThreadState s = state();
         if (s == null || s.off) {
             return;
@@ -259,12 +277,12 @@ public final class FasthprofTracker {
         return slowState(t, tid);
     }
 
-    private static FasthprofThreadState stateOrNull() {
-        Thread t = Thread.currentThread();
-        return find(table, U.getLong(t, TID_OFFSET));
-    }
-
     private static FasthprofThreadState slowState(Thread t, long tid) {
+        if (tid == 0) {
+            // A Thread object still being constructed: the JVM runs the constructor on the thread
+            // it attaches (JNI AttachCurrentThread), before the thread has its ID. Not counted.
+            return null;
+        }
         FasthprofThreadState s = find(table, tid);
         if (s != null) {
             return s;
