@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 
 import hprof_records
-from harness import (AGENT, agentpath, check, cleanup, java_bin, java_command, java_process, on_each_jdk,
+from harness import (AGENT, agentpath, check, cleanup, java_bin, java_command, java_process, jdk25, on_each_jdk,
                      run_cases, run_java, wait_for)
 
 VERIFY = ["-Xverify:all"]
@@ -307,6 +307,33 @@ def case_javac():
     on_each_jdk(one)()
 
 
+def case_virtual_threads():
+    # JDK 25 only (jdk25() skips visibly when it is absent): 20 000 virtual threads in batches of
+    # 2000, each calling work() -> leaf() once and sleeping 5 ms unmounted. Counts exact; work()'s
+    # time holds the sleep; the tracker's states of ended threads go, so none is left untracked.
+    label, home = jdk25()
+    classes = tempfile.mkdtemp(prefix="fasthprof-vt-")
+    source = os.path.join(os.environ.get("SOURCE_ROOT", "."), "tests", "java21", "VirtualCalls.java")
+    compiled = subprocess.run([java_bin(home, "javac"), "-d", classes, source], capture_output=True, text=True)
+    if not check(compiled.returncode == 0, f"{label}: VirtualCalls compiles\n{compiled.stderr}"):
+        return cleanup(classes)
+    run = run_java(home, agentpath("cpu=times,depth=2,cutoff=0,verbose=y,file=times.txt"), "VirtualCalls",
+                   ["20000", "2000"], jvm_args=VERIFY, classpath=classes, timeout=600)
+    text, found, named = profile(run)
+    if check(run.code == 0 and layout_ok(label, text, found, named, run), f"{label}: virtual threads run", run):
+        leaf = rows_with(found, named, ["VirtualCalls.leaf", "VirtualCalls.work"])
+        work = [r for r in found[0][2] if r[0] != "bad" and r[5] == "VirtualCalls.work"]
+        check(len(leaf) == 1 and leaf[0][3] == 20000, f"{label}: leaf() 20 000 times: {leaf}", run)
+        check(sum(r[3] for r in work) == 20000, f"{label}: work() 20 000 times: {work}", run)
+        # Time while unmounted counts: 20 000 sleeps of 5 ms are at least 100 s of work()'s time.
+        sleep_ms = inclusive_ms(found, named, "VirtualCalls.work")
+        check(sleep_ms >= 0.95 * 100_000, f"{label}: work()'s time holds the sleeps: {sleep_ms:.0f} ms", run)
+        untracked = re.search(r"threads_untracked=(\d+)", run.stderr)
+        check(untracked and untracked.group(1) == "0", f"{label}: no virtual thread left untracked", run)
+    cleanup(run.folder)
+    cleanup(classes)
+
+
 run_cases("cpu_times", {
     "graph": case_graph,
     "graph_saturated": case_graph_saturated,
@@ -318,4 +345,5 @@ run_cases("cpu_times", {
     "with_samples": case_with_samples,
     "attach": case_attach,
     "javac": case_javac,
+    "virtual_threads": case_virtual_threads,
 })

@@ -26,9 +26,12 @@ public final class FasthprofTracker {
     private static final long TID_OFFSET = U.objectFieldOffset(Thread.class, "tid");
     private static final Object LOCK = new Object();
 
-    // Off-heap words the agent owns (start()): the clock at +0, the node budget used at +64.
+    // Off-heap words the agent owns (start()): the clock at +0, the node budget used at +64, and
+    // at +72 the number of thread states (the agent collects early when it grows, so that the
+    // states of ended threads go before the cap is reached).
     private static long clock;
     private static long budget;
+    private static long statesWord;
     private static int depth;
     private static int maxNodes;
     private static int maxThreads;
@@ -47,6 +50,7 @@ public final class FasthprofTracker {
     static void start(long clockAddress, int traceDepth, int nodeBudget, int threadCap) {
         clock = clockAddress;
         budget = clockAddress + 64;
+        statesWord = clockAddress + 72;
         depth = traceDepth;
         maxNodes = nodeBudget;
         maxThreads = threadCap;
@@ -337,6 +341,7 @@ public final class FasthprofTracker {
             liveStates++;
         }
         table = tab;
+        U.putIntVolatile(null, statesWord, liveStates);
     }
 
     // Under LOCK: forgets the states of these threads (they ended).
@@ -347,6 +352,7 @@ public final class FasthprofTracker {
             size /= 2;
         }
         table = rebuild(tab, size, ended);
+        U.putIntVolatile(null, statesWord, liveStates);
     }
 
     private static FasthprofThreadState[] rebuild(FasthprofThreadState[] tab, int size, Thread[] ended) {
