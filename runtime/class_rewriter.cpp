@@ -176,7 +176,13 @@ bool parse_pool(Reader& in, const uint8_t* data, ConstantPool& pool, std::string
     }
     pool.offset[i] = static_cast<uint32_t>(at);
     pool.tag[i] = tag;
-    if (tag == kLong || tag == kDouble) ++i;  // takes two slots; the second is unusable
+    if (tag == kLong || tag == kDouble) {  // takes two slots; the second is unusable
+      if (i + 1 >= count) {
+        error = "constant pool entry " + std::to_string(i) + " (long or double) has no second slot";
+        return false;
+      }
+      ++i;
+    }
   }
   return true;
 }
@@ -266,6 +272,9 @@ class CodeRewriter {
   }
 
   const std::string& error() const { return error_; }
+  uint32_t widened() const {
+    return static_cast<uint32_t>(std::count_if(insns_.begin(), insns_.end(), [](const Instruction& i) { return i.wide; }));
+  }
 
  private:
   CodeOutcome malformed(const std::string& what) {
@@ -396,10 +405,17 @@ class CodeRewriter {
   uint32_t map_target(uint32_t at) const {
     return at >= code_length_ ? new_length_ : group_at_[static_cast<size_t>(index_of_[at])];
   }
-  // For debug tables, which may name any offset: the group of the first instruction at or after
-  // it; offset 0 stays 0 so that the entry call has the first line and the parameters' ranges.
-  uint32_t map_debug(uint32_t at) const {
+  // For debug tables, which may name any offset: a start names the group of the instruction it
+  // is in (offset 0 stays 0, so that the entry call has the first line and the parameters' ranges),
+  // an end the group of the first instruction at or after it.
+  uint32_t map_debug_start(uint32_t at) const {
     if (at == 0) return 0;
+    if (at >= code_length_) return new_length_;
+    auto it = std::upper_bound(insns_.begin(), insns_.end(), at,
+                               [](uint32_t v, const Instruction& insn) { return v < insn.at; });
+    return group_at_[static_cast<size_t>(it - insns_.begin()) - 1];  // insns_[0].at == 0 <= at
+  }
+  uint32_t map_debug_end(uint32_t at) const {
     if (at >= code_length_) return new_length_;
     auto it = std::lower_bound(insns_.begin(), insns_.end(), at,
                                [](const Instruction& insn, uint32_t v) { return insn.at < v; });
@@ -566,7 +582,7 @@ class CodeRewriter {
       uint16_t at = in.u2();
       uint16_t line = in.u2();
       if (in.failed() || at >= code_length_) return false;
-      w.u2(map_debug(at));
+      w.u2(map_debug_start(at));
       w.u2(line);
     }
     return in.at_end();
@@ -576,9 +592,9 @@ class CodeRewriter {
     uint16_t start = in.u2();
     uint16_t length = in.u2();
     if (in.failed() || uint32_t{start} + length > code_length_) return false;
-    uint32_t new_start = map_debug(start);
+    uint32_t new_start = map_debug_start(start);
     w.u2(new_start);
-    w.u2(map_debug(start + length) - new_start);
+    w.u2(map_debug_end(start + length) - new_start);
     return true;
   }
 
@@ -619,7 +635,7 @@ class CodeRewriter {
         case 0x47: case 0x48: case 0x49: case 0x4a: case 0x4b: {  // type_argument_target
           uint16_t at = in.u2();
           if (in.failed() || at >= code_length_) return false;
-          w.u2(boundary(at) ? insn_at_[static_cast<size_t>(index_of_[at])] : map_debug(at));
+          w.u2(boundary(at) ? insn_at_[static_cast<size_t>(index_of_[at])] : map_debug_start(at));
           if (target >= 0x47) w.u1(in.u1());
           break;
         }
@@ -746,7 +762,11 @@ bool parse_class(const uint8_t* data, size_t size, ClassFile& cf, RewriteResult&
       uint16_t attribute_name = in.u2();
       uint32_t length = in.u4();
       std::string_view attribute;
-      if (in.failed() || !cf.pool.utf8(attribute_name, &attribute)) break;
+      if (in.failed()) break;
+      if (!cf.pool.utf8(attribute_name, &attribute)) {
+        result.error = "method " + std::string(m.name) + std::string(m.descriptor) + ": attribute name is not a Utf8 entry";
+        return false;
+      }
       size_t at = in.at();
       if (in.bytes(length) == nullptr) break;
       if (attribute == "Code") {
@@ -771,7 +791,11 @@ bool parse_class(const uint8_t* data, size_t size, ClassFile& cf, RewriteResult&
     uint16_t attribute_name = in.u2();
     uint32_t length = in.u4();
     std::string_view attribute;
-    if (in.failed() || !cf.pool.utf8(attribute_name, &attribute)) break;
+    if (in.failed()) break;
+    if (!cf.pool.utf8(attribute_name, &attribute)) {
+      result.error = "class attribute name is not a Utf8 entry";
+      return false;
+    }
     const uint8_t* body = in.bytes(length);
     std::string_view source;
     if (body != nullptr && attribute == "SourceFile" && length == 2 && cf.pool.utf8(get_u2(body), &source))
@@ -784,6 +808,13 @@ bool parse_class(const uint8_t* data, size_t size, ClassFile& cf, RewriteResult&
   return true;
 }
 
+// Names in an error come from the class file: control bytes would break the one-line message.
+std::string printable(std::string text) {
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return text;
+}
+
 }  // namespace
 
 RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls& tracker,
@@ -793,6 +824,7 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls
   if (data == nullptr) size = 0;
   if (!parse_class(data, size, cf, result)) {
     result.outcome = RewriteOutcome::kMalformed;
+    result.error = printable(result.error);
     return result;
   }
   result.outcome = RewriteOutcome::kNothingToDo;
@@ -868,9 +900,11 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls
     code.clear();
     CodeOutcome outcome = rewriter.rewrite(data + m.code_at, m.code_length, id_index[ids[i]], enter_ref, exit_ref, code);
     if (outcome == CodeOutcome::kMalformed) {
-      result = RewriteResult{RewriteOutcome::kMalformed, {}, result.class_name, result.source_file, {}, 0,
-                             result.class_name + " " + rewriter.error()};
-      return result;
+      RewriteResult malformed;
+      malformed.class_name = result.class_name;
+      malformed.source_file = result.source_file;
+      malformed.error = printable(result.class_name + " " + rewriter.error());
+      return malformed;
     }
     if (outcome == CodeOutcome::kLeftAlone) {
       ++result.methods_left_alone;
@@ -896,6 +930,7 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls
       }
     }
     result.methods.push_back({std::string(m.name), std::string(m.descriptor), ids[i]});
+    result.branches_widened += rewriter.widened();
   }
   w.bytes(data + cf.methods_end, size - cf.methods_end);
   if (result.methods.empty()) return result;

@@ -48,6 +48,7 @@ struct RewriteResult {
   std::string source_file;              // the SourceFile attribute, "" when absent
   std::vector<InjectedMethod> methods;  // the methods instrumented, in class-file order
   uint32_t methods_left_alone = 0;      // had code but stayed as they were (64 KiB limit, ...)
+  uint32_t branches_widened = 0;        // short branches written in a long form (goto_w, ...) to reach
   std::string error;                    // kMalformed: one line naming what was wrong and where
 };
 

@@ -1,0 +1,53 @@
+// Runs the class-file rewriter on arbitrary bytes: it must rewrite, decline or reject anything
+// without crashing or reading outside the input; a rejection says why in one line; a rewrite is
+// the same every time, larger than its input, and itself a class file the rewriter reads.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "class_rewriter.h"
+
+namespace {
+
+[[noreturn]] void fail(const char* what, const fasthprof::RewriteResult& result) {
+  std::fprintf(stderr, "class_rewriter_fuzz: %s (class %s, error \"%s\")\n", what, result.class_name.c_str(),
+               result.error.c_str());
+  std::abort();
+}
+
+fasthprof::RewriteResult rewrite(const uint8_t* data, size_t size) {
+  uint32_t next = 1;
+  return fasthprof::rewrite_class(data, size, fasthprof::TrackerCalls{},
+                                  [&](std::string_view, std::string_view, std::string_view) { return next++; });
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // A copy of exactly `size` bytes, so that a read past the end is caught by the sanitizers.
+  std::vector<uint8_t> input(data, data + size);
+  fasthprof::RewriteResult first = rewrite(input.data(), input.size());
+  switch (first.outcome) {
+    case fasthprof::RewriteOutcome::kMalformed:
+      if (first.error.empty() || first.error.find('\n') != std::string::npos) fail("no one-line reason", first);
+      if (!first.bytes.empty()) fail("bytes with kMalformed", first);
+      break;
+    case fasthprof::RewriteOutcome::kNothingToDo:
+      if (!first.bytes.empty() || !first.methods.empty()) fail("bytes or methods with kNothingToDo", first);
+      break;
+    case fasthprof::RewriteOutcome::kRewritten: {
+      if (first.methods.empty() || first.bytes.size() <= size) fail("a rewrite that adds nothing", first);
+      fasthprof::RewriteResult again = rewrite(input.data(), input.size());
+      if (again.outcome != first.outcome || again.bytes != first.bytes) fail("two different rewrites", first);
+      std::vector<uint8_t> output = first.bytes;
+      fasthprof::RewriteResult twice = rewrite(output.data(), output.size());
+      if (twice.outcome == fasthprof::RewriteOutcome::kMalformed) fail("its own output malformed", twice);
+      if (twice.class_name != first.class_name) fail("another class name once rewritten", twice);
+      break;
+    }
+  }
+  return 0;
+}

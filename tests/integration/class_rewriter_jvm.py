@@ -1,0 +1,309 @@
+"""The class-file rewriter (runtime/class_rewriter) against a real JVM, without the agent: classes
+compiled here are rewritten by tests/class_rewriter/rewrite_classes (methods numbered 1, 2, ...),
+then run under `java -Xverify:all -Xcheck:jni` with a stand-in java.lang.FasthprofTracker on the
+boot path (--patch-module java.base) that counts the injected enter and exit calls per method.
+Every method's counts must be exactly those of its known call graph (EXPECTED), and no other
+method may have any. h2: every class of Debian's H2 jar rewritten, then loaded and linked (so
+verified): zero VerifyError or ClassFormatError (classes that need absent optional libraries fail
+with NoClassDefFoundError: counted apart, not the rewriter's).
+
+Cases: release8, release11, release17 (JDK 17's javac), release25 (JDK 25's javac; skipped when
+JDK 25 is absent), long_methods (a goto widened to goto_w; a method past 64 KiB left alone),
+old_class_files (hand-made versions 45 and 49: jsr/ret, jsr_w, a conditional branch inverted around
+goto_w), h2."""
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
+SOURCES = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "class_rewriter"
+REWRITE = os.environ.get("FASTHPROF_REWRITE_CLASSES", "")
+H2_JAR = "/usr/share/java/h2.jar"
+
+# (class, method name or a "prefix*" for javac's synthetic names): (enters, exits). A method
+# left by an exception has an enter and no exit.
+CALL_GRAPHS = {
+    ("CallGraphs", "leaf"): (1013, 1013),
+    ("CallGraphs", "spin"): (10, 10),
+    ("CallGraphs", "early"): (5, 5),
+    ("CallGraphs", "dense"): (6, 6),
+    ("CallGraphs", "sparse"): (4, 4),
+    ("CallGraphs", "strings"): (3, 3),
+    ("CallGraphs", "tryCatchFinally"): (5, 5),
+    ("CallGraphs", "thrower"): (3, 0),
+    ("CallGraphs", "catchThree"): (1, 1),
+    ("CallGraphs", "recurse"): (10, 10),
+    ("CallGraphs", "synchronizedLoop"): (1, 1),
+    ("CallGraphs", "main"): (1, 1),
+    ("CallGraphs", "<init>"): (1, 1),
+    ("CallGraphs", "lambda$main$*"): (1, 1),
+    ("CallGraphs$Base", "<init>"): (9, 9),
+    ("CallGraphs$Sub", "<init>"): (9, 9),
+    ("CallGraphs$Holder", "<init>"): (9, 9),
+    ("CallGraphs$Shape", "describe"): (2, 2),
+    ("CallGraphs$Shape", "square"): (2, 2),
+    ("CallGraphs$Shape", "lambda$square$*"): (2, 2),
+    ("CallGraphs$Inner", "<init>"): (1, 1),
+    ("CallGraphs$Inner", "peek"): (1, 1),
+}
+CALL_GRAPHS_8 = {**CALL_GRAPHS, ("CallGraphs", "access$*"): (1, 1)}  # no nest mates before 11
+MODERN = {
+    ("Modern", "eval"): (4, 4),
+    ("Modern", "kind"): (8, 8),
+    ("Modern", "hidden"): (1, 1),
+    ("Modern", "main"): (1, 1),
+    ("Modern", "lambda$main$*"): (5, 5),
+    ("Modern$Add", "<init>"): (1, 1),
+    ("Modern$Add", "left"): (1, 1),
+    ("Modern$Add", "right"): (1, 1),
+    ("Modern$Neg", "<init>"): (1, 1),
+    ("Modern$Neg", "inner"): (1, 1),
+    ("Modern$Num", "<init>"): (2, 2),
+    ("Modern$Num", "value"): (2, 2),
+    ("Modern$Nested", "<init>"): (1, 1),
+    ("Modern$Nested", "get"): (1, 1),
+}
+JAVA25 = {
+    ("Java25", "area"): (3, 3),
+    ("Java25", "describe"): (6, 6),
+    ("Java25", "main"): (1, 1),
+    ("Java25$Circle", "<init>"): (2, 2),
+    ("Java25$Circle", "r"): (3, 3),  # the guard's call twice, the record pattern's once
+    ("Java25$Rect", "<init>"): (2, 2),
+    ("Java25$Rect", "w"): (2, 2),
+    ("Java25$Rect", "h"): (2, 2),  # javac calls the accessor of an unnamed pattern `_` too
+}
+TYPE_ANNOTATED = {
+    ("TypeAnnotated", "annotated"): (3, 3),
+    ("TypeAnnotated", "main"): (1, 1),
+}
+OLD_CLASS_FILES = {
+    ("Hand", "old"): (2, 2),  # version 45: jsr/ret, a tableswitch case straight to a return, a handler
+    ("Hand", "look"): (2, 2),  # a lookupswitch case straight to a return
+    ("Hand", "main"): (1, 1),
+    ("Far", "far"): (2, 2),  # version 49: ifeq inverted around goto_w, jsr become jsr_w
+    ("Far", "main"): (1, 1),
+}
+LONG_METHODS = {
+    ("LongMethods", "walk"): (3, 3),
+    ("LongMethods", "main"): (1, 1),
+    # huge: past 64 KiB once rewritten, left alone: never counted
+}
+
+
+def javac(home, release, out, *sources, extra=()):
+    command = harness.java_command(home, "--release", str(release), "-g", "-encoding", "UTF-8",
+                                   "-nowarn", "-d", str(out), *extra, *map(str, sources), tool="javac")
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"javac failed:\n{proc.stdout}{proc.stderr}")
+
+
+def rewrite(inputs, out, map_path):
+    proc = subprocess.run([REWRITE, "--out", str(out), "--map", str(map_path), *map(str, inputs)],
+                          capture_output=True, text=True, timeout=600)
+    check(proc.returncode == 0, f"rewrite_classes failed: {proc.stdout}{proc.stderr}")
+    summary = proc.stdout.strip().splitlines()[-1].split()
+    counts = dict(zip(summary[0::2], map(int, summary[1::2])))
+    print("rewrite_classes:", proc.stdout.strip().splitlines()[-1], flush=True)
+    return counts, proc.stdout
+
+
+def read_map(path):
+    names = {}
+    for line in pathlib.Path(path).read_text().splitlines():
+        number, class_name, method, descriptor = line.split(" ", 3)
+        names[int(number)] = (class_name, method, descriptor)
+    return names
+
+
+class Tools:
+    """The stand-in tracker and RunRewritten, compiled once per JDK."""
+
+    def __init__(self, home, folder):
+        self.tracker = folder / "tracker"
+        self.runner = folder / "runner"
+        tracker_source = SOURCES / "tracker" / "java" / "lang" / "FasthprofTracker.java"
+        command = harness.java_command(home, "--patch-module", f"java.base={SOURCES / 'tracker'}",
+                                       "-d", str(self.tracker), str(tracker_source), tool="javac")
+        subprocess.run(command, check=True, capture_output=True, timeout=600)
+        javac(home, 8 if "17" in home else 11, self.runner, SOURCES / "java" / "RunRewritten.java")
+
+
+def run_rewritten(home, tools, classpath, *args):
+    command = harness.java_command(home, "-Xverify:all", "-Xshare:auto",
+                                   f"--patch-module=java.base={tools.tracker}",
+                                   "-cp", f"{classpath}:{tools.runner}", "RunRewritten", *map(str, args))
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    harness.check_no_warnings(" ".join(command[-3:]), proc.stdout, proc.stderr)
+    check(proc.returncode == 0, f"{' '.join(command)}: exit {proc.returncode}\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+    return proc
+
+
+def check_counts(label, proc, names, expected):
+    seen = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("COUNT "):
+            _, number, enters, exits = line.split()
+            seen[int(number)] = (int(enters), int(exits))
+    matched = set()
+    for number, counts in sorted(seen.items()):
+        class_name, method, descriptor = names[number]
+        key = next((k for k in expected if k[0] == class_name and
+                    (k[1] == method or (k[1].endswith("*") and method.startswith(k[1][:-1])))), None)
+        if check(key is not None, f"{label}: {class_name}.{method}{descriptor} counted {counts}, expected never"):
+            check(counts == expected[key], f"{label}: {class_name}.{method}{descriptor}: enters/exits {counts}, "
+                                           f"expected {expected[key]}")
+            check(key not in matched, f"{label}: two methods match {key}")
+            matched.add(key)
+    for key in expected:
+        check(key in matched, f"{label}: {key[0]}.{key[1]} never counted, expected {expected[key]}")
+    print(f"{label}: {len(seen)} methods counted, every count as expected" if not harness.failures else "", flush=True)
+
+
+def call_graph_case(release, programs, jdk):
+    def case():
+        label, home = jdk()
+        with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
+            folder = pathlib.Path(scratch)
+            tools = Tools(home, folder)
+            sources = [SOURCES / "java" / f"{main}.java" for main, _ in programs]
+            javac(home, release, folder / "classes", *sources)
+            counts, _ = rewrite([folder / "classes"], folder / "rewritten", folder / "map")
+            check(counts["malformed"] == 0 and counts["left_alone"] == 0,
+                  f"release {release}: every class rewritten whole: {counts}")
+            names = read_map(folder / "map")
+            for main, expected in programs:
+                proc = run_rewritten(home, tools, folder / "rewritten", main)
+                check("CHECK " in proc.stdout, f"{main}: the program ran to its end")
+                check_counts(f"{label} --release {release} {main}", proc, names, expected)
+    return case
+
+
+def jdk17():
+    return ("jdk17", os.environ["JAVA17_HOME"])
+
+
+def long_methods_source(folder):
+    """walk: a loop whose backward goto spans about 31 KB and its 1500 returns, so that the exit
+    calls push it past a 16-bit offset (goto_w); huge: about 61 KB with 2600 returns (javac writes it with goto_w and inverted branches, its "fat code"), past 64 KiB
+    once rewritten (left alone)."""
+    def blocks(count):
+        return "\n".join(f"      if (acc == -{k}) return {k};\n      acc += i ^ {k};" for k in range(1, count + 1))
+    source = f"""public class LongMethods {{
+  static int walk(int n) {{
+    int acc = 0;
+    for (int i = 0; ; i++) {{
+      if (i >= n) return acc;
+{blocks(1500)}
+    }}
+  }}
+
+  static int huge(int n) {{
+    int acc = 0;
+    for (int i = 0; ; i++) {{
+      if (i >= n) return acc;
+{blocks(2600)}
+    }}
+  }}
+
+  public static void main(String[] args) {{
+    int sum = 0;
+    for (int i = 0; i < 3; i++) sum += walk(5) + huge(4);
+    System.out.println("CHECK " + sum);
+  }}
+}}
+"""
+    path = folder / "LongMethods.java"
+    path.write_text(source)
+    return path
+
+
+def long_methods():
+    label, home = jdk17()
+    with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
+        folder = pathlib.Path(scratch)
+        tools = Tools(home, folder)
+        javac(home, 8, folder / "classes", long_methods_source(folder))
+        counts, _ = rewrite([folder / "classes"], folder / "rewritten", folder / "map")
+        check(counts["left_alone"] == 1, f"huge left alone (64 KiB): {counts}")
+        check(counts["widened"] >= 1, f"walk's backward goto widened: {counts}")
+        proc = run_rewritten(home, tools, folder / "rewritten", "LongMethods")
+        check("CHECK " in proc.stdout, "LongMethods ran to its end")
+        check_counts(f"{label} LongMethods", proc, read_map(folder / "map"), LONG_METHODS)
+
+
+def old_class_files():
+    """Hand-made class files the unit test writes (tests/unit/class_rewriter_test.cpp)."""
+    label, home = jdk17()
+    with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
+        folder = pathlib.Path(scratch)
+        (folder / "classes").mkdir()
+        env = dict(os.environ, FASTHPROF_WRITE_CLASS_REWRITER_CLASSES=str(folder / "classes"))
+        subprocess.run([os.environ["FASTHPROF_CLASS_REWRITER_TEST"], "--gtest_filter=*Old*"], env=env, check=True,
+                       capture_output=True, timeout=300)
+        check(sorted(p.name for p in (folder / "classes").iterdir()) == ["Far.class", "Hand.class"],
+              "the unit test wrote Far.class and Hand.class")
+        tools = Tools(home, folder)
+        counts, _ = rewrite([folder / "classes"], folder / "rewritten", folder / "map")
+        check(counts["widened"] == 2 and counts["left_alone"] == 0, f"old class files: {counts}")
+        names = read_map(folder / "map")
+        for main in ("Hand", "Far"):
+            proc = run_rewritten(home, tools, folder / "rewritten", main)
+            expected = {key: value for key, value in OLD_CLASS_FILES.items() if key[0] == main}
+            check_counts(f"{label} {main}", proc, names, expected)
+
+
+def h2():
+    if not os.path.exists(H2_JAR):
+        harness.skip(f"{H2_JAR} absent (Debian libh2-java, tools/install-deps.sh)")
+    for label, home in harness.jdks():
+        with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
+            folder = pathlib.Path(scratch)
+            tools = Tools(home, folder)
+            with zipfile.ZipFile(H2_JAR) as jar:
+                jar.extractall(folder / "jar")
+            names = sorted(str(p.relative_to(folder / "jar"))[:-len(".class")].replace("/", ".")
+                           for p in (folder / "jar").rglob("*.class") if "META-INF" not in p.parts)
+            (folder / "names").write_text("\n".join(names) + "\n")
+            counts, output = rewrite([folder / "jar"], folder / "rewritten", folder / "map")
+            check(counts["malformed"] == 0, f"h2: no class malformed:\n{output[-3000:]}")
+            check(counts["rewritten"] > 900, f"h2: most classes rewritten: {counts}")
+            proc = run_rewritten(home, tools, folder / "rewritten", "--link", folder / "names")
+            last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+            print(f"{label} h2: {last}", flush=True)
+            found = re.match(r"LINKED (\d+) VERIFY (\d+) FORMAT (\d+) OTHER (\d+)", last)
+            if check(found is not None, f"h2: the link summary line, got {last!r}"):
+                linked, verify, format_errors, other = map(int, found.groups())
+                bad = [line for line in proc.stdout.splitlines() if line.startswith(("VERIFY", "FORMAT"))]
+                check(verify == 0 and format_errors == 0, f"{label} h2: VerifyError/ClassFormatError:\n" + "\n".join(bad[:20]))
+                check(linked == len(names) - other and linked > 900, f"{label} h2: {linked} of {len(names)} linked")
+                # The other failures must be the absent optional libraries, not the rewriter's.
+                others = [line for line in proc.stdout.splitlines() if line.startswith("OTHER")]
+                check(all("NoClassDefFoundError" in line for line in others),
+                      f"{label} h2: failures other than absent libraries:\n" + "\n".join(others[:20]))
+
+
+def jdk25_program_case():
+    return call_graph_case(25, [("CallGraphs", CALL_GRAPHS), ("Modern", MODERN), ("TypeAnnotated", TYPE_ANNOTATED),
+                                ("Java25", JAVA25)], harness.jdk25)
+
+
+if __name__ == "__main__":
+    harness.run_cases("class_rewriter_jvm", {
+        "release8": call_graph_case(8, [("CallGraphs", CALL_GRAPHS_8)], jdk17),
+        "release11": call_graph_case(11, [("CallGraphs", CALL_GRAPHS)], jdk17),
+        "release17": call_graph_case(17, [("CallGraphs", CALL_GRAPHS), ("Modern", MODERN),
+                                          ("TypeAnnotated", TYPE_ANNOTATED)], jdk17),
+        "release25": jdk25_program_case(),
+        "long_methods": long_methods,
+        "old_class_files": old_class_files,
+        "h2": h2,
+    })
