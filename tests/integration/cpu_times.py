@@ -317,7 +317,7 @@ def case_virtual_threads():
     compiled = subprocess.run([java_bin(home, "javac"), "-d", classes, source], capture_output=True, text=True)
     if not check(compiled.returncode == 0, f"{label}: VirtualCalls compiles\n{compiled.stderr}"):
         return cleanup(classes)
-    run = run_java(home, agentpath("cpu=times,depth=2,cutoff=0,verbose=y,file=times.txt"), "VirtualCalls",
+    run = run_java(home, agentpath("cpu=times,depth=16,cutoff=0,verbose=y,file=times.txt"), "VirtualCalls",
                    ["20000", "2000"], jvm_args=VERIFY, classpath=classes, timeout=600)
     text, found, named = profile(run)
     if check(run.code == 0 and layout_ok(label, text, found, named, run), f"{label}: virtual threads run", run):
@@ -325,7 +325,8 @@ def case_virtual_threads():
         work = [r for r in found[0][2] if r[0] != "bad" and r[5] == "VirtualCalls.work"]
         check(len(leaf) == 1 and leaf[0][3] == 20000, f"{label}: leaf() 20 000 times: {leaf}", run)
         check(sum(r[3] for r in work) == 20000, f"{label}: work() 20 000 times: {work}", run)
-        # Time while unmounted counts: 20 000 sleeps of 5 ms are at least 100 s of work()'s time.
+        # Time while unmounted counts: 20 000 sleeps of 5 ms are at least 100 s of work()'s time (with
+        # depth=16 every frame under work(), down to where the virtual thread parks, names it).
         sleep_ms = inclusive_ms(found, named, "VirtualCalls.work")
         check(sleep_ms >= 0.95 * 100_000, f"{label}: work()'s time holds the sleeps: {sleep_ms:.0f} ms", run)
         untracked = re.search(r"threads_untracked=(\d+)", run.stderr)
