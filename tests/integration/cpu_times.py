@@ -5,10 +5,13 @@ times; recursion; an exception thrown through three frames; 8 threads with threa
 and cpu=old layouts line by line (docs/compatibility.md §2.10); cpu=samples and cpu=times together;
 jcmd JVMTI.agent_load into a running VM; javac compiling a few hundred files. Each case is a Meson
 test (`cpu_times.py <case>`)."""
+import glob
 import os
 import re
+import signal
 import subprocess
 import tempfile
+import time
 
 import hprof_records
 from harness import (AGENT, agentpath, check, cleanup, java_bin, java_command, java_process, jdk25, on_each_jdk,
@@ -307,6 +310,38 @@ def case_javac():
     on_each_jdk(one)()
 
 
+def writer_running(pid):
+    for task in glob.glob(f"/proc/{pid}/task/*/comm"):
+        try:
+            if open(task).read().startswith("fasthprof writ"):
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def case_quit():
+    # kill -QUIT while a() runs: two CPU TIME sections, b()'s calls split between them (counts
+    # restart after each report), 1000 in all.
+    def one(label, home):
+        with java_process(home, agentpath("cpu=times,depth=3,cutoff=0,file=quit.txt"), "CpuTimes", ["graph"],
+                          jvm_args=VERIFY) as (proc, folder):
+            path = folder / "quit.txt"
+            # The writer thread exists once the agent takes kill -QUIT (before, the JVM prints its
+            # thread dump instead).
+            check(wait_for(lambda: writer_running(proc.pid), 60), f"{label}: the agent's writer runs")
+            time.sleep(0.3)
+            os.kill(proc.pid, signal.SIGQUIT)
+            code = proc.wait(timeout=120)
+            text = path.read_text() if path.exists() else ""
+            found, named = sections(text), traces(text)
+            check(code == 0 and len(found) == 2, f"{label}: two CPU TIME sections after one kill -QUIT\n{text[-1500:]}")
+            counts = [sum(r[3] for r in section[2] if r[0] != "bad" and r[5] == "CpuTimes.b") for section in found]
+            check(sum(counts) == 1000 and all(c > 0 for c in counts),
+                  f"{label}: b()'s 1000 calls split between the reports: {counts}")
+    on_each_jdk(one)()
+
+
 def case_virtual_threads():
     # JDK 25 only (jdk25() skips visibly when it is absent): 20 000 virtual threads in batches of
     # 2000, each calling work() -> leaf() once and sleeping 5 ms unmounted. Counts exact; work()'s
@@ -346,5 +381,6 @@ run_cases("cpu_times", {
     "with_samples": case_with_samples,
     "attach": case_attach,
     "javac": case_javac,
+    "quit": case_quit,
     "virtual_threads": case_virtual_threads,
 })
