@@ -12,7 +12,6 @@
 #include "class_rewriter.h"
 
 #include <algorithm>
-#include <map>
 #include <string>
 #include <utility>
 
@@ -220,12 +219,17 @@ enum class CodeOutcome { kRewritten, kLeftAlone, kMalformed };
 
 class CodeRewriter {
  public:
-  CodeRewriter(const ConstantPool& pool, uint16_t major, std::string_view where)
-      : pool_(pool), major_(major), where_(where) {}
+  // One per class: its vectors are reused from method to method.
+  CodeRewriter(const ConstantPool& pool, uint16_t major) : pool_(pool), major_(major) {}
 
-  // Rewrites one Code attribute's info into `out`; kLeftAlone leaves `out` unspecified.
-  CodeOutcome rewrite(const uint8_t* info, size_t size, uint16_t id_index, uint16_t enter_ref,
-                      uint16_t exit_ref, std::vector<uint8_t>& out) {
+  // Rewrites one Code attribute's info into `out`; kLeftAlone leaves `out` unspecified. The
+  // method's name and descriptor are for the error.
+  CodeOutcome rewrite(const uint8_t* info, size_t size, std::string_view name, std::string_view descriptor,
+                      uint16_t id_index, uint16_t enter_ref, uint16_t exit_ref, std::vector<uint8_t>& out) {
+    name_ = name;
+    descriptor_ = descriptor;
+    insns_.clear();
+    targets_.clear();
     info_ = info;
     Reader in(info, size);
     max_stack_ = in.u2();
@@ -278,7 +282,7 @@ class CodeRewriter {
 
  private:
   CodeOutcome malformed(const std::string& what) {
-    error_ = std::string(where_) + ": " + what;
+    error_ = "method " + std::string(name_) + std::string(descriptor_) + ": " + what;
     return CodeOutcome::kMalformed;
   }
 
@@ -686,7 +690,7 @@ class CodeRewriter {
 
   const ConstantPool& pool_;
   uint16_t major_;
-  std::string_view where_;
+  std::string_view name_, descriptor_;
   std::string error_;
   const uint8_t* info_ = nullptr;
   const uint8_t* code_ = nullptr;
@@ -853,8 +857,9 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls
     result.methods_left_alone = static_cast<uint32_t>(with_code);  // the pool would overflow
     return result;
   }
-  std::map<uint32_t, uint16_t> id_index;
-  for (size_t k = 0; k < distinct.size(); ++k) id_index[distinct[k]] = static_cast<uint16_t>(first + k);
+  auto id_index = [&](uint32_t id) {  // distinct is sorted: the Integers are in its order
+    return static_cast<uint16_t>(first + (std::lower_bound(distinct.begin(), distinct.end(), id) - distinct.begin()));
+  };
   uint32_t next = first + static_cast<uint32_t>(distinct.size());
   const uint16_t class_utf8 = next, class_entry = next + 1, enter_utf8 = next + 2, exit_utf8 = next + 3,
                  descriptor_utf8 = next + 4, enter_nat = next + 5, exit_nat = next + 6, enter_ref = next + 7,
@@ -889,16 +894,16 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls
   w.u2(static_cast<uint32_t>(cf.methods.size()));
 
   std::vector<uint8_t> code;
+  CodeRewriter rewriter(cf.pool, cf.major);
   for (size_t i = 0; i < cf.methods.size(); ++i) {
     const MethodInfo& m = cf.methods[i];
     if (m.code_at == 0) {
       w.bytes(data + m.start, m.end - m.start);
       continue;
     }
-    std::string where = "method " + std::string(m.name) + std::string(m.descriptor);
-    CodeRewriter rewriter(cf.pool, cf.major, where);
     code.clear();
-    CodeOutcome outcome = rewriter.rewrite(data + m.code_at, m.code_length, id_index[ids[i]], enter_ref, exit_ref, code);
+    CodeOutcome outcome = rewriter.rewrite(data + m.code_at, m.code_length, m.name, m.descriptor, id_index(ids[i]),
+                                           enter_ref, exit_ref, code);
     if (outcome == CodeOutcome::kMalformed) {
       RewriteResult malformed;
       malformed.class_name = result.class_name;

@@ -10,7 +10,7 @@ with NoClassDefFoundError: counted apart, not the rewriter's).
 Cases: release8, release11, release17 (JDK 17's javac), release25 (JDK 25's javac; skipped when
 JDK 25 is absent), long_methods (a goto widened to goto_w; a method past 64 KiB left alone),
 old_class_files (hand-made versions 45 and 49: jsr/ret, jsr_w, a conditional branch inverted around
-goto_w), h2."""
+goto_w), mutants (mutated seeds the JVM still verifies must verify once rewritten), h2."""
 import os
 import pathlib
 import re
@@ -108,7 +108,7 @@ def javac(home, release, out, *sources, extra=()):
 
 def rewrite(inputs, out, map_path):
     proc = subprocess.run([REWRITE, "--out", str(out), "--map", str(map_path), *map(str, inputs)],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, errors="replace", timeout=600)
     check(proc.returncode == 0, f"rewrite_classes failed: {proc.stdout}{proc.stderr}")
     summary = proc.stdout.strip().splitlines()[-1].split()
     counts = dict(zip(summary[0::2], map(int, summary[1::2])))
@@ -118,7 +118,7 @@ def rewrite(inputs, out, map_path):
 
 def read_map(path):
     names = {}
-    for line in pathlib.Path(path).read_text().splitlines():
+    for line in pathlib.Path(path).read_text(errors="replace").splitlines():
         number, class_name, method, descriptor = line.split(" ", 3)
         names[int(number)] = (class_name, method, descriptor)
     return names
@@ -261,6 +261,49 @@ def old_class_files():
             check_counts(f"{label} {main}", proc, names, expected)
 
 
+def mutants():
+    """Mutants of the fuzz seeds (random bytes changed, as the fuzz target does) that the JVM still
+    defines and verifies must verify once rewritten too. Each is defined in a loader of its own,
+    with the unmutated classes on the class path for the types it names."""
+    import random
+    label, home = jdk17()
+    seeds = SOURCES.parent / "fuzz" / "corpus" / "class_rewriter"
+    rng = random.Random(15)
+    with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
+        folder = pathlib.Path(scratch)
+        tools = Tools(home, folder)
+        javac(home, 17, folder / "classes", *(SOURCES / "java" / f"{name}.java" for name in
+                                              ("CallGraphs", "Modern", "TypeAnnotated")))
+        javac(home, 11, tools.runner, SOURCES / "java" / "MutantCheck.java")
+        (folder / "mutants").mkdir()
+        seed_bytes = [p.read_bytes() for p in sorted(seeds.iterdir()) if "release25" not in p.name]
+        interesting = [0, 1, 0x7f, 0x80, 0xff]
+        for number in range(3000):
+            data = bytearray(rng.choice(seed_bytes))
+            for _ in range(rng.randint(1, 3)):
+                at = rng.randrange(len(data))
+                if rng.random() < 0.5:
+                    data[at] ^= 1 << rng.randrange(8)
+                else:
+                    data[at] = rng.choice(interesting)
+            (folder / "mutants" / f"m{number:05}.class").write_bytes(bytes(data))
+        counts, _ = rewrite([folder / "mutants"], folder / "rewritten", folder / "map")
+        command = harness.java_command(home, "-Xverify:all", "-Xshare:auto",
+                                       f"--patch-module=java.base={tools.tracker}",
+                                       "-cp", f"{tools.runner}:{folder / 'classes'}", "MutantCheck",
+                                       str(folder / "mutants"), str(folder / "rewritten"))
+        proc = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=1200)
+        check(proc.returncode == 0, f"MutantCheck: exit {proc.returncode}\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+        last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+        print(f"{label} mutants: {last}", flush=True)
+        found = re.match(r"FILES (\d+) VALID (\d+) KEPT (\d+) ACCEPTED (\d+) REJECTED (\d+)", last)
+        if check(found is not None, f"mutants: the summary line, got {last!r}"):
+            files, valid, kept, accepted, rejected = map(int, found.groups())
+            rejections = [line for line in proc.stdout.splitlines() if line.startswith("REJECTED")]
+            check(rejected == 0, "mutants the JVM verified but not once rewritten:\n" + "\n".join(rejections[:20]))
+            check(valid - kept >= 100, f"mutants: at least 100 of {files} valid and rewritten, got {valid - kept}")
+
+
 def h2():
     if not os.path.exists(H2_JAR):
         harness.skip(f"{H2_JAR} absent (Debian libh2-java, tools/install-deps.sh)")
@@ -305,5 +348,6 @@ if __name__ == "__main__":
         "release25": jdk25_program_case(),
         "long_methods": long_methods,
         "old_class_files": old_class_files,
+        "mutants": mutants,
         "h2": h2,
     })
