@@ -388,14 +388,16 @@ void CpuTimer::collect(JNIEnv* jni) {
 }
 
 size_t CpuTimer::drain(JNIEnv* jni) {
-  if (tracker_ == nullptr) return 0;
+  if (tracker_ == nullptr || clock_memory_ == nullptr) return 0;
   if (!writer_ignored_) {
     // The owner's own Java calls (reports' Runtime.totalMemory, class linking) are not the program's.
     writer_ignored_ = true;
     jni->CallStaticVoidMethod(tracker_, ignore_);
     jvmti::clear_exception(jni);
   }
-  if (monotonic_ns() - last_collect_ns_ >= kCollectIntervalNs) collect(jni);
+  // Early when threads come and go fast (virtual threads): their states go only at a collect.
+  int states = __atomic_load_n(reinterpret_cast<int*>(static_cast<char*>(clock_memory_) + 72), __ATOMIC_RELAXED);
+  if (states > kThreadCap / 4 || monotonic_ns() - last_collect_ns_ >= kCollectIntervalNs) collect(jni);
   return 0;
 }
 

@@ -5,13 +5,16 @@ times; recursion; an exception thrown through three frames; 8 threads with threa
 and cpu=old layouts line by line (docs/compatibility.md §2.10); cpu=samples and cpu=times together;
 jcmd JVMTI.agent_load into a running VM; javac compiling a few hundred files. Each case is a Meson
 test (`cpu_times.py <case>`)."""
+import glob
 import os
 import re
+import signal
 import subprocess
 import tempfile
+import time
 
 import hprof_records
-from harness import (AGENT, agentpath, check, cleanup, java_bin, java_command, java_process, on_each_jdk,
+from harness import (AGENT, agentpath, check, cleanup, java_bin, java_command, java_process, jdk25, on_each_jdk,
                      run_cases, run_java, wait_for)
 
 VERIFY = ["-Xverify:all"]
@@ -307,6 +310,66 @@ def case_javac():
     on_each_jdk(one)()
 
 
+def writer_running(pid):
+    for task in glob.glob(f"/proc/{pid}/task/*/comm"):
+        try:
+            if open(task).read().startswith("fasthprof writ"):
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def case_quit():
+    # kill -QUIT while a() runs: two CPU TIME sections, b()'s calls split between them (counts
+    # restart after each report), 1000 in all.
+    def one(label, home):
+        with java_process(home, agentpath("cpu=times,depth=3,cutoff=0,file=quit.txt"), "CpuTimes", ["graph"],
+                          jvm_args=VERIFY) as (proc, folder):
+            path = folder / "quit.txt"
+            # The writer thread exists once the agent takes kill -QUIT (before, the JVM prints its
+            # thread dump instead).
+            check(wait_for(lambda: writer_running(proc.pid), 60), f"{label}: the agent's writer runs")
+            time.sleep(0.3)
+            os.kill(proc.pid, signal.SIGQUIT)
+            code = proc.wait(timeout=120)
+            text = path.read_text() if path.exists() else ""
+            found, named = sections(text), traces(text)
+            check(code == 0 and len(found) == 2, f"{label}: two CPU TIME sections after one kill -QUIT\n{text[-1500:]}")
+            counts = [sum(r[3] for r in section[2] if r[0] != "bad" and r[5] == "CpuTimes.b") for section in found]
+            check(sum(counts) == 1000 and all(c > 0 for c in counts),
+                  f"{label}: b()'s 1000 calls split between the reports: {counts}")
+    on_each_jdk(one)()
+
+
+def case_virtual_threads():
+    # JDK 25 only (jdk25() skips visibly when it is absent): 20 000 virtual threads in batches of
+    # 2000, each calling work() -> leaf() once and sleeping 5 ms unmounted. Counts exact; work()'s
+    # time holds the sleep; the tracker's states of ended threads go, so none is left untracked.
+    label, home = jdk25()
+    classes = tempfile.mkdtemp(prefix="fasthprof-vt-")
+    source = os.path.join(os.environ.get("SOURCE_ROOT", "."), "tests", "java21", "VirtualCalls.java")
+    compiled = subprocess.run([java_bin(home, "javac"), "-d", classes, source], capture_output=True, text=True)
+    if not check(compiled.returncode == 0, f"{label}: VirtualCalls compiles\n{compiled.stderr}"):
+        return cleanup(classes)
+    run = run_java(home, agentpath("cpu=times,depth=16,cutoff=0,verbose=y,file=times.txt"), "VirtualCalls",
+                   ["20000", "2000"], jvm_args=VERIFY, classpath=classes, timeout=600)
+    text, found, named = profile(run)
+    if check(run.code == 0 and layout_ok(label, text, found, named, run), f"{label}: virtual threads run", run):
+        leaf = rows_with(found, named, ["VirtualCalls.leaf", "VirtualCalls.work"])
+        work = [r for r in found[0][2] if r[0] != "bad" and r[5] == "VirtualCalls.work"]
+        check(len(leaf) == 1 and leaf[0][3] == 20000, f"{label}: leaf() 20 000 times: {leaf}", run)
+        check(sum(r[3] for r in work) == 20000, f"{label}: work() 20 000 times: {work}", run)
+        # Time while unmounted counts: 20 000 sleeps of 5 ms are at least 100 s of work()'s time (with
+        # depth=16 every frame under work(), down to where the virtual thread parks, names it).
+        sleep_ms = inclusive_ms(found, named, "VirtualCalls.work")
+        check(sleep_ms >= 0.95 * 100_000, f"{label}: work()'s time holds the sleeps: {sleep_ms:.0f} ms", run)
+        untracked = re.search(r"threads_untracked=(\d+)", run.stderr)
+        check(untracked and untracked.group(1) == "0", f"{label}: no virtual thread left untracked", run)
+    cleanup(run.folder)
+    cleanup(classes)
+
+
 run_cases("cpu_times", {
     "graph": case_graph,
     "graph_saturated": case_graph_saturated,
@@ -318,4 +381,6 @@ run_cases("cpu_times", {
     "with_samples": case_with_samples,
     "attach": case_attach,
     "javac": case_javac,
+    "quit": case_quit,
+    "virtual_threads": case_virtual_threads,
 })

@@ -26,9 +26,12 @@ public final class FasthprofTracker {
     private static final long TID_OFFSET = U.objectFieldOffset(Thread.class, "tid");
     private static final Object LOCK = new Object();
 
-    // Off-heap words the agent owns (start()): the clock at +0, the node budget used at +64.
+    // Off-heap words the agent owns (start()): the clock at +0, the node budget used at +64, and
+    // at +72 the number of thread states (the agent collects early when it grows, so that the
+    // states of ended threads go before the cap is reached).
     private static long clock;
     private static long budget;
+    private static long statesWord;
     private static int depth;
     private static int maxNodes;
     private static int maxThreads;
@@ -47,6 +50,7 @@ public final class FasthprofTracker {
     static void start(long clockAddress, int traceDepth, int nodeBudget, int threadCap) {
         clock = clockAddress;
         budget = clockAddress + 64;
+        statesWord = clockAddress + 72;
         depth = traceDepth;
         maxNodes = nodeBudget;
         maxThreads = threadCap;
@@ -74,7 +78,8 @@ public final class FasthprofTracker {
      * open call above the topmost call of id has ended. Nothing happens when id is not on the stack.
      */
     static void caught(int id) {
-        FasthprofThreadState s = stateOrNull();
+        Thread t = Thread.currentThread();
+        FasthprofThreadState s = find(table, U.getLong(t, TID_OFFSET));
         if (s == null || s.off) {
             return;
         }
@@ -180,6 +185,26 @@ public final class FasthprofTracker {
         if (!engaged) {
             return;
         }
+        try {
+            push(id);
+        } catch (Throwable e) {
+            // Never into the program: an OutOfMemoryError or StackOverflowError here costs this
+            // call its count, and the program meets the error where it would have anyway.
+        }
+    }
+
+    public static void exit(int id) {
+        if (!engaged) {
+            return;
+        }
+        try {
+            popTo(id);
+        } catch (Throwable e) {
+            // As in enter().
+        }
+    }
+
+    private static void push(int id) {
         FasthprofThreadState s = state();
         if (s == null || s.off) {
             return;
@@ -196,10 +221,7 @@ public final class FasthprofTracker {
         s.sp = sp + 1;
     }
 
-    public static void exit(int id) {
-        if (!engaged) {
-            return;
-        }
+    private static void popTo(int id) {
         FasthprofThreadState s = state();
         if (s == null || s.off) {
             return;
@@ -259,12 +281,12 @@ public final class FasthprofTracker {
         return slowState(t, tid);
     }
 
-    private static FasthprofThreadState stateOrNull() {
-        Thread t = Thread.currentThread();
-        return find(table, U.getLong(t, TID_OFFSET));
-    }
-
     private static FasthprofThreadState slowState(Thread t, long tid) {
+        if (tid == 0) {
+            // A Thread object still being constructed: the JVM runs the constructor on the thread
+            // it attaches (JNI AttachCurrentThread), before the thread has its ID. Not counted.
+            return null;
+        }
         FasthprofThreadState s = find(table, tid);
         if (s != null) {
             return s;
@@ -319,6 +341,7 @@ public final class FasthprofTracker {
             liveStates++;
         }
         table = tab;
+        U.putIntVolatile(null, statesWord, liveStates);
     }
 
     // Under LOCK: forgets the states of these threads (they ended).
@@ -329,6 +352,7 @@ public final class FasthprofTracker {
             size /= 2;
         }
         table = rebuild(tab, size, ended);
+        U.putIntVolatile(null, statesWord, liveStates);
     }
 
     private static FasthprofThreadState[] rebuild(FasthprofThreadState[] tab, int size, Thread[] ended) {
