@@ -19,6 +19,8 @@ const std::vector<Verb>& verbs() {
        kDiffUsage, diff_main},
       {"text", "a binary file in the text layout of format=a (TRACE, HEAP DUMP, SITES, CPU ...)",
        kTextUsage, text_main},
+      {"flame", "a self-contained HTML flame graph (CPU) or icicle (SITES): hover, zoom, search",
+       kFlameUsage, flame_main},
   };
   return table;
 }

@@ -23,4 +23,7 @@ int diff_main(int argc, char** argv);
 extern const char kTextUsage[];
 int text_main(int argc, char** argv);
 
+extern const char kFlameUsage[];
+int flame_main(int argc, char** argv);
+
 }  // namespace fasthprof::cli
