@@ -77,7 +77,9 @@ def jcmd_histogram(text):
 def case_dispatch():
     help_text = fasthprof("help")
     listed = re.findall(r"^  (\w+) ", help_text.stdout, re.M)
-    check(help_text.returncode == 0 and listed == ["verify", "summary", "collapsed", "diff", "text", "flame"],
+    # pprof is built only where Debian's protobuf and profile.proto are (tools/meson.build).
+    check(help_text.returncode == 0 and listed in (["verify", "summary", "collapsed", "diff", "text", "flame"],
+                                                   ["verify", "summary", "collapsed", "diff", "text", "flame", "pprof"]),
           f"help lists the verbs that are built, and no other:\n{help_text.stdout}")
     for verb in listed:
         usage = fasthprof(verb, "--help")
@@ -591,6 +593,68 @@ def flame_run(jdk, home):
         cleanup(folder)
 
 
+def pprof_top(path, *extra):
+    """{function: flat} and the total of `go tool pprof -top` on a profile."""
+    env = dict(os.environ, HOME=str(pathlib.Path(path).parent))  # go keeps a cache under $HOME
+    done = subprocess.run(["go", "tool", "pprof", "-top", "-nodefraction=0", "-nodecount=100000", *extra, str(path)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    rows = []
+    for line in done.stdout.splitlines():
+        found = re.match(r"\s*([\d.]+)(\w*)\s+[\d.]+%\s+[\d.]+%\s+[\d.]+\w*\s+[\d.]+%\s+(.+)$", line)
+        if found:
+            rows.append((found.group(3), found.group(1) + found.group(2)))
+    total = re.search(r"of ([\d.]+\w*) total", done.stdout)
+    return rows, total.group(1) if total else None, done.stdout + done.stderr
+
+
+def pprof_run(jdk, home):
+    """`go tool pprof -top` (Debian's golang-go) on the pprof output of CpuBusy lists CpuBusy.spin
+    first with the count the CPU SAMPLES records give it, and the records' total; on AllocSites'
+    sites, AllocSites$Item with the objects its sites allocated."""
+    label = f"{jdk} pprof"
+    if not re.search(r"^  pprof ", fasthprof("help").stdout, re.M):
+        skip("the pprof verb is not built (protobuf-compiler, libprotobuf-dev, golang-github-google-pprof-dev)")
+    if shutil.which("go") is None:
+        skip("go is not installed (golang-go, tools/install-deps.sh)")
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-cmd-"))
+    try:
+        cpu = folder / "cpu.hprof"
+        run = run_java(home, agentpath(f"cpu=samples,format=b,file={cpu}"), main="CpuBusy", args=["2", "1500"])
+        if not check(run.code == 0, f"{label}: CpuBusy", run):
+            return
+        made = fasthprof("pprof", "-o", folder / "cpu.pb.gz", cpu)
+        check(made.returncode == 0 and (folder / "cpu.pb.gz").read_bytes()[:2] == b"\x1f\x8b",
+              f"{label}: pprof -o cpu.pb.gz, gzipped: {made.stderr}")
+        _, id_size, _, records = hprof_records.read(cpu)
+        classes = {serial: java_name(name) for serial, name in hprof_records.load_classes(records, id_size).items()}
+        frames = hprof_records.stack_frames(records, id_size)
+        traces = hprof_records.stack_traces(records, id_size)
+        spin, total = 0, 0
+        for _, section_total, rows in hprof_records.cpu_samples(records):
+            total += section_total
+            for count, serial in rows:
+                top = traces[serial][1][:1]
+                if top and f"{classes[frames[top[0]][1]]}.{frames[top[0]][0]}" == "CpuBusy.spin":
+                    spin += count
+        rows, shown_total, output = pprof_top(folder / "cpu.pb.gz")
+        check(rows[:1] == [("CpuBusy.spin", str(spin))] and shown_total == str(total),
+              f"{label}: go tool pprof -top lists CpuBusy.spin first with {spin} of {total} samples:\n{output[:2000]}")
+        sites = folder / "sites.hprof"
+        run = run_java(home, agentpath(f"heap=sites,format=b,file={sites}"), main="AllocSites")
+        if not check(run.code == 0, f"{label}: AllocSites", run):
+            return
+        check(fasthprof("pprof", "--sites", "-o", folder / "sites.pb.gz", sites).returncode == 0, f"{label}: pprof --sites")
+        _, id_size, _, records = hprof_records.read(sites)
+        classes = {serial: java_name(name) for serial, name in hprof_records.load_classes(records, id_size).items()}
+        items = sum(row[6] for row in hprof_records.alloc_sites(records)[-1][1] if classes.get(row[1]) == "AllocSites$Item")
+        rows, _, output = pprof_top(folder / "sites.pb.gz", "-sample_index=alloc_objects")
+        check(items > 0 and ("AllocSites$Item", str(items)) in rows,
+              f"{label}: alloc_objects of AllocSites$Item: {items}:\n{output[:2000]}")
+        one_message(f"{label}: pprof without -o", fasthprof("pprof", cpu), r"needs -o")
+    finally:
+        cleanup(folder)
+
+
 run_cases("fasthprof_cmd", {
     "dispatch": case_dispatch,
     "histogram": on_each_jdk(quiescent_histograms),
@@ -598,4 +662,5 @@ run_cases("fasthprof_cmd", {
     "diff": on_each_jdk(diff_run),
     "text": on_each_jdk(text_run),
     "flame": on_each_jdk(flame_run),
+    "pprof": on_each_jdk(pprof_run),
 })
