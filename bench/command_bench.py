@@ -1,4 +1,4 @@
-"""`fasthprof summary` on a large heap dump (bench/README.md "fasthprof summary"): MB/s of HPROF
+"""`fasthprof summary` (and `text`) on a large heap dump (bench/README.md "fasthprof summary"): MB/s of HPROF
 bytes from the page cache and peak memory, side by side in one run with `hprof-verify` (the other
 whole-file reader) and `cat` (the floor: reading the bytes), alternating, medians of --rounds runs.
 
@@ -83,6 +83,7 @@ def main():
         sides = {
             "cat": ["cat", str(plain)],
             "summary": [command, "summary", str(plain)],
+            "text": [command, "text", str(plain)],
             "verify": [verify, str(plain)],
             "summary gz": [command, "summary", str(compressed)],
             "verify gz": [verify, str(compressed)],

@@ -19,6 +19,12 @@ const std::vector<Verb>& verbs() {
        kDiffUsage, diff_main},
       {"text", "a binary file in the text layout of format=a (TRACE, HEAP DUMP, SITES, CPU ...)",
        kTextUsage, text_main},
+      {"flame", "a self-contained HTML flame graph (CPU) or icicle (SITES): hover, zoom, search",
+       kFlameUsage, flame_main},
+#ifdef FASTHPROF_PPROF
+      {"pprof", "CPU samples/times or allocation sites as a gzipped pprof profile (go tool pprof ...)",
+       kPprofUsage, pprof_main},
+#endif
   };
   return table;
 }
