@@ -40,7 +40,7 @@ std::vector<std::string_view> Args::values(std::string_view name) const {
   return found;
 }
 
-bool parse_args(const Verb& verb, int argc, char** argv, const std::vector<std::string_view>& flags,
+bool parse_args(const char* verb, int argc, char** argv, const std::vector<std::string_view>& flags,
                 const std::vector<std::string_view>& valued, Args* args) {
   auto listed = [](const std::vector<std::string_view>& names, std::string_view name) {
     for (std::string_view known : names) {
@@ -60,17 +60,17 @@ bool parse_args(const Verb& verb, int argc, char** argv, const std::vector<std::
     } else if (arg == "--help" || arg == "-h") {
       args->help = true;
     } else if (arg == "-o" || arg == "--output") {
-      if (i + 1 == argc) return fail(verb.name, "%s needs a file name (see fasthprof %s --help)", argv[i], verb.name), false;
+      if (i + 1 == argc) return fail(verb, "%s needs a file name (see fasthprof %s --help)", argv[i], verb), false;
       args->output = argv[++i];
     } else if (listed(flags, arg)) {
       args->options.emplace_back(arg, std::string_view());
     } else if (size_t eq = arg.find('='); eq != std::string_view::npos && listed(valued, arg.substr(0, eq))) {
       args->options.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
     } else if (listed(valued, arg)) {
-      if (i + 1 == argc) return fail(verb.name, "%s needs a value (see fasthprof %s --help)", argv[i], verb.name), false;
+      if (i + 1 == argc) return fail(verb, "%s needs a value (see fasthprof %s --help)", argv[i], verb), false;
       args->options.emplace_back(arg, argv[++i]);
     } else {
-      fail(verb.name, "unknown option %s (see fasthprof %s --help)", argv[i], verb.name);
+      fail(verb, "unknown option %s (see fasthprof %s --help)", argv[i], verb);
       return false;
     }
   }

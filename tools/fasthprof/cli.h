@@ -53,9 +53,9 @@ struct Args {
   std::vector<std::string_view> values(std::string_view name) const;
 };
 
-// Parses argv[1..argc) of a verb. False after a message (fail()) for an unknown option or a
+// Parses argv[1..argc) of the verb of that name. False after a message (fail()) for an unknown option or a
 // missing value.
-bool parse_args(const Verb& verb, int argc, char** argv, const std::vector<std::string_view>& flags,
+bool parse_args(const char* verb, int argc, char** argv, const std::vector<std::string_view>& flags,
                 const std::vector<std::string_view>& valued, Args* args);
 
 // Parses a decimal count (for --top and the like). False when text is not one.

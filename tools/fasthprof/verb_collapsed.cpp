@@ -28,7 +28,7 @@ const char kCollapsedUsage[] =
 
 int collapsed_main(int argc, char** argv) {
   Args args;
-  if (!parse_args(verbs()[2], argc, argv, {"--cpu", "--sites"}, {"--value", "--section"}, &args)) return kExitBadInput;
+  if (!parse_args("collapsed", argc, argv, {"--cpu", "--sites"}, {"--value", "--section"}, &args)) return kExitBadInput;
   if (args.help) {
     std::fputs(kCollapsedUsage, stdout);
     return kExitOk;

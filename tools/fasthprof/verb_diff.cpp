@@ -58,7 +58,7 @@ std::string percent_change(uint64_t before, uint64_t after) {
 
 int diff_main(int argc, char** argv) {
   Args args;
-  if (!parse_args(verbs()[3], argc, argv, {"--heap", "--sites", "--cpu", "--stacks"},
+  if (!parse_args("diff", argc, argv, {"--heap", "--sites", "--cpu", "--stacks"},
                   {"--value", "--top", "--fail-if"}, &args)) {
     return kExitBadInput;
   }

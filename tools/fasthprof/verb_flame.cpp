@@ -196,7 +196,7 @@ constexpr char kPageScript[] = R"JS(<script>
 
 int flame_main(int argc, char** argv) {
   Args args;
-  if (!parse_args(verbs()[5], argc, argv, {"--cpu", "--sites"}, {"--value", "--section", "--title"}, &args)) {
+  if (!parse_args("flame", argc, argv, {"--cpu", "--sites"}, {"--value", "--section", "--title"}, &args)) {
     return kExitBadInput;
   }
   if (args.help) {

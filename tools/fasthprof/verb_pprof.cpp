@@ -139,7 +139,7 @@ bool write_gzip(const char* path, const std::string& bytes) {
 
 int pprof_main(int argc, char** argv) {
   Args args;
-  if (!parse_args(verbs()[6], argc, argv, {"--cpu", "--sites"}, {"--section"}, &args)) return kExitBadInput;
+  if (!parse_args("pprof", argc, argv, {"--cpu", "--sites"}, {"--section"}, &args)) return kExitBadInput;
   if (args.help) {
     std::fputs(kPprofUsage, stdout);
     return kExitOk;

@@ -128,9 +128,8 @@ void print_cpu(FILE* out, const HprofModel& model, uint64_t top) {
 }  // namespace
 
 int summary_main(int argc, char** argv) {
-  const Verb& verb = verbs()[1];
   Args args;
-  if (!parse_args(verb, argc, argv, {}, {"--top"}, &args)) return kExitBadInput;
+  if (!parse_args("summary", argc, argv, {}, {"--top"}, &args)) return kExitBadInput;
   if (args.help) {
     std::fputs(kSummaryUsage, stdout);
     return kExitOk;

@@ -336,7 +336,7 @@ class TextConverter {
 
 int text_main(int argc, char** argv) {
   Args args;
-  if (!parse_args(verbs()[4], argc, argv, {}, {}, &args)) return kExitBadInput;
+  if (!parse_args("text", argc, argv, {}, {}, &args)) return kExitBadInput;
   if (args.help) {
     std::fputs(kTextUsage, stdout);
     return kExitOk;
