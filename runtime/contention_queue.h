@@ -5,22 +5,18 @@
 //                                                                  the time (monitor_time_table.h)
 //
 // A contention event is rare next to an allocation (the thread has just blocked for a lock, which
-// cost it a park and an unpark at least), so one short mutex, held only to append or to swap the
-// buffer, is all the queue needs; it is never held across a VM call or the owner's work. WAIT/WAITED
-// lines do not come this way: they go through the LifecycleQueue so that they keep their place
-// among THREAD START/END.
+// cost it a park and an unpark at least), so the one bounded FIFO of owner_queue.h is all it
+// needs. WAIT/WAITED lines do not come this way: they go through the LifecycleQueue so that they
+// keep their place among THREAD START/END.
 //
 // Threads: push() from any thread, drain() from one (the owner).
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
-#include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "owner_queue.h"
 #include "profile_writer.h"
 
 namespace fasthprof {
@@ -40,59 +36,10 @@ struct ContentionEvent {
   std::vector<StackFrame> frames;  // kEnter, kComplete: the stack at the enter, top first, cut to depth=
 };
 
-struct ContentionQueueOptions {
-  size_t capacity = size_t{1} << 16;
-  uint32_t stall_limit_ms = 100;
-};
-
-struct ContentionQueueStats {
-  uint64_t pushed = 0;
-  uint64_t waits = 0;   // pushes that found the queue full
-  uint64_t forced = 0;  // pushes queued past the capacity because the owner stalled
-  uint64_t deepest = 0;  // most events waiting at a drain
-};
-
-// Bounded like the LifecycleQueue: while `capacity` events wait, push() waits for the owner, but
-// only while the owner makes progress; after `stall_limit_ms` without a drain the event is queued
-// anyway (a report may run Java code that needs a lock the waiting thread holds).
-class ContentionQueue {
- public:
-  explicit ContentionQueue(const ContentionQueueOptions& options = {}) : options_(options) {}
-  ContentionQueue(const ContentionQueue&) = delete;
-  ContentionQueue& operator=(const ContentionQueue&) = delete;
-
-  void push(ContentionEvent event);
-
-  // Hands every event queued so far to fn(ContentionEvent&) in push order; returns how many. One
-  // thread (the owner).
-  template <typename Fn>
-  size_t drain(Fn&& fn) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      taken_.swap(pending_);
-      if (taken_.size() > stats_.deepest) stats_.deepest = taken_.size();
-    }
-    size_t count = taken_.size();
-    for (ContentionEvent& event : taken_) fn(event);
-    taken_.clear();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      ++drains_;
-    }
-    room_.notify_all();
-    return count;
-  }
-
-  ContentionQueueStats stats() const;
-
- private:
-  ContentionQueueOptions options_;
-  mutable std::mutex mutex_;
-  std::condition_variable room_;
-  std::vector<ContentionEvent> pending_;  // guarded by mutex_
-  std::vector<ContentionEvent> taken_;    // the owner's
-  uint64_t drains_ = 0;                   // guarded by mutex_
-  ContentionQueueStats stats_;            // guarded by mutex_
-};
+// Bounded like the LifecycleQueue (owner_queue.h): a report may run Java code that needs a lock
+// the waiting thread holds.
+using ContentionQueueOptions = OwnerQueueOptions;
+using ContentionQueueStats = OwnerQueueStats;
+using ContentionQueue = OwnerQueue<ContentionEvent>;
 
 }  // namespace fasthprof
