@@ -276,6 +276,10 @@ TEST(CrossChecks, FasthprofOptionsNeedTheirFeature) {
   EXPECT_EQ("sample=<bytes> needs heap=sites or heap=all", parse_error("heap=dump,sample=1k"));
   EXPECT_EQ("timeout=<seconds> needs net=<host>:<port>", parse_error("timeout=5"));
   EXPECT_EQ("timeout=<seconds> needs net=<host>:<port>", parse_error("file=x.txt,timeout=5"));
+  EXPECT_EQ("commands=<which> needs net=<host>:<port>", parse_error("commands=noexit"));
+  EXPECT_EQ(Options::NetCommands::kAll, parse_ok("net=localhost:9").net_commands);
+  EXPECT_EQ(Options::NetCommands::kNoExit, parse_ok("net=localhost:9,commands=noexit").net_commands);
+  EXPECT_EQ(Options::NetCommands::kReports, parse_ok("net=localhost:9,commands=reports").net_commands);
   EXPECT_EQ(1024u, parse_ok("heap=sites,sample=1k").sample_bytes);
   EXPECT_EQ(1024u, parse_ok("sample=1K").sample_bytes);  // default heap=all tracks
 }
