@@ -177,7 +177,7 @@ void NetCommandParser::take(const uint8_t* body, std::vector<NetCommand>* comman
       }
       // CPU SAMPLES' u2 is unused (the original ignored it too).
       if (command.tag == NetCommandTag::kCpuSamples) command.flags = 0;
-      uint16_t known = kSitesIncremental | kSitesSortByAlloc | kSitesForceGc;
+      uint16_t known = kSitesIncremental | kSitesSortedByAllocation | kSitesForceGc;
       if ((command.flags & ~known) != 0) {
         messages->push_back(what + ": unknown flags 0x" + [&] {
           char text[8];

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "hprof_format.h"
+
 namespace fasthprof {
 
 enum class NetCommandTag : uint8_t {
@@ -40,10 +42,8 @@ enum class NetControl : uint16_t {
   kSetDepth = 7,     // + u2 depth
 };
 
-// ALLOC SITES flags.
-inline constexpr uint16_t kSitesIncremental = 0x1;
-inline constexpr uint16_t kSitesSortByAlloc = 0x2;
-inline constexpr uint16_t kSitesForceGc = 0x4;
+// ALLOC SITES flags: those of the ALLOC SITES record (hprof_format.h), kSitesIncremental,
+// kSitesSortedByAllocation, kSitesForceGc.
 
 inline constexpr size_t kNetCommandHeader = 9;  // u1 tag, u4 serial, u4 length
 inline constexpr uint32_t kMaxSkippedBody = 4096;

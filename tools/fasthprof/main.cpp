@@ -17,6 +17,8 @@ const std::vector<Verb>& verbs() {
        kCollapsedUsage, collapsed_main},
       {"diff", "two files' heap dumps, SITES or CPU sections row by row; --fail-if for CI gates",
        kDiffUsage, diff_main},
+      {"listen", "collect net= agents' output, one file per connection, and send them commands",
+       kListenUsage, listen_main},
   };
   return table;
 }

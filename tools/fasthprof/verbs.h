@@ -20,4 +20,7 @@ int collapsed_main(int argc, char** argv);
 extern const char kDiffUsage[];
 int diff_main(int argc, char** argv);
 
+extern const char kListenUsage[];
+int listen_main(int argc, char** argv);
+
 }  // namespace fasthprof::cli
