@@ -59,7 +59,8 @@ class Listen:
             if found:
                 return found
             self.seen.append(line)
-        raise AssertionError(f"fasthprof listen never printed {pattern!r}; it printed {self.seen}")
+        raise AssertionError(f"fasthprof listen never printed {pattern!r}; it printed {self.seen}"
+                             f" (exit {self.proc.poll()})")
 
     def send(self, line):
         self.proc.stdin.write(line + "\n")
@@ -96,9 +97,9 @@ def every_command(home, label, binary):
         path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
         check(oct(path.stat().st_mode & 0o777) == "0o600", f"{label}: {path} is mode {oct(path.stat().st_mode)}")
         harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"))
-        script = ["gc", "dump", "sites 0 gc", "summary", "traces", "cpu 0.0", "control 1 alloc off",
+        script = ["gc", "dump", "sites 1 0 gc", "summary", "traces", "cpu 1 0.0", "control 1 alloc off",
                   "control 1 alloc on", "control 1 sampling off", "control 1 sampling on", "control 1 clear-cpu",
-                  "control 1 reset-sites", "control 1 sampling off 424242", "control 1 depth 2", "sites 0.5"]
+                  "control 1 reset-sites", "control 1 sampling off 424242", "control 1 depth 2", "sites 1 0.5"]
         for line in script:
             listen.send(line)
             listen.expect(r"sent 1 ")
