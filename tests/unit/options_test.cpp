@@ -104,6 +104,11 @@ const std::map<std::string, RowExpectation>& expectations() {
       {"timeout", {[](const Options& o) { return o.net_timeout_seconds == 10 && !o.net_timeout_given; },
                    "net=localhost:8000,timeout=3",
                    [](const Options& o) { return o.net_timeout_seconds == 3 && o.net_timeout_given; }, "-1"}},
+      {"commands",
+       {[](const Options& o) { return o.net_commands == Options::NetCommands::kAll && !o.net_commands_given; },
+        "net=localhost:8000,commands=noexit",
+        [](const Options& o) { return o.net_commands == Options::NetCommands::kNoExit && o.net_commands_given; },
+        "none"}},
       {"dumper", {[](const Options& o) { return o.dumpers == std::vector<HeapDumperChoice>{HeapDumperChoice::kAuto}; },
                   "heap=dump,format=b,dumper=vm+jvmti",
                   [](const Options& o) {
