@@ -264,6 +264,55 @@ def cut_back(home, label):
     harness.cleanup(folder)
 
 
+def stalled_peer(home, label):
+    # A peer that asks for a heap dump and then reads nothing: timeout= bounds how long the program
+    # waits (the dump holds its threads); then the connection is given up and the program runs on.
+    import socket
+    import struct
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    options = f"heap=dump,format=b,dumper=jvmti,timeout=3,net=127.0.0.1:{port}"
+    with java_process(home, agentpath(options), "LiveHeap", args=(64, 20)) as (proc, jvm):
+        server.settimeout(60)
+        peer, _ = server.accept()
+        peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
+        peer.sendall(struct.pack(">BII", 0x02, 1, 0))
+        asked = time.time()
+        gave_up = harness.wait_for(lambda: "took no data for 3 seconds" in harness.read_text(jvm / "stderr.txt"),
+                                   timeout=60)
+        check(gave_up, f"{label}: the agent never gave the stalled peer up: {harness.read_text(jvm / 'stderr.txt')}")
+        check(time.time() - asked < 30, f"{label}: giving up took {time.time() - asked:.1f} s with timeout=3")
+        code = proc.wait(timeout=120)
+        check(code == 0, f"{label}: the JVM exited {code}")
+        check("finished" in harness.read_text(jvm / "stdout.txt"), f"{label}: the program did not run to its end")
+        peer.close()
+    server.close()
+
+
+def death_during_command(home, label):
+    # SIGTERM while a dump command runs: VM death waits for the writer, the listener ends with the
+    # connection, the JVM exits as after any SIGTERM, and the file holds only complete records.
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+    listen = Listen(folder)
+    options = f"heap=dump,format=b,dumper=jvmti,net=127.0.0.1:{listen.port}"
+    with java_process(home, agentpath(options), "LiveHeap", args=(64, 60)) as (proc, jvm):
+        path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
+        harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
+        listen.send("dump")
+        harness.wait_for(lambda: path.stat().st_size > 1 << 20, timeout=60, step=0.005)
+        code = harness.terminate(proc)
+        check(code == 143, f"{label}: the JVM exited {code} after SIGTERM during a dump command")
+        listen.expect(r"closed 1 ")
+        check(not list(jvm.glob("hs_err*")), f"{label}: the JVM crashed")
+    ok, output = harness.verify_binary(path)
+    check(ok, f"{label}: {output}")
+    listen.stop()
+    harness.cleanup(folder)
+
+
 def on_jdks(run):
     return lambda: [run(home, label) for label, home in harness.jdks()]
 
@@ -276,4 +325,6 @@ harness.run_cases("net_commands", {
     "three_agents": on_jdks(three_agents),
     "collector_killed": on_jdks(collector_killed),
     "cut_back": on_jdks(cut_back),
+    "stalled_peer": on_jdks(stalled_peer),
+    "death_during_command": on_jdks(death_during_command),
 })
