@@ -1,4 +1,4 @@
-"""`fasthprof summary` on a large heap dump (bench/README.md "fasthprof summary"): MB/s of HPROF
+"""`fasthprof summary` (and `text`) on a large heap dump (bench/README.md "fasthprof summary"): MB/s of HPROF
 bytes from the page cache and peak memory, side by side in one run with `hprof-verify` (the other
 whole-file reader) and `cat` (the floor: reading the bytes), alternating, medians of --rounds runs.
 
@@ -23,7 +23,9 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 
 def timed(command):
-    """(wall seconds, peak RSS in MiB) of one run of command, its output discarded."""
+    """(wall seconds, peak RSS in MiB, CPU seconds: user + system) of one run of command, its output
+    discarded. On a machine shared with other jobs the wall time includes waiting for a core: the
+    CPU time is the figure that compares."""
     started = time.monotonic()
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -31,7 +33,7 @@ def timed(command):
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(command)}: exit {proc.returncode}: {proc.stderr.read().decode()[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def make_dumps(java_home, objects, heap, folder):
@@ -81,6 +83,7 @@ def main():
         sides = {
             "cat": ["cat", str(plain)],
             "summary": [command, "summary", str(plain)],
+            "text": [command, "text", str(plain)],
             "verify": [verify, str(plain)],
             "summary gz": [command, "summary", str(compressed)],
             "verify gz": [verify, str(compressed)],
@@ -95,9 +98,13 @@ def main():
         for name, samples in runs.items():
             wall = statistics.median(s[0] for s in samples)
             peak = max(s[1] for s in samples)
-            result[name] = {"seconds": wall, "mb_per_s": hprof_bytes / 1e6 / wall, "peak_rss_mib": peak}
-            print(f"{name:11s} median {wall:7.3f} s  {hprof_bytes / 1e6 / wall:8.1f} MB/s of HPROF  "
-                  f"peak RSS {peak:8.1f} MiB", flush=True)
+            cpu = statistics.median(s[2] for s in samples)
+            result[name] = {"seconds": wall, "mb_per_s": hprof_bytes / 1e6 / wall, "peak_rss_mib": peak,
+                            "cpu_seconds": cpu, "mb_per_cpu_s": hprof_bytes / 1e6 / max(cpu, 1e-6)}
+            print(f"{name:11s} median {wall:7.3f} s wall {hprof_bytes / 1e6 / wall:8.1f} MB/s, {cpu:7.3f} s CPU "
+                  f"{hprof_bytes / 1e6 / max(cpu, 1e-6):8.1f} MB/s of HPROF; peak RSS {peak:8.1f} MiB", flush=True)
+        print(f"CPU time: summary / verify {result['summary']['cpu_seconds'] / result['verify']['cpu_seconds']:.2f}, "
+              f"gz: summary / verify {result['summary gz']['cpu_seconds'] / result['verify gz']['cpu_seconds']:.2f}", flush=True)
         print(f"summary / cat time {result['summary']['seconds'] / result['cat']['seconds']:.2f}, "
               f"summary / verify {result['summary']['seconds'] / result['verify']['seconds']:.2f}, "
               f"gz: summary / verify {result['summary gz']['seconds'] / result['verify gz']['seconds']:.2f}; "

@@ -95,7 +95,7 @@ std::string HprofModel::class_name_by_serial(uint32_t serial) const {
   return java_class_name(utf8(found->second));
 }
 
-std::string HprofModel::class_name_by_id(uint64_t class_id) const {
+std::string HprofModel::class_name_by_object_id(uint64_t class_id) const {
   auto found = class_name_by_id_.find(class_id);
   if (found == class_name_by_id_.end() || utf8(found->second).empty()) return hex_name("class", class_id);
   return java_class_name(utf8(found->second));
@@ -241,7 +241,7 @@ bool HprofModel::record(const RecordView& r, ReadError* error) {
     }
     case RecordTag::kCpuSamples: {
       if (too_short(8)) return false;
-      CpuSection section;
+      CpuSamplesSection section;
       section.offset = r.offset;
       section.total = bytes_.u4(at);
       const uint32_t count = bytes_.u4(at + 4);
@@ -381,7 +381,7 @@ void HprofModel::finish_dump(bool complete) {
   }
   for (const auto& [class_id, c] : dump_classes_) {
     if (c.instances == 0) continue;
-    rows.push_back(HistogramRow{c.is_class_dump ? std::string("java.lang.Class") : class_name_by_id(class_id),
+    rows.push_back(HistogramRow{c.is_class_dump ? std::string("java.lang.Class") : class_name_by_object_id(class_id),
                                 c.instances, c.bytes});
   }
   for (size_t type = 0; type < dump_primitive_arrays_.size(); ++type) {

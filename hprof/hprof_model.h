@@ -70,7 +70,7 @@ struct CpuRow {
   uint32_t trace_serial = 0;
 };
 
-struct CpuSection {
+struct CpuSamplesSection {
   uint64_t offset = 0;
   uint32_t total = 0;
   std::vector<CpuRow> rows;
@@ -117,6 +117,8 @@ class HprofModel {
   std::string_view utf8(uint64_t id) const;
   // Java name of the class loaded under a serial ("<class serial N>" when none is).
   std::string class_name_by_serial(uint32_t serial) const;
+  // Java name of the class whose class object has this ID (its LOAD CLASS), or "<class 0x...>".
+  std::string class_name_by_object_id(uint64_t class_id) const;
   // Name of a site's class, primitive arrays by element type.
   std::string site_class_name(const SiteRow& row) const;
   const FrameInfo* frame(uint64_t id) const;
@@ -131,7 +133,7 @@ class HprofModel {
   std::string folded_stack(uint32_t trace_serial, bool with_lines) const;
 
   const std::vector<SitesSection>& sites() const { return sites_; }
-  const std::vector<CpuSection>& cpu() const { return cpu_; }
+  const std::vector<CpuSamplesSection>& cpu() const { return cpu_; }
   const std::vector<HeapDumpInfo>& dumps() const { return dumps_; }
   // Records per tag, over the whole file.
   const std::array<uint64_t, 256>& record_counts() const { return record_counts_; }
@@ -153,7 +155,6 @@ class HprofModel {
   bool record(const RecordView& record, ReadError* error);
   bool dump_record(const RecordView& record, ReadError* error);
   void finish_dump(bool complete);
-  std::string class_name_by_id(uint64_t class_id) const;
 
   HprofHeader header_;
   HprofBytes bytes_;
@@ -168,7 +169,7 @@ class HprofModel {
   std::unordered_map<uint64_t, FrameInfo> frames_;
   std::unordered_map<uint32_t, TraceInfo> traces_;
   std::vector<SitesSection> sites_;
-  std::vector<CpuSection> cpu_;
+  std::vector<CpuSamplesSection> cpu_;
   std::vector<HeapDumpInfo> dumps_;
   // The dump being read.
   bool in_dump_ = false;

@@ -4,7 +4,9 @@
 set -eu
 PACKAGES="g++ meson ninja-build pkg-config python3 binutils procps
   libconcurrentqueue-dev libxxhash-dev libjemalloc-dev libjemalloc2 libdeflate-dev zlib1g-dev gzip
-  libgtest-dev libbenchmark-dev openjdk-17-jdk-headless libh2-java visualvm"
+  libgtest-dev libbenchmark-dev openjdk-17-jdk-headless libh2-java visualvm
+  chromium chromium-driver python3-selenium
+  protobuf-compiler libprotobuf-dev golang-github-google-pprof-dev golang-go"
 
 missing=""
 for package in $PACKAGES; do

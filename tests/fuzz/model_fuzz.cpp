@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       names += model.site_class_name(row).size() + model.folded_stack(row.trace_serial, true).size();
     }
   }
-  for (const fasthprof::CpuSection& section : model.cpu()) {
+  for (const fasthprof::CpuSamplesSection& section : model.cpu()) {
     for (const fasthprof::CpuRow& row : section.rows) names += model.folded_stack(row.trace_serial, false).size();
   }
   for (const fasthprof::HeapDumpInfo& dump : model.dumps()) {

@@ -12,11 +12,12 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 
 import hprof_records
 from harness import (agentpath, check, cleanup, java_bin, java_process, on_each_jdk, read_text, run_cases, run_java,
-                     wait_for)
+                     skip, wait_for)
 
 COMMAND = os.environ.get("FASTHPROF_COMMAND", "")
 VERIFY = os.environ.get("FASTHPROF_VERIFY", "")
@@ -76,7 +77,9 @@ def jcmd_histogram(text):
 def case_dispatch():
     help_text = fasthprof("help")
     listed = re.findall(r"^  (\w+) ", help_text.stdout, re.M)
-    check(help_text.returncode == 0 and listed == ["verify", "summary", "collapsed", "diff"],
+    # pprof is built only where Debian's protobuf and profile.proto are (tools/meson.build).
+    check(help_text.returncode == 0 and listed in (["verify", "summary", "collapsed", "diff", "text", "flame"],
+                                                   ["verify", "summary", "collapsed", "diff", "text", "flame", "pprof"]),
           f"help lists the verbs that are built, and no other:\n{help_text.stdout}")
     for verb in listed:
         usage = fasthprof(verb, "--help")
@@ -371,9 +374,293 @@ def diff_run(jdk, home):
         cleanup(folder)
 
 
+# Every line kind of format=a (docs/compatibility.md §2), for both outputs compared by text_run.
+TEXT_LINES = [r"THREAD START \(obj=[0-9a-f]+, id = \d+, name=\".*\", group=\".*\"\)",
+              r"THREAD END \(id = \d+\)",
+              r"TRACE \d+:( \(thread=\d+\))?", r"\t<empty>", r"\t\S+\.[^.(]+\([^:]*:(\d+|Unknown line)\)",
+              r"HEAP DUMP BEGIN \(\d+ objects, \d+ bytes\) \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}", r"HEAP DUMP END",
+              r"ROOT [0-9a-f]+ \(kind=<(thread>, id=\d+, trace=\d+|thread block>, thread=\d+|JNI global ref>, id=[0-9a-f]+, "
+              r"trace=\d+|system class>, name=\S+|busy monitor>|Java stack>, thread=\d+, frame=-?\d+|JNI local ref>, "
+              r"thread=\d+, frame=-?\d+|unknown>|native stack>, thread=\d+)\)",
+              r"OBJ [0-9a-f]+ \(sz=\d+, trace=\d+, class=\S+@[0-9a-f]+\)", r"\t\S+\t\t?[0-9a-f]+",
+              r"ARR [0-9a-f]+ \(sz=\d+, trace=\d+, nelems=\d+, elem type=\S+?(@[0-9a-f]+)?\)", r"\t\[\d+\]\t\t[0-9a-f]+",
+              r"CLS [0-9a-f]+ \(name=\S+, trace=\d+\)", r"\t(super|loader|signers|domain)\t\t[0-9a-f]+",
+              r"\tstatic \S+\t[0-9a-f]+", r"\tconstant pool entry \d+\t[0-9a-f]+",
+              r"SITES BEGIN \(ordered by (live|allocated) bytes\) .*", r"          percent          live          alloc'ed  stack class",
+              r" rank   self  accum     bytes objs     bytes  objs trace name",
+              r" *\d+ +\d+\.\d\d% +\d+\.\d\d% +\d+ +\d+ +\d+ +\d+ +\d+ \S+", r"SITES END",
+              r"CPU (SAMPLES|TIME \(ms\)) BEGIN \(total = \d+\) .*", r"rank   self  accum   count trace method",
+              r" *\d+ +\d+\.\d\d% +\d+\.\d\d% +\d+ +\d+ (\S+|<empty trace>)", r"CPU (SAMPLES|TIME \(ms\)) END"]
+TEXT_LINE = re.compile("|".join(f"(?:{pattern})" for pattern in TEXT_LINES))
+
+
+def text_sections(text):
+    """(header lines up to ----, body lines after it)."""
+    head, _, body = text.partition("\n--------\n\n")
+    return head.splitlines(), body.splitlines()
+
+
+def text_facts(lines):
+    """What two runs of one deterministic program share: OBJ/ARR per class name, the CLS names, the
+    field lines of the program's objects, and the program's SITES rows with their stacks."""
+    traces, current = {}, None
+    objects, classes, fields, sites = {}, {}, {}, []
+    owner = None
+    for line in lines:
+        found = re.match(r"TRACE (\d+):", line)
+        if found:
+            current = traces.setdefault(int(found.group(1)), [])
+            continue
+        if line.startswith("\t") and current is not None and "(" in line:
+            current.append(line.strip())
+            continue
+        current = None
+        found = re.match(r"(OBJ|ARR) \S+ \(.*(?:class|elem type)=([^@)]+)", line)
+        if found:
+            objects[found.group(2)] = objects.get(found.group(2), 0) + 1
+            owner = found.group(2)
+            continue
+        found = re.match(r"CLS \S+ \(name=(\S+),", line)
+        if found:
+            # Hidden classes carry their address in their name: counted by the name without it.
+            hidden = re.sub(r"\.0x[0-9a-f]+$", "", found.group(1))
+            classes[hidden] = classes.get(hidden, 0) + 1
+            owner = None
+            continue
+        found = re.match(r"\t(\w+)\t", line)
+        if found and owner and owner.startswith("Histogram$"):
+            key = (owner, found.group(1))
+            fields[key] = fields.get(key, 0) + 1
+            continue
+        found = re.match(r" *\d+ +[\d.]+% +[\d.]+% +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) (Histogram\S*)$", line)
+        if found:
+            sites.append((found.group(6), *map(int, found.groups()[:4]), tuple(traces.get(int(found.group(5)), []))))
+    return objects, classes, fields, sorted(sites)
+
+
+def text_run(jdk, home):
+    """Histogram run twice, format=a and format=b; `fasthprof text` of the binary file against the
+    text file: every line in a format=a layout, the same header, per class the same OBJ/ARR lines,
+    the same classes, the program's objects' reference fields and its SITES rows with their stacks."""
+    label = f"{jdk} text"
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-cmd-"))
+    try:
+        for name, form in (("run.txt", "a"), ("run.hprof", "b")):
+            run = run_java(home, agentpath(f"heap=all,format={form},dumper=jvmti,file={folder / name}"),
+                           main="Histogram", args=["300", "now"])
+            check(run.code == 0, f"{label}: Histogram with format={form}", run)
+        converted = fasthprof("text", folder / "run.hprof")
+        if not check(converted.returncode == 0, f"{label}: text: {converted.stderr}"):
+            return
+        original = (folder / "run.txt").read_text()
+        head, body = text_sections(converted.stdout)
+        want_head, want_body = text_sections(original)
+        check(re.fullmatch(r"JAVA PROFILE 1\.0\.1, created \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}", head[0])
+              and head[1:] == want_head[1:], f"{label}: the header of format=a:\n{head[:3]}")
+        for what, lines in (("text", body), ("format=a", want_body)):
+            bad = [line for line in lines if not TEXT_LINE.fullmatch(line)]
+            check(not bad, f"{label}: {what}: every line in a format=a layout; not: {bad[:10]}")
+        for section in ("HEAP DUMP BEGIN", "HEAP DUMP END", "SITES BEGIN", "SITES END"):
+            check(sum(line.startswith(section) for line in body) == sum(line.startswith(section) for line in want_body) == 1,
+                  f"{label}: one {section} in each")
+        got, want = text_facts(body), text_facts(want_body)
+        own = lambda counts: {k: v for k, v in counts.items() if k.startswith("Histogram")}
+        check(own(got[0]) == own(want[0]) and own(got[0]).get("Histogram$Node") == 900,
+              f"{label}: OBJ/ARR lines of the program's classes: {own(got[0])} / {own(want[0])}")
+        check(got[1] == want[1], f"{label}: the same CLS names: {differences(got[1], want[1])}")
+        check(got[2] == want[2] and got[2].get(("Histogram$Node", "next")) == 899,
+              f"{label}: the program's reference fields: {got[2]} / {want[2]}")
+        check(got[3] == want[3] and len(got[3]) >= 4, f"{label}: the program's SITES rows and stacks:\n{got[3]}\n{want[3]}")
+        node = re.search(r"^OBJ \S+ \(sz=(\d+), trace=\d+, class=Histogram\$Node@", converted.stdout, re.M)
+        check(node is not None and node.group(1) == "40", f"{label}: sz= of a Node is its shallow size, 40")
+        one_message(f"{label}: text of a text file", fasthprof("text", folder / "run.txt"), r"is a text profile")
+    finally:
+        cleanup(folder)
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+def browser():
+    """Headless Debian chromium under chromedriver (tools/install-deps.sh), or skip()."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        # Debian's python3-selenium is installed for the system's python3; a python3 of its own
+        # (pyenv, a venv) of the same version reads it from there.
+        sys.path.append("/usr/lib/python3/dist-packages")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        skip("python3-selenium is not installed (tools/install-deps.sh)")
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        skip("chromium and chromium-driver are not installed (tools/install-deps.sh)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+def flame_run(jdk, home):
+    """The flame graph of CpuBusy opened in headless chromium: no console message, the widest leaf
+    frame is CpuBusy.spin, a click zooms, a search highlights, Reset restores; the SITES icicle
+    puts its callers at the top and AllocSites$Item under AllocSites.makeItems."""
+    label = f"{jdk} flame"
+    driver = browser()
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-cmd-"))
+    try:
+        run = run_java(home, agentpath(f"cpu=samples,format=b,file={folder / 'cpu.hprof'}"), main="CpuBusy",
+                       args=["2", "1500"])
+        run_sites = run_java(home, agentpath(f"heap=sites,format=b,file={folder / 'sites.hprof'}"), main="AllocSites")
+        if not (check(run.code == 0, f"{label}: CpuBusy", run) and check(run_sites.code == 0, f"{label}: AllocSites",
+                                                                           run_sites)):
+            return
+        made = fasthprof("flame", "-o", folder / "cpu.html", folder / "cpu.hprof")
+        check(made.returncode == 0 and made.stdout == "", f"{label}: flame -o cpu.html: {made.stderr}")
+        page = (folder / "cpu.html").read_text()
+        check(not re.search(r"(src|href)=|https?://|fetch\(|XMLHttpRequest|import\(", page),
+              f"{label}: the page fetches nothing")
+        driver.get((folder / "cpu.html").as_uri())
+        frames = lambda: driver.find_elements(By.CSS_SELECTOR, "#chart .frame")
+        width = lambda element: element.rect["width"]
+        chart_width = driver.find_element(By.ID, "chart").rect["width"]
+        leaves = [f for f in frames() if f.get_attribute("data-leaf")]
+        widest = max(leaves, key=width) if leaves else None
+        check(widest is not None and widest.get_attribute("data-name") == "CpuBusy.spin",
+              f"{label}: the widest leaf frame is CpuBusy.spin: {widest and widest.get_attribute('data-name')}")
+        collapsed = parse_folds(fasthprof("collapsed", folder / "cpu.hprof").stdout)
+        spin = sum(count for stack, count in collapsed.items() if stack.endswith(";CpuBusy.spin"))
+        total = sum(collapsed.values())
+        spin_width = sum(width(f) for f in frames() if f.get_attribute("data-name") == "CpuBusy.spin")
+        check(abs(spin_width / chart_width - spin / total) < 0.02,
+              f"{label}: CpuBusy.spin is {spin}/{total} of the samples and {spin_width:.0f}/{chart_width:.0f} px wide")
+        root = [f for f in frames() if f.get_attribute("data-depth") == "0"]
+        check(len(root) == 1 and root[0].rect["y"] == max(f.rect["y"] for f in frames()),
+              f"{label}: a flame graph: the root at the bottom")
+        drawn = sorted(f.get_attribute("data-name") for f in frames())
+        # Hover: the status line names the frame, its count and share.
+        ActionChains(driver).move_to_element(widest).perform()
+        status = driver.find_element(By.ID, "status").text
+        check(status.startswith("CpuBusy.spin ") and re.search(r"\d+ \(\d+\.\d\d%\)", status),
+              f"{label}: hovering shows name, count and percentage: {status!r}")
+        # Click: the lambda that calls spin fills the width.
+        caller = [f for f in frames() if f.get_attribute("data-name") == "CpuBusy.lambda$main$0"]
+        check(bool(caller), f"{label}: a CpuBusy.lambda$main$0 frame")
+        if caller:
+            max(caller, key=width).click()
+            after = [f for f in frames() if f.get_attribute("data-name") == "CpuBusy.lambda$main$0"]
+            # The chart's width less its two border pixels.
+            check(len(after) == 1 and abs(width(after[0]) - (chart_width - 2)) < 1,
+                  f"{label}: a click zooms: the clicked frame is as wide as the chart: "
+                  f"{[width(f) for f in after]} of {chart_width}")
+            under = {f.get_attribute("data-name") for f in frames() if int(f.get_attribute("data-depth")) > 2}
+            check(len(frames()) < len(drawn) and "CpuBusy.spin" in under,
+                  f"{label}: frames outside the zoomed one are gone ({len(frames())} of {len(drawn)} drawn)")
+        search = driver.find_element(By.ID, "search")
+        search.send_keys("spin")
+        marked = [f.get_attribute("data-name") for f in frames() if "match" in f.get_attribute("class")]
+        check(marked and all("spin" in name for name in marked), f"{label}: the search highlights: {marked[:5]}")
+        check(driver.find_element(By.ID, "matched").text.startswith("matched "),
+              f"{label}: the matched share is shown: {driver.find_element(By.ID, 'matched').text!r}")
+        driver.find_element(By.ID, "reset").click()
+        check(sorted(f.get_attribute("data-name") for f in frames()) == drawn
+              and not [f for f in frames() if "match" in f.get_attribute("class")]
+              and driver.find_element(By.ID, "search").get_attribute("value") == "",
+              f"{label}: Reset zooms out and clears the search")
+        logs = driver.get_log("browser")
+        check(not logs, f"{label}: no console message: {logs[:5]}")
+
+        made = fasthprof("flame", "--value", "alloc-bytes", "-o", folder / "sites.html", folder / "sites.hprof")
+        check(made.returncode == 0, f"{label}: flame of SITES: {made.stderr}")
+        driver.get((folder / "sites.html").as_uri())
+        root = [f for f in frames() if f.get_attribute("data-depth") == "0"]
+        check(len(root) == 1 and root[0].rect["y"] == min(f.rect["y"] for f in frames()),
+              f"{label}: an icicle: the root at the top")
+        items = [f for f in frames() if f.get_attribute("data-name") == "AllocSites$Item" and f.get_attribute("data-leaf")]
+        makers = [f for f in frames() if f.get_attribute("data-name") == "AllocSites.makeItems"]
+        check(items and makers and any(abs(i.rect["y"] - m.rect["y"] - m.rect["height"]) < 1 for i in items for m in makers),
+              f"{label}: AllocSites$Item drawn right under AllocSites.makeItems")
+        logs = driver.get_log("browser")
+        check(not logs, f"{label}: no console message on the icicle: {logs[:5]}")
+    finally:
+        driver.quit()
+        cleanup(folder)
+
+
+def pprof_top(path, *extra):
+    """{function: flat} and the total of `go tool pprof -top` on a profile."""
+    env = dict(os.environ, HOME=str(pathlib.Path(path).parent))  # go keeps a cache under $HOME
+    done = subprocess.run(["go", "tool", "pprof", "-top", "-nodefraction=0", "-nodecount=100000", *extra, str(path)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    rows = []
+    for line in done.stdout.splitlines():
+        found = re.match(r"\s*([\d.]+)(\w*)\s+[\d.]+%\s+[\d.]+%\s+[\d.]+\w*\s+[\d.]+%\s+(.+)$", line)
+        if found:
+            rows.append((found.group(3), found.group(1) + found.group(2)))
+    total = re.search(r"of ([\d.]+\w*) total", done.stdout)
+    return rows, total.group(1) if total else None, done.stdout + done.stderr
+
+
+def pprof_run(jdk, home):
+    """`go tool pprof -top` (Debian's golang-go) on the pprof output of CpuBusy lists CpuBusy.spin
+    first with the count the CPU SAMPLES records give it, and the records' total; on AllocSites'
+    sites, AllocSites$Item with the objects its sites allocated."""
+    label = f"{jdk} pprof"
+    if not re.search(r"^  pprof ", fasthprof("help").stdout, re.M):
+        skip("the pprof verb is not built (protobuf-compiler, libprotobuf-dev, golang-github-google-pprof-dev)")
+    if shutil.which("go") is None:
+        skip("go is not installed (golang-go, tools/install-deps.sh)")
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-cmd-"))
+    try:
+        cpu = folder / "cpu.hprof"
+        run = run_java(home, agentpath(f"cpu=samples,format=b,file={cpu}"), main="CpuBusy", args=["2", "1500"])
+        if not check(run.code == 0, f"{label}: CpuBusy", run):
+            return
+        made = fasthprof("pprof", "-o", folder / "cpu.pb.gz", cpu)
+        check(made.returncode == 0 and (folder / "cpu.pb.gz").read_bytes()[:2] == b"\x1f\x8b",
+              f"{label}: pprof -o cpu.pb.gz, gzipped: {made.stderr}")
+        _, id_size, _, records = hprof_records.read(cpu)
+        classes = {serial: java_name(name) for serial, name in hprof_records.load_classes(records, id_size).items()}
+        frames = hprof_records.stack_frames(records, id_size)
+        traces = hprof_records.stack_traces(records, id_size)
+        spin, total = 0, 0
+        for _, section_total, rows in hprof_records.cpu_samples(records):
+            total += section_total
+            for count, serial in rows:
+                top = traces[serial][1][:1]
+                if top and f"{classes[frames[top[0]][1]]}.{frames[top[0]][0]}" == "CpuBusy.spin":
+                    spin += count
+        rows, shown_total, output = pprof_top(folder / "cpu.pb.gz")
+        check(rows[:1] == [("CpuBusy.spin", str(spin))] and shown_total == str(total),
+              f"{label}: go tool pprof -top lists CpuBusy.spin first with {spin} of {total} samples:\n{output[:2000]}")
+        sites = folder / "sites.hprof"
+        run = run_java(home, agentpath(f"heap=sites,format=b,file={sites}"), main="AllocSites")
+        if not check(run.code == 0, f"{label}: AllocSites", run):
+            return
+        check(fasthprof("pprof", "--sites", "-o", folder / "sites.pb.gz", sites).returncode == 0, f"{label}: pprof --sites")
+        _, id_size, _, records = hprof_records.read(sites)
+        classes = {serial: java_name(name) for serial, name in hprof_records.load_classes(records, id_size).items()}
+        items = sum(row[6] for row in hprof_records.alloc_sites(records)[-1][1] if classes.get(row[1]) == "AllocSites$Item")
+        rows, _, output = pprof_top(folder / "sites.pb.gz", "-sample_index=alloc_objects")
+        check(items > 0 and ("AllocSites$Item", str(items)) in rows,
+              f"{label}: alloc_objects of AllocSites$Item: {items}:\n{output[:2000]}")
+        one_message(f"{label}: pprof without -o", fasthprof("pprof", cpu), r"needs -o")
+    finally:
+        cleanup(folder)
+
+
 run_cases("fasthprof_cmd", {
     "dispatch": case_dispatch,
     "histogram": on_each_jdk(quiescent_histograms),
     "collapsed": on_each_jdk(collapsed_run),
     "diff": on_each_jdk(diff_run),
+    "text": on_each_jdk(text_run),
+    "flame": on_each_jdk(flame_run),
+    "pprof": on_each_jdk(pprof_run),
 })

@@ -17,6 +17,14 @@ const std::vector<Verb>& verbs() {
        kCollapsedUsage, collapsed_main},
       {"diff", "two files' heap dumps, SITES or CPU sections row by row; --fail-if for CI gates",
        kDiffUsage, diff_main},
+      {"text", "a binary file in the text layout of format=a (TRACE, HEAP DUMP, SITES, CPU ...)",
+       kTextUsage, text_main},
+      {"flame", "a self-contained HTML flame graph (CPU) or icicle (SITES): hover, zoom, search",
+       kFlameUsage, flame_main},
+#ifdef FASTHPROF_PPROF
+      {"pprof", "CPU samples/times or allocation sites as a gzipped pprof profile (go tool pprof ...)",
+       kPprofUsage, pprof_main},
+#endif
       {"listen", "collect net= agents' output, one file per connection, and send them commands",
        kListenUsage, listen_main},
   };

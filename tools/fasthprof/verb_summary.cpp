@@ -108,7 +108,7 @@ void print_sites(FILE* out, const HprofModel& model, uint64_t top) {
 void print_cpu(FILE* out, const HprofModel& model, uint64_t top) {
   const char* title = model.cpu_is_times() ? "CPU TIME (ms)" : "CPU SAMPLES";
   for (size_t i = 0; i < model.cpu().size(); ++i) {
-    const CpuSection& section = model.cpu()[i];
+    const CpuSamplesSection& section = model.cpu()[i];
     std::vector<CpuRow> rows = section.rows;
     std::stable_sort(rows.begin(), rows.end(), [](const CpuRow& a, const CpuRow& b) { return a.count > b.count; });
     const size_t shown = top == 0 ? rows.size() : std::min<size_t>(top, rows.size());

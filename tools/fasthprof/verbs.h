@@ -20,6 +20,16 @@ int collapsed_main(int argc, char** argv);
 extern const char kDiffUsage[];
 int diff_main(int argc, char** argv);
 
+extern const char kTextUsage[];
+int text_main(int argc, char** argv);
+
+extern const char kFlameUsage[];
+int flame_main(int argc, char** argv);
+
+// Built only with Debian's protobuf and profile.proto (tools/meson.build).
+extern const char kPprofUsage[];
+int pprof_main(int argc, char** argv);
+
 extern const char kListenUsage[];
 int listen_main(int argc, char** argv);
 

@@ -1,0 +1,283 @@
+// `fasthprof flame FILE -o out.html`: a flame graph (CPU) or an icicle (allocation sites) in one
+// self-contained HTML page: the data, style and script inline, nothing fetched.
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "profile.h"
+#include "verbs.h"
+
+namespace fasthprof::cli {
+
+const char kFlameUsage[] =
+    "usage: fasthprof flame [--cpu | --sites [--value METRIC]] [--section N] [--title TEXT] -o OUT.html FILE\n"
+    "Writes a flame graph as one self-contained HTML page (data, style and script inline; it fetches\n"
+    "nothing): the stacks of `fasthprof collapsed` (same options, same data), each frame as wide as\n"
+    "its count. CPU sections draw as a flame graph (callers at the bottom); SITES as an icicle\n"
+    "(callers at the top, the allocated class as the innermost frame).\n"
+    "In the page: hover a frame for its name, count and percentage; click it to zoom into it; type\n"
+    "in the search box to highlight the frames whose name contains the text (the matched share is\n"
+    "shown); Reset (or Escape) zooms out and clears the search.\n"
+    "  --cpu, --sites, --value M, --section N   as for fasthprof collapsed\n"
+    "  --title TEXT  the page's title (default: the file name and what is drawn)\n"
+    "  -o OUT.html   where the page goes (standard output without it)\n"
+    "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
+
+namespace {
+
+struct Node {
+  std::string name;
+  uint64_t value = 0;
+  std::map<std::string, std::unique_ptr<Node>> children;
+};
+
+// A JSON string literal that is also safe inside <script>: '<' is escaped, so no "</script>".
+void json_string(std::string* out, std::string_view text) {
+  *out += '"';
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      *out += '\\';
+      *out += static_cast<char>(c);
+    } else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+      *out += escaped;
+    } else {
+      *out += static_cast<char>(c);
+    }
+  }
+  *out += '"';
+}
+
+// A node as [name, value, [children...]], the children left to right in name order, as flame
+// graphs draw them (the same stacks line up in the graphs of two runs).
+void json_node(std::string* out, const Node& node) {
+  *out += '[';
+  json_string(out, node.name);
+  *out += ',' + std::to_string(node.value) + ",[";
+  bool first = true;
+  for (const auto& [name, child] : node.children) {
+    if (!first) *out += ',';
+    first = false;
+    json_node(out, *child);
+  }
+  *out += "]]";
+}
+
+std::string html_text(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+constexpr char kPageStyle[] = R"CSS(<style>
+body { font: 12px sans-serif; margin: 8px; }
+#bar { display: flex; gap: 8px; align-items: center; margin-bottom: 6px; }
+#status { min-height: 16px; font-family: monospace; white-space: pre; margin: 4px 0; }
+#chart { position: relative; width: 100%; overflow: hidden; border: 1px solid #ccc; }
+.frame { position: absolute; height: 17px; box-sizing: border-box; border: 1px solid #fff; overflow: hidden;
+  white-space: nowrap; font: 11px monospace; line-height: 15px; padding-left: 2px; cursor: pointer; }
+.frame.match { background: #e040fb !important; }
+</style>
+)CSS";
+
+constexpr char kPageScript[] = R"JS(<script>
+"use strict";
+(function () {
+  const ROW = 17;
+  const chart = document.getElementById("chart");
+  const status = document.getElementById("status");
+  const search = document.getElementById("search");
+  const matched = document.getElementById("matched");
+  const total = DATA[1];
+  let zoomed = DATA;
+  let path = [];  // the zoomed node's ancestors, drawn full width above (icicle) or below (flame) it
+  function depthOf(node) {
+    let d = 0;
+    for (const child of node[2]) d = Math.max(d, depthOf(child));
+    return d + 1;
+  }
+  function color(name) {
+    let h = 0;
+    for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
+    const java = /^(java|javax|jdk|sun|com\.sun)\./.test(name);
+    return java ? "hsl(" + (30 + h % 25) + ",80%," + (55 + h % 15) + "%)"
+                : "hsl(" + (h % 40) + ",85%," + (58 + h % 12) + "%)";
+  }
+  function draw() {
+    chart.textContent = "";
+    const width = chart.clientWidth;
+    const rows = path.length + depthOf(zoomed);
+    chart.style.height = rows * ROW + "px";
+    const place = (node, depth, x, w, ancestor) => {
+      if (w < 0.5) return;
+      const div = document.createElement("div");
+      div.className = "frame";
+      const row = ICICLE ? depth : rows - 1 - depth;
+      div.style.left = x + "px";
+      div.style.top = row * ROW + "px";
+      div.style.width = w + "px";
+      div.style.background = color(node[0]);
+      div.textContent = w > 30 ? node[0] : "";
+      div.dataset.name = node[0];
+      div.dataset.value = node[1];
+      div.dataset.depth = depth;
+      if (!node[2].length) div.dataset.leaf = "1";
+      const share = (100 * node[1] / total).toFixed(2);
+      div.title = node[0] + "\n" + node[1] + " (" + share + "%)";
+      div.onmouseenter = () => { status.textContent = node[0] + "  " + node[1] + " (" + share + "%)"; };
+      div.onclick = () => zoom(node);
+      if (search.value && node[0].includes(search.value)) div.classList.add("match");
+      chart.appendChild(div);
+      if (ancestor) return;
+      let at = x;
+      for (const child of node[2]) {
+        const cw = w * child[1] / node[1];
+        place(child, depth + 1, at, cw, false);
+        at += cw;
+      }
+    };
+    path.forEach((node, i) => place(node, i, 0, width, true));
+    place(zoomed, path.length, 0, width, false);
+    showMatched();
+  }
+  function find(node, target, trail) {
+    if (node === target) return true;
+    for (const child of node[2]) {
+      trail.push(node);
+      if (find(child, target, trail)) return true;
+      trail.pop();
+    }
+    return false;
+  }
+  function zoom(node) {
+    const trail = [];
+    find(DATA, node, trail);
+    path = trail;
+    zoomed = node;
+    draw();
+  }
+  function matchedValue(node) {
+    if (node[0].includes(search.value)) return node[1];
+    let sum = 0;
+    for (const child of node[2]) sum += matchedValue(child);
+    return sum;
+  }
+  function showMatched() {
+    matched.textContent = search.value ? "matched " + (100 * matchedValue(DATA) / total).toFixed(2) + "%" : "";
+  }
+  function reset() {
+    search.value = "";
+    path = [];
+    zoomed = DATA;
+    draw();
+  }
+  search.addEventListener("input", draw);
+  document.getElementById("reset").addEventListener("click", reset);
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape") reset(); });
+  window.addEventListener("resize", draw);
+  draw();
+})();
+</script>
+)JS";
+
+}  // namespace
+
+int flame_main(int argc, char** argv) {
+  Args args;
+  if (!parse_args(verbs()[5], argc, argv, {"--cpu", "--sites"}, {"--value", "--section", "--title"}, &args)) {
+    return kExitBadInput;
+  }
+  if (args.help) {
+    std::fputs(kFlameUsage, stdout);
+    return kExitOk;
+  }
+  if (args.has("--cpu") && args.has("--sites")) return fail("flame", "--cpu and --sites: give one");
+  if (args.has("--value") && args.has("--cpu")) return fail("flame", "--value goes with --sites, not --cpu");
+  uint64_t section = 0;
+  if (args.has("--section") && (!parse_count(args.value("--section"), &section) || section == 0)) {
+    return fail("flame", "--section takes a number from 1");
+  }
+  if (args.operands.size() != 1) return fail("flame", "needs one FILE (see fasthprof flame --help)");
+  int metric = 0;
+  if (args.has("--value")) {
+    metric = metric_index(Kind::kSites, args.value("--value"));
+    if (metric < 0) {
+      return fail("flame", "--value %.*s: not live-bytes, live-objects, alloc-bytes or alloc-objects",
+                  static_cast<int>(args.value("--value").size()), args.value("--value").data());
+    }
+  }
+  const std::string path(args.operands[0]);
+  std::unique_ptr<Loaded> loaded = load("flame", path.c_str());
+  if (loaded == nullptr) return kExitBadInput;
+  const HprofModel& model = loaded->model;
+  if (!args.has("--cpu") && !args.has("--sites") && !has_kind(model, Kind::kCpu) && !has_kind(model, Kind::kSites)) {
+    return fail("flame", "%s holds no CPU SAMPLES and no ALLOC SITES section (heap=sites or cpu=samples|times)",
+                path.c_str());
+  }
+  Kind kind = Kind::kCpu;
+  if (args.has("--sites") || args.has("--value") || (!args.has("--cpu") && !has_kind(model, Kind::kCpu))) {
+    kind = Kind::kSites;
+  }
+  Table table;
+  if (!build_table("flame", path.c_str(), model, kind, Grouping::kStack, section, &table)) return kExitBadInput;
+
+  Node root;
+  root.name = "all";
+  for (const auto& [stack, values] : table.rows) {
+    const uint64_t value = values[metric];
+    if (value == 0) continue;
+    root.value += value;
+    Node* node = &root;
+    size_t start = 0;
+    while (start <= stack.size()) {
+      size_t end = stack.find(';', start);
+      if (end == std::string::npos) end = stack.size();
+      std::unique_ptr<Node>& child = node->children[stack.substr(start, end - start)];
+      if (!child) {
+        child = std::make_unique<Node>();
+        child->name = stack.substr(start, end - start);
+      }
+      child->value += value;
+      node = child.get();
+      start = end + 1;
+    }
+  }
+  const std::string what = std::string(kind == Kind::kCpu ? (model.cpu_is_times() ? "CPU TIME (ms)" : "CPU SAMPLES")
+                                                          : "allocation sites by ") +
+                           (kind == Kind::kSites ? std::string(table.metrics[metric]) : std::string()) + ", " +
+                           table.what;
+  const std::string title = args.has("--title") ? std::string(args.value("--title")) : path + ": " + what;
+
+  std::string page;
+  page += "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + html_text(title) + "</title>\n";
+  page += kPageStyle;
+  page += "</head><body>\n<h3>" + html_text(title) + "</h3>\n";
+  page += "<div id=\"bar\"><input id=\"search\" placeholder=\"search\" size=\"30\"> <button id=\"reset\">Reset</button>"
+          " <span id=\"matched\"></span> <span>total " + std::to_string(root.value) + "</span></div>\n";
+  page += "<div id=\"status\"></div>\n<div id=\"chart\"></div>\n<script>\nconst ICICLE = ";
+  page += kind == Kind::kSites ? "true" : "false";
+  page += ";\nconst DATA = ";
+  json_node(&page, root);
+  page += ";\n</script>\n";
+  page += kPageScript;
+  page += "</body></html>\n";
+
+  Output output;
+  if (!output.open("flame", args.output)) return kExitBadInput;
+  std::fwrite(page.data(), 1, page.size(), output.file());
+  return output.close("flame") ? kExitOk : kExitBadInput;
+}
+
+}  // namespace fasthprof::cli

@@ -1,0 +1,203 @@
+// `fasthprof pprof FILE -o out.pb.gz`: the CPU samples or times, or the allocation sites, as a
+// gzipped pprof profile (the profile.proto messages Debian's golang-github-google-pprof-dev ships,
+// encoded by Debian's protobuf), which `go tool pprof`, Pyroscope, Parca and Grafana read.
+#include <zlib.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+
+#include "profile.h"
+#include "profile.pb.h"
+#include "verbs.h"
+
+namespace fasthprof::cli {
+
+const char kPprofUsage[] =
+    "usage: fasthprof pprof [--cpu | --sites] [--section N] -o OUT.pb.gz FILE\n"
+    "Writes the samples of a file in Google's pprof format (profile.proto, gzipped), for\n"
+    "`go tool pprof`, Pyroscope, Parca, Grafana:\n"
+    "  --cpu    the CPU sections added up (the default when the file has one): one sample per\n"
+    "           trace, sample type samples/count (cpu=samples) or cpu/milliseconds (cpu=times)\n"
+    "  --sites  the last ALLOC SITES section: one sample per site, four sample types as Go's heap\n"
+    "           profiles have them: alloc_objects, alloc_space, inuse_objects, inuse_space (the\n"
+    "           default); the allocated class is the sample's label \"class\" and its innermost frame\n"
+    "  --section N  the Nth section instead\n"
+    "Frames become locations with their function (class.method, signature, source file) and line\n"
+    "where the trace has one.\n"
+    "  -o OUT   where the profile goes (required: it is binary)\n"
+    "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
+
+namespace {
+
+namespace pb = perftools::profiles;
+
+class Builder {
+ public:
+  explicit Builder(const HprofModel& model) : model_(model) { profile_.add_string_table(""); }
+
+  int64_t text(const std::string& value) {
+    auto found = strings_.find(value);
+    if (found != strings_.end()) return found->second;
+    const int64_t index = profile_.string_table_size();
+    profile_.add_string_table(value);
+    strings_.emplace(value, index);
+    return index;
+  }
+
+  void sample_type(const char* type, const char* unit) {
+    pb::ValueType* value = profile_.add_sample_type();
+    value->set_type(text(type));
+    value->set_unit(text(unit));
+  }
+
+  // Location of a frame of the file (one per frame ID).
+  uint64_t location(uint64_t frame_id) {
+    auto found = locations_.find(frame_id);
+    if (found != locations_.end()) return found->second;
+    const FrameInfo* frame = model_.frame(frame_id);
+    const std::string name = model_.frame_name(frame_id, false);
+    const uint64_t function_id = function(name, frame != nullptr ? std::string(frame->signature) : std::string(),
+                                          frame != nullptr ? std::string(frame->source) : std::string());
+    pb::Location* location = profile_.add_location();
+    location->set_id(profile_.location_size());
+    pb::Line* line = location->add_line();
+    line->set_function_id(function_id);
+    if (frame != nullptr && frame->line > 0) line->set_line(frame->line);
+    locations_.emplace(frame_id, location->id());
+    return location->id();
+  }
+
+  // Location of a pseudo-frame (an allocated class, an empty trace).
+  uint64_t pseudo_location(const std::string& name) {
+    auto found = pseudo_.find(name);
+    if (found != pseudo_.end()) return found->second;
+    pb::Location* location = profile_.add_location();
+    location->set_id(profile_.location_size());
+    location->add_line()->set_function_id(function(name, "", ""));
+    pseudo_.emplace(name, location->id());
+    return location->id();
+  }
+
+  // A sample of a trace's frames, innermost first as pprof orders them; leaf: a pseudo-frame
+  // inside them (the allocated class), or nullptr.
+  pb::Sample* sample(uint32_t trace_serial, const std::string* leaf) {
+    pb::Sample* sample = profile_.add_sample();
+    if (leaf != nullptr) sample->add_location_id(pseudo_location(*leaf));
+    const TraceInfo* trace = model_.trace(trace_serial);
+    if (trace == nullptr || trace->frame_count == 0) {
+      sample->add_location_id(pseudo_location(trace == nullptr ? "<trace " + std::to_string(trace_serial) + ">"
+                                                                : "<empty trace>"));
+      return sample;
+    }
+    for (uint32_t i = 0; i < trace->frame_count; ++i) sample->add_location_id(location(model_.trace_frame(*trace, i)));
+    return sample;
+  }
+
+  pb::Profile& profile() { return profile_; }
+
+ private:
+  uint64_t function(const std::string& name, const std::string& signature, const std::string& source) {
+    const std::string key = name + '\n' + signature + '\n' + source;
+    auto found = functions_.find(key);
+    if (found != functions_.end()) return found->second;
+    pb::Function* function = profile_.add_function();
+    function->set_id(profile_.function_size());
+    function->set_name(text(name));
+    function->set_system_name(text(signature.empty() ? name : name + signature));
+    if (!source.empty()) function->set_filename(text(source));
+    functions_.emplace(key, function->id());
+    return function->id();
+  }
+
+  const HprofModel& model_;
+  pb::Profile profile_;
+  std::unordered_map<std::string, int64_t> strings_;
+  std::unordered_map<uint64_t, uint64_t> locations_;
+  std::unordered_map<std::string, uint64_t> pseudo_;
+  std::unordered_map<std::string, uint64_t> functions_;
+};
+
+bool write_gzip(const char* path, const std::string& bytes) {
+  gzFile file = gzopen(path, "wb6");
+  if (file == nullptr) return false;
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const unsigned chunk = static_cast<unsigned>(std::min<size_t>(bytes.size() - done, 1 << 20));
+    if (gzwrite(file, bytes.data() + done, chunk) != static_cast<int>(chunk)) {
+      gzclose(file);
+      return false;
+    }
+    done += chunk;
+  }
+  return gzclose(file) == Z_OK;
+}
+
+}  // namespace
+
+int pprof_main(int argc, char** argv) {
+  Args args;
+  if (!parse_args(verbs()[6], argc, argv, {"--cpu", "--sites"}, {"--section"}, &args)) return kExitBadInput;
+  if (args.help) {
+    std::fputs(kPprofUsage, stdout);
+    return kExitOk;
+  }
+  if (args.has("--cpu") && args.has("--sites")) return fail("pprof", "--cpu and --sites: give one");
+  uint64_t section = 0;
+  if (args.has("--section") && (!parse_count(args.value("--section"), &section) || section == 0)) {
+    return fail("pprof", "--section takes a number from 1");
+  }
+  if (args.operands.size() != 1) return fail("pprof", "needs one FILE (see fasthprof pprof --help)");
+  if (args.output == nullptr) return fail("pprof", "needs -o OUT.pb.gz (the profile is binary)");
+  const std::string path(args.operands[0]);
+  std::unique_ptr<Loaded> loaded = load("pprof", path.c_str());
+  if (loaded == nullptr) return kExitBadInput;
+  const HprofModel& model = loaded->model;
+  const bool sites = args.has("--sites") || (!args.has("--cpu") && !has_kind(model, Kind::kCpu));
+  if (!sites && !has_kind(model, Kind::kCpu)) return fail("pprof", "%s holds no CPU sections", path.c_str());
+  if (sites && !has_kind(model, Kind::kSites)) {
+    return fail("pprof", "%s holds no CPU SAMPLES and no ALLOC SITES section", path.c_str());
+  }
+  Builder builder(model);
+  pb::Profile& profile = builder.profile();
+  profile.set_time_nanos(static_cast<int64_t>(model.header().timestamp_millis) * 1000000);
+  if (!sites) {
+    const bool times = model.cpu_is_times();
+    times ? builder.sample_type("cpu", "milliseconds") : builder.sample_type("samples", "count");
+    const size_t count = model.cpu().size();
+    if (section > count) return fail("pprof", "%s holds %zu CPU sections, not %" PRIu64, path.c_str(), count, section);
+    for (size_t i = section == 0 ? 0 : section - 1; i < (section == 0 ? count : section); ++i) {
+      for (const CpuRow& row : model.cpu()[i].rows) {
+        if (row.count != 0) builder.sample(row.trace_serial, nullptr)->add_value(row.count);
+      }
+    }
+  } else {
+    builder.sample_type("alloc_objects", "count");
+    builder.sample_type("alloc_space", "bytes");
+    builder.sample_type("inuse_objects", "count");
+    builder.sample_type("inuse_space", "bytes");
+    profile.set_default_sample_type(builder.text("inuse_space"));
+    const size_t count = model.sites().size();
+    if (section > count) return fail("pprof", "%s holds %zu SITES sections, not %" PRIu64, path.c_str(), count, section);
+    for (const SiteRow& row : model.sites()[section == 0 ? count - 1 : section - 1].rows) {
+      const std::string class_name = model.site_class_name(row);
+      // The allocated class as the innermost frame, as collapsed and flame draw it.
+      pb::Sample* sample = builder.sample(row.trace_serial, &class_name);
+      for (uint64_t value : {uint64_t{row.alloc_instances}, uint64_t{row.alloc_bytes}, uint64_t{row.live_instances},
+                             uint64_t{row.live_bytes}}) {
+        sample->add_value(static_cast<int64_t>(value));
+      }
+      pb::Label* label = sample->add_label();
+      label->set_key(builder.text("class"));
+      label->set_str(builder.text(class_name));
+    }
+  }
+  std::string bytes;
+  if (!profile.SerializeToString(&bytes)) return fail("pprof", "cannot encode the profile");
+  if (!write_gzip(args.output, bytes)) return fail("pprof", "cannot write %s", args.output);
+  return kExitOk;
+}
+
+}  // namespace fasthprof::cli
