@@ -313,6 +313,26 @@ def death_during_command(home, label):
     harness.cleanup(folder)
 
 
+def ipv6(home, label):
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+    listen = Listen(folder)
+    with java_process(home, agentpath(f"heap=dump,format=b,doe=n,net=[::1]:{listen.port}"), "LiveHeap",
+                      args=(2, 60)) as (proc, jvm):
+        found = listen.expect(r"file 1 (\S+)")
+        path = pathlib.Path(found.group(1))
+        check(path.name.startswith("ip6_--1_"), f"{label}: the IPv6 peer's file is {path.name}")
+        harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
+        listen.send("dump")
+        listen.send("exit")
+        check(proc.wait(timeout=120) == 0, f"{label}: the JVM did not exit 0 on EXIT")
+        listen.expect(r"closed 1 \[::1\]:")
+    ok, output = harness.verify_binary(path)
+    check(ok, f"{label}: {output}")
+    check(records_by_tag(path).get(HEAP_DUMP_END, 0) == 1, f"{label}: no heap dump over IPv6")
+    listen.stop()
+    harness.cleanup(folder)
+
+
 def on_jdks(run):
     return lambda: [run(home, label) for label, home in harness.jdks()]
 
@@ -327,4 +347,5 @@ harness.run_cases("net_commands", {
     "cut_back": on_jdks(cut_back),
     "stalled_peer": on_jdks(stalled_peer),
     "death_during_command": on_jdks(death_during_command),
+    "ipv6": on_jdks(ipv6),
 })

@@ -37,6 +37,7 @@ const char kListenUsage[] =
     "usage: fasthprof listen [--port N] [--address ADDR]... [--dir DIR] [--wait N] [-c COMMAND]...\n"
     "Collects the output of fasthprof agents started with net=HOST:PORT, one file per connection\n"
     "(mode 0600) in DIR (default .), named <peer address>_<peer port>_<UTC time>.hprof (.txt for\n"
+    "format=a; an IPv6 peer as ip6_<address with - for :>_...)\n"
     "format=a, .hprof.gz for gz=y), and sends them commands. Listens on loopback (127.0.0.1 and ::1)\n"
     "unless --address is given (0.0.0.0, ::, or any local address); --port 0 picks a free port.\n"
     "The channel is plaintext and unauthenticated: anyone who can reach the port can send profiles\n"
@@ -245,7 +246,8 @@ std::string describe_address(const sockaddr_storage& address, std::string* tag) 
     for (char& c : name) {
       if (c == ':') c = '-';
     }
-    *tag = name + "_" + std::to_string(port);
+    // "ip6_" first: a name such as "--1_..." (::1) would read as an option to the next tool.
+    *tag = "ip6_" + name + "_" + std::to_string(port);
   }
   return "[" + std::string(host) + "]:" + std::to_string(port);
 }
