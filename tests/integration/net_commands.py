@@ -93,9 +93,11 @@ def every_command(home, label, binary):
     fmt = "format=b," if binary else ""
     options = f"heap=all,cpu=samples,{fmt}doe=n,net=127.0.0.1:{listen.port}"
     with java_process(home, agentpath(options), "LiveHeap", args=(4, 120)) as (proc, jvm):
-        listen.expect(r"connected 1 ")
+        listen.expect(rf"connected 1 127\.0\.0\.1:\d+ pid {proc.pid}$")
         path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
         check(oct(path.stat().st_mode & 0o777) == "0o600", f"{label}: {path} is mode {oct(path.stat().st_mode)}")
+        check(re.fullmatch(rf"127\.0\.0\.1_\d+_pid{proc.pid}_\d{{8}}T\d{{6}}Z\.(hprof|txt)", path.name) is not None,
+              f"{label}: the file is named {path.name}")
         harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"))
         script = ["gc", "dump", "sites 1 0 gc", "summary", "traces", "cpu 1 0.0", "control 1 alloc off",
                   "control 1 alloc on", "control 1 sampling off", "control 1 sampling on", "control 1 clear-cpu",

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,7 +37,8 @@ namespace fasthprof::cli {
 const char kListenUsage[] =
     "usage: fasthprof listen [--port N] [--address ADDR]... [--dir DIR] [--wait N] [-c COMMAND]...\n"
     "Collects the output of fasthprof agents started with net=HOST:PORT, one file per connection\n"
-    "(mode 0600) in DIR (default .), named <peer address>_<peer port>_<UTC time>.hprof (.txt for\n"
+    "(mode 0600) in DIR (default .), named <peer address>_<peer port>[_pid<PID>]_<UTC time>.hprof\n"
+    "(the pid of an agent on this host, found through /proc; .txt for\n"
     "format=a; an IPv6 peer as ip6_<address with - for :>_...)\n"
     "format=a, .hprof.gz for gz=y), and sends them commands. Listens on loopback (127.0.0.1 and ::1)\n"
     "unless --address is given (0.0.0.0, ::, or any local address); --port 0 picks a free port.\n"
@@ -183,6 +185,7 @@ struct Connection {
   std::string peer_tag;  // for the file name
   std::string path;
   std::string time_tag;
+  long pid = 0;  // a peer on this host, when /proc tells
   std::vector<uint8_t> head;  // bytes before the file is opened (its kind names it)
   StreamFrame frame;
   bool closed = false;
@@ -219,6 +222,56 @@ class Collector {
   uint32_t serial_ = 1;
   std::string stdin_buffer_;
 };
+
+// The pid of a peer on this host, found as `ss -p` finds it: the inode of the socket whose local
+// port is the peer's port and whose remote port is ours (/proc/net/tcp, tcp6), then the process
+// holding that inode. 0 when not found (another host, another user's process, no /proc).
+long local_peer_pid(int peer_port, int our_port) {
+  unsigned long inode = 0;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    FILE* f = std::fopen(table, "r");
+    if (f == nullptr) continue;
+    char line[512];
+    std::fgets(line, sizeof(line), f);  // the header
+    while (inode == 0 && std::fgets(line, sizeof(line), f) != nullptr) {
+      char local[64], remote[64];
+      unsigned long node = 0;
+      // sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+      if (std::sscanf(line, "%*s %63s %63s %*s %*s %*s %*s %*s %*s %lu", local, remote, &node) != 3) continue;
+      const char* lp = std::strrchr(local, ':');
+      const char* rp = std::strrchr(remote, ':');
+      if (lp == nullptr || rp == nullptr) continue;
+      if (std::strtol(lp + 1, nullptr, 16) == peer_port && std::strtol(rp + 1, nullptr, 16) == our_port) inode = node;
+    }
+    std::fclose(f);
+    if (inode != 0) break;
+  }
+  if (inode == 0) return 0;
+  std::string wanted = "socket:[" + std::to_string(inode) + "]";
+  long found = 0;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return 0;
+  while (dirent* entry = readdir(proc)) {
+    if (found != 0) break;
+    if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
+    std::string fds = std::string("/proc/") + entry->d_name + "/fd";
+    DIR* dir = opendir(fds.c_str());
+    if (dir == nullptr) continue;
+    while (dirent* fd = readdir(dir)) {
+      char target[64];
+      ssize_t n = readlink((fds + "/" + fd->d_name).c_str(), target, sizeof(target) - 1);
+      if (n <= 0) continue;
+      target[n] = '\0';
+      if (wanted == target) {
+        found = std::atol(entry->d_name);
+        break;
+      }
+    }
+    closedir(dir);
+  }
+  closedir(proc);
+  return found;
+}
 
 ssize_t send_bytes(int fd, const std::vector<uint8_t>& bytes) {
   for (;;) {
@@ -300,13 +353,27 @@ void Collector::accept_from(int listener) {
   c->id = next_id_++;
   c->fd = fd;
   c->peer = describe_address(peer, &c->peer_tag);
+  sockaddr_storage local{};
+  socklen_t local_length = sizeof(local);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) == 0) {
+    auto port_of = [](const sockaddr_storage& a) {
+      return ntohs(a.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in*>(&a)->sin_port
+                                          : reinterpret_cast<const sockaddr_in6*>(&a)->sin6_port);
+    };
+    c->pid = local_peer_pid(port_of(peer), port_of(local));
+    if (c->pid != 0) c->peer_tag += "_pid" + std::to_string(c->pid);
+  }
   char stamp[32];
   std::time_t now = std::time(nullptr);
   std::tm utc{};
   gmtime_r(&now, &utc);
   std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &utc);
   c->time_tag = stamp;
-  std::printf("connected %d %s\n", c->id, c->peer.c_str());
+  if (c->pid != 0) {
+    std::printf("connected %d %s pid %ld\n", c->id, c->peer.c_str(), c->pid);
+  } else {
+    std::printf("connected %d %s\n", c->id, c->peer.c_str());
+  }
   std::fflush(stdout);
   connections_.push_back(std::move(c));
 }
