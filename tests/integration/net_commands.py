@@ -335,6 +335,30 @@ def ipv6(home, label):
     harness.cleanup(folder)
 
 
+def restricted(home, label):
+    # commands=noexit ignores EXIT; commands=reports also GC and CONTROL, and still dumps.
+    for which, refused in (("noexit", "EXIT is not obeyed with commands=noexit"),
+                           ("reports", "commands=reports obeys only the commands that write output")):
+        folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+        listen = Listen(folder)
+        options = f"heap=all,format=b,doe=n,commands={which},net=127.0.0.1:{listen.port}"
+        with java_process(home, agentpath(options), "LiveHeap", args=(2, 6)) as (proc, jvm):
+            path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
+            harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
+            listen.send("exit" if which == "noexit" else "control 1 alloc off")
+            listen.send("dump")
+            code = proc.wait(timeout=120)
+            check(code == 0, f"{label} {which}: the JVM exited {code}")
+            check("finished" in harness.read_text(jvm / "stdout.txt"), f"{label} {which}: the program was cut short")
+            stderr = harness.read_text(jvm / "stderr.txt")
+            check(refused in stderr, f"{label} {which}: no refusal: {stderr}")
+            check("received exit event" not in stderr, f"{label} {which}: EXIT obeyed")
+            listen.expect(r"closed 1 ")
+        check(records_by_tag(path).get(HEAP_DUMP_END, 0) == 1, f"{label} {which}: the dump command did not run")
+        listen.stop()
+        harness.cleanup(folder)
+
+
 def on_jdks(run):
     return lambda: [run(home, label) for label, home in harness.jdks()]
 
@@ -350,4 +374,5 @@ harness.run_cases("net_commands", {
     "stalled_peer": on_jdks(stalled_peer),
     "death_during_command": on_jdks(death_during_command),
     "ipv6": on_jdks(ipv6),
+    "restricted": on_jdks(restricted),
 })
