@@ -14,6 +14,7 @@
 #include "ids.h"
 #include "jvmti_support.h"
 #include "memory.h"
+#include "record_writer.h"
 #include "sites_section.h"
 #include "stderr_line.h"
 #include "xxhash.h"
@@ -340,16 +341,55 @@ void AllocationTracker::write_report(ReportContext& report) {
   if (!started_) return;
   // ZGC and Shenandoah collect on threads that HotSpot has already stopped at VM death: there
   // the live counts of the exit report include the garbage not yet collected (README).
-  if (!(report.at_exit && gc_stops_before_death_)) context_.jvmti->ForceGarbageCollection();
+  if (report.force_gc && !(report.at_exit && gc_stops_before_death_)) context_.jvmti->ForceGarbageCollection();
   drain_events(report.jni);
   count_live(report.jni);
-  write_sites();
+  if (report.heap_summary_only) {
+    SiteTotals totals;
+    recorder_.sites().report_rows(1.0, &totals);
+    if (context_.writer->binary()) {
+      context_.writer->records().write_heap_summary(totals.live_bytes, totals.live_objects, totals.alloc_bytes,
+                                                    totals.alloc_objects);
+    }
+    return;
+  }
+  write_sites(report.cutoff < 0 ? context_.options->cutoff : report.cutoff);
 }
 
-void AllocationTracker::write_sites() {
+bool AllocationTracker::control(JNIEnv* jni, const NetCommand& command, std::string* refusal) {
+  if (!started_) {
+    *refusal = "allocation tracking never started";
+    return false;
+  }
+  switch (command.control) {
+    case NetControl::kAllocOn:
+    case NetControl::kAllocOff: {
+      // Off costs the program nothing: the VM stops sampling allocations. Objects allocated
+      // meanwhile belong to no site (the original's behaviour too).
+      jvmtiEventMode mode = command.control == NetControl::kAllocOn ? JVMTI_ENABLE : JVMTI_DISABLE;
+      jvmtiError error = context_.jvmti->SetEventNotificationMode(mode, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
+      if (error != JVMTI_ERROR_NONE) {
+        *refusal = "the VM refused (" + jvmti::error_name(error) + ")";
+        return false;
+      }
+      return true;
+    }
+    case NetControl::kResetSites:
+      // Events queued before the command are counted first, then every site's allocated counts
+      // start from zero; live counts are the heap's at each report whatever the reset.
+      drain_events(jni);
+      recorder_.reset_allocated_counts();
+      return true;
+    default:
+      *refusal = "not an allocation tracking control";
+      return false;
+  }
+}
+
+void AllocationTracker::write_sites(double cutoff) {
   SiteTotals totals;
-  std::vector<SiteRow> rows = recorder_.sites().report_rows(context_.options->cutoff, &totals);
-  write_sites_section(*context_.writer, rows, totals, context_.options->cutoff, std::time(nullptr));
+  std::vector<SiteRow> rows = recorder_.sites().report_rows(cutoff, &totals);
+  write_sites_section(*context_.writer, rows, totals, cutoff, std::time(nullptr));
 }
 
 void AllocationTracker::intern_pending(ReportContext& report) {

@@ -52,6 +52,8 @@ class AllocationTracker final : public Feature {
   void on_sampled_object_alloc(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size);
   size_t drain(JNIEnv* jni) override;
   void write_report(ReportContext& report) override;
+  // net= CONTROL: allocation tracking on/off (the SampledObjectAlloc event), reset the site table.
+  bool control(JNIEnv* jni, const NetCommand& command, std::string* refusal) override;
   void stop(JNIEnv* jni) override;
 
   // ---- for heap=all dumps (agent/heap_dumper.*) ------------------------------------------------
@@ -88,7 +90,7 @@ class AllocationTracker final : public Feature {
   bool resolve_slot(JNIEnv* jni, const SlotDescription& slot, SiteIdentity* site);
   uint32_t class_serial_of(JNIEnv* jni, const SlotDescription& slot);
   void count_live(JNIEnv* jni);
-  void write_sites();
+  void write_sites(double cutoff);
 
   AgentContext context_;
   uint32_t depth_;

@@ -117,9 +117,37 @@ void CpuSampler::start(JNIEnv* jni) {
   }
 }
 
-void CpuSampler::write_report(ReportContext&) {
-  write_cpu_samples_section(*context_.writer, table_.take_report(context_.options->cutoff),
+void CpuSampler::write_report(ReportContext& report) {
+  double cutoff = report.cutoff < 0 ? context_.options->cutoff : report.cutoff;
+  write_cpu_samples_section(*context_.writer, table_.take_report(cutoff),
                             std::time(nullptr));
+}
+
+bool CpuSampler::control(JNIEnv*, const NetCommand& command, std::string* refusal) {
+  switch (command.control) {
+    case NetControl::kSamplingOn:
+    case NetControl::kSamplingOff: {
+      bool on = command.control == NetControl::kSamplingOn;
+      std::lock_guard<std::mutex> lock(sampling_filter_mutex_);
+      if (command.thread_id == 0) {
+        sampled_by_default_ = on;
+        sampling_exceptions_.clear();
+      } else if (on == sampled_by_default_) {
+        sampling_exceptions_.erase(static_cast<jlong>(command.thread_id));
+      } else {
+        sampling_exceptions_.insert(static_cast<jlong>(command.thread_id));
+      }
+      return true;
+    }
+    case NetControl::kClearCpu:
+      // The table starts afresh after every report (the original's reset): taking one and
+      // dropping it is the clear.
+      table_.take_report(1.0);
+      return true;
+    default:
+      *refusal = "not a CPU sampling control";
+      return false;
+  }
 }
 
 void CpuSampler::stop(JNIEnv* jni) {
@@ -257,6 +285,11 @@ void CpuSampler::sample_round(JNIEnv* jni) {
   }
   if (jni->EnsureLocalCapacity(count + 16) != 0) jni->ExceptionClear();
   candidates_.clear();
+  std::unique_lock<std::mutex> filter(sampling_filter_mutex_);
+  bool sampled_by_default = sampled_by_default_;
+  std::unordered_set<jlong> exceptions;
+  if (!sampling_exceptions_.empty()) exceptions = sampling_exceptions_;
+  filter.unlock();
   for (jint i = 0; i < count; ++i) {
     jlong tag = 0;
     if (jvmti_->GetTag(threads[i], &tag) != JVMTI_ERROR_NONE) continue;
@@ -267,7 +300,8 @@ void CpuSampler::sample_round(JNIEnv* jni) {
     }
     RoundState* state = state_for(jni, threads[i], tag);
     state->seen_round = round_;
-    if (!state->agent) candidates_.push_back({threads[i], tag, state});
+    bool sampled = sampled_by_default != (exceptions.count(tag) != 0);
+    if (!state->agent && sampled) candidates_.push_back({threads[i], tag, state});
   }
   jvmti_->Deallocate(reinterpret_cast<unsigned char*>(threads));
   threads_max_ = std::max(threads_max_, candidates_.size());

@@ -44,6 +44,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cpu_counting.h"
@@ -68,6 +69,9 @@ class CpuSampler final : public Feature {
   size_t drain(JNIEnv* jni) override { return drain_counted(jni); }
   void start(JNIEnv* jni) override;
   void write_report(ReportContext& report) override;
+  // net= CONTROL: sampling on/off for every thread or one (by its object ID, the thread's tag),
+  // clear CPU costs.
+  bool control(JNIEnv* jni, const NetCommand& command, std::string* refusal) override;
   void stop(JNIEnv* jni) override;
 
   // The hook for a heap dump: after pause() returns no round and no stack request is running, and
@@ -212,6 +216,13 @@ class CpuSampler final : public Feature {
   std::unordered_map<jlong, RoundState> round_states_;
   uint64_t round_ = 0;
   std::vector<Candidate> candidates_;
+
+  // net= sampling on/off (control()): a thread is sampled when sampled_by_default_ differs from
+  // its being in sampling_exceptions_ (thread tags). The owner sets them, the sampler reads them
+  // once per round; a leaf lock.
+  std::mutex sampling_filter_mutex_;
+  bool sampled_by_default_ = true;
+  std::unordered_set<jlong> sampling_exceptions_;
 
   // The stacks thread's pass (taking_stacks_ keeps pause() and the stacks thread apart).
   CountedStacks pass_;

@@ -18,6 +18,7 @@
 
 #include "async_sink.h"
 #include "lifecycle_queue.h"
+#include "net_command.h"
 #include "options.h"
 #include "profile_writer.h"
 
@@ -62,6 +63,11 @@ struct ReportContext {
   // then and whose stacks must not be walked meanwhile.
   std::function<void()> pause_background;
   std::function<void()> resume_background;
+  // A net= command's report (agent/net_commands.cpp) rather than a whole one: its cutoff (negative:
+  // the cutoff= option's) and, for ALLOC SITES, whether to force a GC before the live counts.
+  double cutoff = -1;
+  bool force_gc = true;
+  bool heap_summary_only = false;  // HEAP SUMMARY: the allocation sites' totals record alone (binary)
 };
 
 class Feature {
@@ -113,6 +119,13 @@ class Feature {
   // background work such as sampling holds still until resume_background(). Writer thread.
   virtual void pause_background() {}
   virtual void resume_background() {}
+
+  // A net= CONTROL command the feature owns (allocation tracking, sampling, clearing its counts).
+  // Returns false with a one-line reason in *refusal when it does not do that one. Writer thread.
+  virtual bool control(JNIEnv* /*jni*/, const NetCommand& /*command*/, std::string* refusal) {
+    *refusal = "not handled by this feature";
+    return false;
+  }
 
   // VM death, after the final report and after the writer thread stopped: disable events, stop
   // threads.

@@ -1,5 +1,6 @@
 #include "profiler.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -171,12 +172,14 @@ bool Profiler::open_output(std::string* error) {
   std::unique_ptr<SinkBackend> backend;
   if (!options_.net_host.empty()) {
     std::string why;
-    backend = SocketBackend::connect(options_.net_host, options_.net_port, &why, options_.net_timeout_seconds);
-    if (!backend) {
+    auto socket = SocketBackend::connect(options_.net_host, options_.net_port, &why, options_.net_timeout_seconds);
+    if (!socket) {
       *error = "can't connect to " + options_.net_host + ":" + std::to_string(options_.net_port) +
                ": " + why;
       return false;
     }
+    command_fd_ = fcntl(socket->fd(), F_DUPFD_CLOEXEC, 0);
+    backend = std::move(socket);
   } else {
     OutputFileChoice choice{options_.output_path(), !options_.file.empty(), options_.force,
                             options_.format == OutputFormat::kBinary, getpid()};
@@ -209,13 +212,19 @@ void Profiler::create_features() {
     monitor_hook_ = monitors.get();
     features_.push_back(std::move(monitors));
   }
-  if (options_.heap_dump) features_.push_back(std::make_unique<HeapDumper>(context_));
+  if (options_.heap_dump) {
+    features_.push_back(std::make_unique<HeapDumper>(context_));
+    heap_dump_feature_ = features_.back().get();
+  }
   if (options_.alloc_sites) {
     auto tracker = std::make_unique<AllocationTracker>(context_);
     allocation_hook_ = tracker.get();
     features_.push_back(std::move(tracker));
   }
-  if (options_.cpu_sampling) features_.push_back(std::make_unique<CpuSampler>(context_));
+  if (options_.cpu_sampling) {
+    features_.push_back(std::make_unique<CpuSampler>(context_));
+    cpu_samples_feature_ = features_.back().get();
+  }
   if (options_.cpu_timing) {
     auto timer = std::make_unique<CpuTimer>(context_);
     cpu_timer_ = timer.get();
@@ -319,6 +328,7 @@ void Profiler::go_live(JNIEnv* jni) {
     return;
   }
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_DATA_DUMP_REQUEST, nullptr);
+  start_command_listener(jni);
 }
 
 void JNICALL Profiler::writer_main(jvmtiEnv*, JNIEnv* jni, void* arg) {
@@ -340,12 +350,18 @@ void Profiler::writer_loop(JNIEnv* jni) {
   const jlong round_ms = allocation_hook_ == nullptr ? 10 : 1;
   for (;;) {
     jvmti_->RawMonitorEnter(writer_lock_);
-    if (!stop_requested_ && pending_reports_ == 0 && !writer_busy_draining_) {
+    if (!stop_requested_ && pending_reports_ == 0 && pending_commands_.empty() && !writer_busy_draining_) {
       jvmti_->RawMonitorWait(writer_lock_, round_ms);
     }
     bool stop = stop_requested_;
     bool report = !stop && pending_reports_ > 0;
     if (report) --pending_reports_;
+    bool command = !stop && !report && !pending_commands_.empty();
+    NetCommand next;
+    if (command) {
+      next = pending_commands_.front();
+      pending_commands_.pop_front();
+    }
     jvmti_->RawMonitorExit(writer_lock_);
 
     if (cut_pending_.load()) cut_back_after_failure();
@@ -359,6 +375,12 @@ void Profiler::writer_loop(JNIEnv* jni) {
     }
     if (report) {
       guarded("the writer thread's report", [&] { run_report(jni, /*at_exit=*/false); });
+    } else if (command) {
+      guarded("a net= command", [&] { run_command(jni, next); });
+      jvmti_->RawMonitorEnter(writer_lock_);
+      ++commands_done_;
+      jvmti_->RawMonitorNotifyAll(writer_lock_);
+      jvmti_->RawMonitorExit(writer_lock_);
     } else {
       guarded("the writer thread", [&] { drain_all(jni); });
     }

@@ -7,6 +7,7 @@
 #include <jvmti.h>
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "class_tracker.h"
 #include "feature.h"
 #include "lifecycle_queue.h"
+#include "net_command.h"
 #include "options.h"
 #include "profile_writer.h"
 #include "thread_tracker.h"
@@ -60,6 +62,15 @@ class Profiler {
   // writer whether it reached the file, and begins the next. Owner only.
   void next_report();
   void shut_down(JNIEnv* jni);
+  // net= commands (agent/net_commands.cpp): the listener thread reads them from its own dup() of
+  // the socket and queues them in the writer's mailbox; the writer runs each like a small report.
+  void start_command_listener(JNIEnv* jni);
+  static void JNICALL listener_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
+  void listen(JNIEnv* jni);
+  // False when the mailbox stays full until VM death. Listener thread.
+  bool queue_command(const NetCommand& command);
+  void run_command(JNIEnv* jni, const NetCommand& command);
+  void exit_on_command(JNIEnv* jni);
   // A callback threw: records and reports stop for the rest of the run, the unfinished report is
   // cut back (by the owner: at once on it, otherwise at its next round), and the file keeps every
   // complete report. Any thread.
@@ -120,6 +131,9 @@ class Profiler {
   MonitorTracker* monitor_hook_ = nullptr;
   // cpu=times|old: class rewriting and exits by exception go to the CPU timer alone.
   CpuTimer* cpu_timer_ = nullptr;
+  // The features net= commands name (agent/net_commands.cpp); null when not asked for.
+  Feature* heap_dump_feature_ = nullptr;
+  Feature* cpu_samples_feature_ = nullptr;
 
   std::atomic<bool> live_{false};
   std::atomic<bool> failed_{false};  // stop_after_failure() ran
@@ -133,6 +147,9 @@ class Profiler {
   bool stop_requested_ = false;  // guarded by writer_lock_
   bool writer_running_ = false;  // guarded by writer_lock_
   bool writer_busy_draining_ = false;  // the writer's own: its last round found a full batch
+  std::deque<NetCommand> pending_commands_;  // guarded by writer_lock_; run after pending reports
+  uint64_t commands_queued_ = 0, commands_done_ = 0;  // guarded by writer_lock_
+  int command_fd_ = -1;  // net=: the listener's dup() of the socket, -1 without one
 };
 
 }  // namespace fasthprof

@@ -121,6 +121,8 @@ class AllocationRecorder {
   uint32_t trace_serial_of_tag(uint64_t tag) const;
 
   const SiteTable& sites() const { return sites_; }
+  // net= CONTROL "reset the site table": every site's allocated counts start from zero. Owner.
+  void reset_allocated_counts() { sites_.reset_allocated(); }
   const SiteSlotTable& slots() const { return slots_; }
   PipelineStats pipeline_stats() const { return pipeline_.stats(); }
 

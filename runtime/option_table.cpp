@@ -180,6 +180,20 @@ bool apply_timeout(const OptionValue& value, Options* options) {
   return true;
 }
 
+bool apply_commands(const OptionValue& value, Options* options) {
+  if (value.text == "all") {
+    options->net_commands = Options::NetCommands::kAll;
+  } else if (value.text == "noexit") {
+    options->net_commands = Options::NetCommands::kNoExit;
+  } else if (value.text == "reports") {
+    options->net_commands = Options::NetCommands::kReports;
+  } else {
+    return false;
+  }
+  options->net_commands_given = true;
+  return true;
+}
+
 // One apply function per y|n switch, generated from the member it sets.
 template <bool Options::*Member>
 bool apply_switch(const OptionValue& value, Options* options) {
@@ -330,6 +344,15 @@ constexpr OptionRow kRows[] = {
      "for it: a heap dump keeps its threads suspended until\n"
      "the dump is sent). A peer that reads slowly but\n"
      "steadily gets everything. 0 waits for ever.",
+     false},
+    {"commands", "<which>", "net= commands obeyed", "all", B::kFasthprof, S::kText,
+     "syntax error parsing commands=all|noexit|reports", "commands option value must be all|noexit|reports",
+     apply_commands,
+     "all|noexit|reports: which commands the net= peer may\n"
+     "send back. noexit ignores EXIT; reports also ignores\n"
+     "GC and CONTROL, keeping only those that write output\n"
+     "(a heap dump still holds the program while it runs).\n"
+     "The channel is plaintext and unauthenticated (README).",
      false},
     {"dumper", "<who>", "who writes a binary heap dump", "auto", B::kFasthprof, S::kText,
      "syntax error parsing dumper=auto|vm|jvmti", "dumper option value must be auto|vm|jvmti, or several joined by +",

@@ -116,6 +116,9 @@ std::string check_combination(Options* options) {
   if (options->net_timeout_given && options->net_host.empty()) {
     return "timeout=<seconds> needs net=<host>:<port>";
   }
+  if (options->net_commands_given && options->net_host.empty()) {
+    return "commands=<which> needs net=<host>:<port>";
+  }
   return "";
 }
 
@@ -257,7 +260,7 @@ std::string usage_text() {
       "  - gz=y writes gzip in the layout of jcmd GC.heap_dump -gz (1 MiB members);\n"
       "    the default file is then java.hprof.gz. gzip -d gives the plain file.\n"
       "  - The option depth=<size> is at most 65535, the most a binary file records.\n"
-      "  - The option timeout=<seconds> needs net=<host>:<port>.\n"
+      "  - The options timeout=<seconds> and commands=<which> need net=<host>:<port>.\n"
       "  - Use of the -Xrunhprof interface can still be used, e.g.\n"
       "       java -Xrunhprof:[help]|[<option>=<value>, ...]\n"
       "    will behave exactly the same as:\n"

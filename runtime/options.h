@@ -51,6 +51,12 @@ struct Options {
   // 0 waits for ever.
   int net_timeout_seconds = kDefaultNetTimeoutSeconds;
   bool net_timeout_given = false;
+  // commands=all|noexit|reports: which net= commands the agent obeys. noexit ignores EXIT; reports
+  // ignores EXIT, GC and CONTROL too (every command that changes the program or the profile's
+  // state), keeping the ones that only write output.
+  enum class NetCommands { kAll, kNoExit, kReports };
+  NetCommands net_commands = NetCommands::kAll;
+  bool net_commands_given = false;
   // cpustacks=signal|deferred: how cpu=samples takes the stacks of the threads it counted (see
   // agent/cpu_sampler.h). Deferred is the fallback the agent also picks by itself when signals
   // cannot be used; the option exists to compare the two and to turn the signals off.

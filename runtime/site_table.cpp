@@ -36,6 +36,11 @@ void SiteTable::bind_slot(uint32_t slot, const SiteIdentity& site) {
   row_of_slot_[slot] = row + 1;
 }
 
+void SiteTable::reset_allocated() {
+  for (Row& row : rows_) row.allocated = SampledTally{};
+  unattributed_ = 0;
+}
+
 void SiteTable::clear_live() {
   for (Row& row : rows_) {
     row.live_bytes = 0;

@@ -117,6 +117,9 @@ class SiteTable {
   // Live counts for one report: clear, add the walk's per-slot tallies (bound slots only; others
   // are ignored and returned false), read rows.
   void clear_live();
+  // Every site's allocated tallies and the unattributed count back to zero; the sites stay
+  // (their slots are still bound to them).
+  void reset_allocated();
   bool add_live(uint32_t slot, uint64_t objects, uint64_t bytes);
 
   // The rows of a report: sorted by live bytes (descending; ties by allocated bytes, then trace and

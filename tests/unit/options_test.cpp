@@ -104,6 +104,11 @@ const std::map<std::string, RowExpectation>& expectations() {
       {"timeout", {[](const Options& o) { return o.net_timeout_seconds == 10 && !o.net_timeout_given; },
                    "net=localhost:8000,timeout=3",
                    [](const Options& o) { return o.net_timeout_seconds == 3 && o.net_timeout_given; }, "-1"}},
+      {"commands",
+       {[](const Options& o) { return o.net_commands == Options::NetCommands::kAll && !o.net_commands_given; },
+        "net=localhost:8000,commands=noexit",
+        [](const Options& o) { return o.net_commands == Options::NetCommands::kNoExit && o.net_commands_given; },
+        "none"}},
       {"dumper", {[](const Options& o) { return o.dumpers == std::vector<HeapDumperChoice>{HeapDumperChoice::kAuto}; },
                   "heap=dump,format=b,dumper=vm+jvmti",
                   [](const Options& o) {
@@ -276,6 +281,10 @@ TEST(CrossChecks, FasthprofOptionsNeedTheirFeature) {
   EXPECT_EQ("sample=<bytes> needs heap=sites or heap=all", parse_error("heap=dump,sample=1k"));
   EXPECT_EQ("timeout=<seconds> needs net=<host>:<port>", parse_error("timeout=5"));
   EXPECT_EQ("timeout=<seconds> needs net=<host>:<port>", parse_error("file=x.txt,timeout=5"));
+  EXPECT_EQ("commands=<which> needs net=<host>:<port>", parse_error("commands=noexit"));
+  EXPECT_EQ(Options::NetCommands::kAll, parse_ok("net=localhost:9").net_commands);
+  EXPECT_EQ(Options::NetCommands::kNoExit, parse_ok("net=localhost:9,commands=noexit").net_commands);
+  EXPECT_EQ(Options::NetCommands::kReports, parse_ok("net=localhost:9,commands=reports").net_commands);
   EXPECT_EQ(1024u, parse_ok("heap=sites,sample=1k").sample_bytes);
   EXPECT_EQ(1024u, parse_ok("sample=1K").sample_bytes);  // default heap=all tracks
 }

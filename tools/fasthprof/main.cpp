@@ -25,6 +25,8 @@ const std::vector<Verb>& verbs() {
       {"pprof", "CPU samples/times or allocation sites as a gzipped pprof profile (go tool pprof ...)",
        kPprofUsage, pprof_main},
 #endif
+      {"listen", "collect net= agents' output, one file per connection, and send them commands",
+       kListenUsage, listen_main},
   };
   return table;
 }

@@ -30,4 +30,7 @@ int flame_main(int argc, char** argv);
 extern const char kPprofUsage[];
 int pprof_main(int argc, char** argv);
 
+extern const char kListenUsage[];
+int listen_main(int argc, char** argv);
+
 }  // namespace fasthprof::cli

@@ -1,0 +1,378 @@
+"""net= commands and `fasthprof listen` with real JVMs: every command in binary and text through the
+collector (the output verified by hprof-verify --strict and read record by record), three agents at
+once with a dump asked of one, garbage / a truncated command / a thousand commands in a burst (one
+message each kind, the program runs on), and the collector killed while a dump streams (the JVM
+keeps running and exits normally)."""
+import os
+import pathlib
+import queue
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import harness  # noqa: E402
+import hprof_records  # noqa: E402
+from harness import agentpath, check, java_process  # noqa: E402
+
+COMMAND = os.environ.get("FASTHPROF_COMMAND", "")
+
+HEAP_DUMP_END, ALLOC_SITES, HEAP_SUMMARY, CPU_SAMPLES, TRACE = 0x2C, 0x06, 0x07, 0x0D, 0x05
+
+
+class Listen:
+    """A running `fasthprof listen`: lines of its stdout in a queue, commands to its stdin."""
+
+    def __init__(self, folder, *extra):
+        self.proc = subprocess.Popen([COMMAND, "listen", "--port", "0", "--dir", str(folder), "--stay", *extra],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, bufsize=1)
+        self.lines = queue.Queue()
+        self.seen = []
+        threading.Thread(target=self._pump, daemon=True).start()
+        first = self.expect(r"listening on 127\.0\.0\.1:(\d+)")
+        self.port = int(first.group(1))
+
+    def _pump(self):
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def expect(self, pattern, timeout=60):
+        deadline = time.time() + timeout
+        for line in self.seen:
+            found = re.search(pattern, line)
+            if found:
+                self.seen.remove(line)
+                return found
+        while time.time() < deadline:
+            try:
+                line = self.lines.get(timeout=max(0.1, deadline - time.time()))
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            found = re.search(pattern, line)
+            if found:
+                return found
+            self.seen.append(line)
+        raise AssertionError(f"fasthprof listen never printed {pattern!r}; it printed {self.seen}"
+                             f" (exit {self.proc.poll()})")
+
+    def send(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                self.send("quit")
+            except BrokenPipeError:
+                pass
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        return self.proc.stderr.read()
+
+
+def records_by_tag(path):
+    _, _, _, records = hprof_records.read(path)
+    counts = {}
+    for record in records:
+        counts[record.tag] = counts.get(record.tag, 0) + 1
+    return counts
+
+
+def every_command(home, label, binary):
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+    listen = Listen(folder)
+    fmt = "format=b," if binary else ""
+    options = f"heap=all,cpu=samples,{fmt}doe=n,net=127.0.0.1:{listen.port}"
+    with java_process(home, agentpath(options), "LiveHeap", args=(4, 120)) as (proc, jvm):
+        listen.expect(rf"connected 1 127\.0\.0\.1:\d+ pid {proc.pid}$")
+        path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
+        check(oct(path.stat().st_mode & 0o777) == "0o600", f"{label}: {path} is mode {oct(path.stat().st_mode)}")
+        check(re.fullmatch(rf"127\.0\.0\.1_\d+_pid{proc.pid}_\d{{8}}T\d{{6}}Z\.(hprof|txt)", path.name) is not None,
+              f"{label}: the file is named {path.name}")
+        harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"))
+        script = ["gc", "dump", "sites 1 0 gc", "summary", "traces", "cpu 1 0.0", "control 1 alloc off",
+                  "control 1 alloc on", "control 1 sampling off", "control 1 sampling on", "control 1 clear-cpu",
+                  "control 1 reset-sites", "control 1 sampling off 424242", "control 1 depth 2", "sites 1 0.5"]
+        for line in script:
+            listen.send(line)
+            listen.expect(r"sent 1 ")
+        listen.send("exit 1")
+        code = proc.wait(timeout=120)
+        check(code == 0, f"{label}: the JVM exited {code} after EXIT")
+        listen.expect(r"closed 1 .* bytes")
+        stderr = harness.read_text(jvm / "stderr.txt")
+        check("HPROF: received exit event, exiting ..." in stderr, f"{label}: no exit message: {stderr}")
+        check("424242 names no thread" in stderr, f"{label}: an unknown thread ID was not reported: {stderr}")
+        check("depth is fixed at start" in stderr, f"{label}: set depth was not refused: {stderr}")
+        check("finished" not in harness.read_text(jvm / "stdout.txt"), f"{label}: the program was not made to exit")
+        if binary:
+            check("HEAP SUMMARY" not in stderr, f"{label}: HEAP SUMMARY refused in binary: {stderr}")
+            ok, output = harness.verify_binary(path)
+            check(ok, f"{label}: hprof-verify --strict rejects the collected file: {output}")
+            counts = records_by_tag(path)
+            # doe=n: every section in the file is a command's.
+            check(counts.get(HEAP_DUMP_END, 0) == 1, f"{label}: {counts.get(HEAP_DUMP_END, 0)} heap dumps, not 1")
+            check(counts.get(ALLOC_SITES, 0) == 2, f"{label}: {counts.get(ALLOC_SITES, 0)} ALLOC SITES, not 2")
+            # One per ALLOC SITES section plus the HEAP SUMMARY command's.
+            check(counts.get(HEAP_SUMMARY, 0) == 3, f"{label}: {counts.get(HEAP_SUMMARY, 0)} HEAP SUMMARY, not 3")
+            check(counts.get(CPU_SAMPLES, 0) == 1, f"{label}: {counts.get(CPU_SAMPLES, 0)} CPU SAMPLES, not 1")
+            verified = subprocess.run([COMMAND, "verify", "--strict", str(path)], capture_output=True, text=True)
+            check(verified.returncode == 0, f"{label}: fasthprof verify: {verified.stdout}{verified.stderr}")
+        else:
+            check("HEAP SUMMARY is a binary record" in stderr, f"{label}: text HEAP SUMMARY not refused: {stderr}")
+            text = path.read_text(errors="replace")
+            check(text.startswith("JAVA PROFILE 1.0.1"), f"{label}: the text file starts {text[:40]!r}")
+            for marker, wanted in (("HEAP DUMP BEGIN", 1), ("HEAP DUMP END", 1), ("SITES BEGIN", 2),
+                                   ("CPU SAMPLES BEGIN", 1)):
+                check(text.count(marker) == wanted, f"{label}: {text.count(marker)} {marker}, not {wanted}")
+    errors = listen.stop()
+    check(errors.strip() == "", f"{label}: fasthprof listen said: {errors}")
+    harness.cleanup(folder)
+
+
+def garbage(home, label):
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+    listen = Listen(folder)
+    options = f"heap=sites,format=b,net=127.0.0.1:{listen.port}"
+    with java_process(home, agentpath(options), "LiveHeap", args=(2, 120)) as (proc, jvm):
+        listen.expect(r"connected 1 ")
+        harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"))
+        traces = "06" + "00000001" + "00000000"
+        listen.send("raw 1 " + traces * 1000)                     # a thousand in a burst
+        listen.send("raw 1 2a0000000200000003616263")            # unknown tag, skipped by its length
+        listen.send("raw 1 070000000300000006" + "0000" + "7fc00000")  # CPU SAMPLES cutoff NaN
+        listen.send("raw 1 030000000400000006" + "0000" + "3f000000")  # a good ALLOC SITES after them
+        listen.send("raw 1 0800000005000000020003")              # sampling on without its ID
+        listen.send("raw 1 474554202f20485454502f312e310d0a")   # "GET / HTTP/1.1": out of step
+        listen.send("traces 1")                                  # read no more
+        time.sleep(3)
+        check(proc.poll() is None, f"{label}: the JVM ended after garbage")
+        stderr = harness.read_text(jvm / "stderr.txt")
+        check(stderr.count("unknown command; ignored") == 1, f"{label}: unknown tag: {stderr}")
+        check("cutoff nan is not a number in 0..1" in stderr, f"{label}: NaN cutoff: {stderr}")
+        check("bad length 2 for sub-command 3" in stderr, f"{label}: short CONTROL: {stderr}")
+        check(stderr.count("out of step") == 1, f"{label}: out of step said {stderr.count('out of step')} times")
+        check("CPU SAMPLES need cpu=samples" not in stderr, f"{label}: the NaN command ran: {stderr}")
+        harness.terminate(proc)
+    listen.expect(r"closed 1 ")
+    files = list(folder.glob("*.hprof"))
+    check(len(files) == 1, f"{label}: files {files}")
+    if files:
+        ok, output = harness.verify_binary(files[0])
+        check(ok, f"{label}: hprof-verify: {output}")
+        counts = records_by_tag(files[0])
+        check(counts.get(ALLOC_SITES, 0) == 2, f"{label}: {counts.get(ALLOC_SITES, 0)} ALLOC SITES (command + exit)")
+    listen.stop()
+    harness.cleanup(folder)
+
+
+def truncated(home, label):
+    # A command cut short by the peer's close: one message at the end, nothing run, the program goes on.
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+    listen = Listen(folder)
+    with java_process(home, agentpath(f"heap=sites,format=b,net=127.0.0.1:{listen.port}"), "LiveHeap",
+                      args=(2, 8)) as (proc, jvm):
+        listen.expect(r"connected 1 ")
+        listen.send("raw 1 030000000100000006000000")
+        time.sleep(1)
+        listen.send("quit")  # the collector goes: the agent sees the close, its output ends
+        code = proc.wait(timeout=120)
+        check(code == 0, f"{label}: the JVM exited {code}")
+        stderr = harness.read_text(jvm / "stderr.txt")
+        check("cut short by the end of the connection" in stderr, f"{label}: {stderr}")
+        check("finished" in harness.read_text(jvm / "stdout.txt"), f"{label}: the program did not run to its end")
+    listen.stop()
+    harness.cleanup(folder)
+
+
+def three_agents(home, label):
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+    listen = Listen(folder)
+    options = f"heap=all,format=b,doe=n,net=127.0.0.1:{listen.port}"
+    with java_process(home, agentpath(options), "LiveHeap", args=(2, 120)) as (a, _), \
+         java_process(home, agentpath(options), "LiveHeap", args=(2, 120)) as (b, _), \
+         java_process(home, agentpath(options), "LiveHeap", args=(2, 120)) as (c, _):
+        for n in (1, 2, 3):
+            listen.expect(rf"file {n} ")
+        time.sleep(2)
+        listen.send("dump 2")
+        listen.expect(r"sent 2 DUMP HEAP")
+        listen.send("list")
+        time.sleep(8)
+        listen.send("exit")
+        for proc in (a, b, c):
+            check(proc.wait(timeout=120) == 0, f"{label}: an agent did not exit 0 on EXIT")
+        for n in (1, 2, 3):
+            listen.expect(rf"closed {n} ")
+    files = sorted(folder.glob("*.hprof"))
+    check(len(files) == 3, f"{label}: {len(files)} files")
+    dumps = 0
+    for path in files:
+        ok, output = harness.verify_binary(path)
+        check(ok, f"{label}: {path.name}: {output}")
+        dumps += records_by_tag(path).get(HEAP_DUMP_END, 0)
+    check(dumps == 1, f"{label}: {dumps} heap dumps among the three files, not 1")
+    listen.stop()
+    harness.cleanup(folder)
+
+
+def collector_killed(home, label):
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+    listen = Listen(folder)
+    options = f"heap=dump,format=b,dumper=jvmti,timeout=5,net=127.0.0.1:{listen.port}"
+    with java_process(home, agentpath(options), "LiveHeap", args=(200, 25), jvm_args=("-Xmx1g",)) as (proc, jvm):
+        path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
+        harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
+        listen.send("dump")
+        # Kill the collector once the dump is streaming: the file grows past the 200 MB's first MiBs.
+        harness.wait_for(lambda: path.stat().st_size > 8 << 20, timeout=60, step=0.01)
+        listen.proc.kill()
+        listen.proc.wait()
+        time.sleep(2)
+        check(proc.poll() is None, f"{label}: the JVM ended with the collector")
+        code = proc.wait(timeout=120)
+        check(code == 0, f"{label}: the JVM exited {code}")
+        check("finished" in harness.read_text(jvm / "stdout.txt"), f"{label}: the program did not run to its end")
+    harness.cleanup(folder)
+
+
+def cut_back(home, label):
+    # The agent killed in the middle of a dump: the collector cuts its file back to the last
+    # complete record outside a heap dump, which hprof-verify accepts.
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+    listen = Listen(folder)
+    options = f"heap=dump,format=b,dumper=jvmti,net=127.0.0.1:{listen.port}"
+    with java_process(home, agentpath(options), "LiveHeap", args=(200, 60), jvm_args=("-Xmx1g",)) as (proc, jvm):
+        path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
+        harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
+        listen.send("dump")
+        harness.wait_for(lambda: path.stat().st_size > 8 << 20, timeout=60, step=0.01)
+        proc.kill()
+        found = listen.expect(r"closed 1 \S+ (\d+) bytes cut back to (\d+)")
+        check(int(found.group(2)) < int(found.group(1)), f"{label}: {found.group(0)}")
+    ok, output = harness.verify_binary(path)
+    check(ok, f"{label}: the cut-back file: {output}")
+    check(records_by_tag(path).get(HEAP_DUMP_END, 0) == 0, f"{label}: a heap dump survived the cut")
+    listen.stop()
+    harness.cleanup(folder)
+
+
+def stalled_peer(home, label):
+    # A peer that asks for a heap dump and then reads nothing: timeout= bounds how long the program
+    # waits (the dump holds its threads); then the connection is given up and the program runs on.
+    import socket
+    import struct
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    options = f"heap=dump,format=b,dumper=jvmti,timeout=3,net=127.0.0.1:{port}"
+    with java_process(home, agentpath(options), "LiveHeap", args=(64, 20)) as (proc, jvm):
+        server.settimeout(60)
+        peer, _ = server.accept()
+        peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
+        peer.sendall(struct.pack(">BII", 0x02, 1, 0))
+        asked = time.time()
+        gave_up = harness.wait_for(lambda: "took no data for 3 seconds" in harness.read_text(jvm / "stderr.txt"),
+                                   timeout=60)
+        check(gave_up, f"{label}: the agent never gave the stalled peer up: {harness.read_text(jvm / 'stderr.txt')}")
+        check(time.time() - asked < 30, f"{label}: giving up took {time.time() - asked:.1f} s with timeout=3")
+        code = proc.wait(timeout=120)
+        check(code == 0, f"{label}: the JVM exited {code}")
+        check("finished" in harness.read_text(jvm / "stdout.txt"), f"{label}: the program did not run to its end")
+        peer.close()
+    server.close()
+
+
+def death_during_command(home, label):
+    # SIGTERM while a dump command runs: VM death waits for the writer, the listener ends with the
+    # connection, the JVM exits as after any SIGTERM, and the file holds only complete records.
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+    listen = Listen(folder)
+    options = f"heap=dump,format=b,dumper=jvmti,net=127.0.0.1:{listen.port}"
+    with java_process(home, agentpath(options), "LiveHeap", args=(64, 60)) as (proc, jvm):
+        path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
+        harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
+        listen.send("dump")
+        harness.wait_for(lambda: path.stat().st_size > 1 << 20, timeout=60, step=0.005)
+        code = harness.terminate(proc)
+        check(code == 143, f"{label}: the JVM exited {code} after SIGTERM during a dump command")
+        listen.expect(r"closed 1 ")
+        check(not list(jvm.glob("hs_err*")), f"{label}: the JVM crashed")
+    ok, output = harness.verify_binary(path)
+    check(ok, f"{label}: {output}")
+    listen.stop()
+    harness.cleanup(folder)
+
+
+def ipv6(home, label):
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+    listen = Listen(folder)
+    with java_process(home, agentpath(f"heap=dump,format=b,doe=n,net=[::1]:{listen.port}"), "LiveHeap",
+                      args=(2, 60)) as (proc, jvm):
+        found = listen.expect(r"file 1 (\S+)")
+        path = pathlib.Path(found.group(1))
+        check(path.name.startswith("ip6_--1_"), f"{label}: the IPv6 peer's file is {path.name}")
+        harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
+        listen.send("dump")
+        listen.send("exit")
+        check(proc.wait(timeout=120) == 0, f"{label}: the JVM did not exit 0 on EXIT")
+        listen.expect(r"closed 1 \[::1\]:")
+    ok, output = harness.verify_binary(path)
+    check(ok, f"{label}: {output}")
+    check(records_by_tag(path).get(HEAP_DUMP_END, 0) == 1, f"{label}: no heap dump over IPv6")
+    listen.stop()
+    harness.cleanup(folder)
+
+
+def restricted(home, label):
+    # commands=noexit ignores EXIT; commands=reports also GC and CONTROL, and still dumps.
+    for which, refused in (("noexit", "EXIT is not obeyed with commands=noexit"),
+                           ("reports", "commands=reports obeys only the commands that write output")):
+        folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+        listen = Listen(folder)
+        options = f"heap=all,format=b,doe=n,commands={which},net=127.0.0.1:{listen.port}"
+        with java_process(home, agentpath(options), "LiveHeap", args=(2, 6)) as (proc, jvm):
+            path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
+            harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
+            listen.send("exit" if which == "noexit" else "control 1 alloc off")
+            listen.send("dump")
+            code = proc.wait(timeout=120)
+            check(code == 0, f"{label} {which}: the JVM exited {code}")
+            check("finished" in harness.read_text(jvm / "stdout.txt"), f"{label} {which}: the program was cut short")
+            stderr = harness.read_text(jvm / "stderr.txt")
+            check(refused in stderr, f"{label} {which}: no refusal: {stderr}")
+            check("received exit event" not in stderr, f"{label} {which}: EXIT obeyed")
+            listen.expect(r"closed 1 ")
+        check(records_by_tag(path).get(HEAP_DUMP_END, 0) == 1, f"{label} {which}: the dump command did not run")
+        listen.stop()
+        harness.cleanup(folder)
+
+
+def on_jdks(run):
+    return lambda: [run(home, label) for label, home in harness.jdks()]
+
+
+harness.run_cases("net_commands", {
+    "binary": on_jdks(lambda home, label: every_command(home, label + " binary", True)),
+    "text": on_jdks(lambda home, label: every_command(home, label + " text", False)),
+    "garbage": on_jdks(garbage),
+    "truncated": on_jdks(truncated),
+    "three_agents": on_jdks(three_agents),
+    "collector_killed": on_jdks(collector_killed),
+    "cut_back": on_jdks(cut_back),
+    "stalled_peer": on_jdks(stalled_peer),
+    "death_during_command": on_jdks(death_during_command),
+    "ipv6": on_jdks(ipv6),
+    "restricted": on_jdks(restricted),
+})

@@ -1,0 +1,740 @@
+// fasthprof listen: the collector for agents started with net=host:port. It accepts many agents at
+// once, writes each connection to a file of its own (mode 0600: a heap dump holds the program's
+// secrets), and sends the agents commands (runtime/net_command.h) from its command line or from
+// standard input, one per line (a prompt when that is a terminal).
+//
+// One thread, one poll() loop: the listening sockets, standard input and every connection. A
+// connection's bytes go to its file as they come; for a binary stream the collector follows the
+// record framing as it goes, so that when an agent disconnects in the middle of a record (or of a
+// heap dump's segments) the file is cut back to the end of the last complete record outside a heap
+// dump: what remains is what the agent itself would have kept of a failed local file.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "net_command.h"
+#include "verbs.h"
+
+namespace fasthprof::cli {
+
+const char kListenUsage[] =
+    "usage: fasthprof listen [--port N] [--address ADDR]... [--dir DIR] [--wait N] [-c COMMAND]...\n"
+    "Collects the output of fasthprof agents started with net=HOST:PORT, one file per connection\n"
+    "(mode 0600) in DIR (default .), named <peer address>_<peer port>[_pid<PID>]_<UTC time>.hprof\n"
+    "(the pid of an agent on this host, found through /proc; .txt for\n"
+    "format=a; an IPv6 peer as ip6_<address with - for :>_...)\n"
+    "format=a, .hprof.gz for gz=y), and sends them commands. Listens on loopback (127.0.0.1 and ::1)\n"
+    "unless --address is given (0.0.0.0, ::, or any local address); --port 0 picks a free port.\n"
+    "The channel is plaintext and unauthenticated: anyone who can reach the port can send profiles\n"
+    "or ask for heap dumps, which hold the program's secrets. Tunnel it (README, net= commands).\n"
+    "\n"
+    "On start it prints `listening on ADDR:PORT` per socket; then one line per event:\n"
+    "  connected ID PEER FILE | closed ID PEER BYTES bytes [cut back to N: a record was cut short]\n"
+    "\n"
+    "Commands (from -c, run in order once --wait N agents are connected, then from standard input;\n"
+    "TARGET is a connection ID or `all`, the default; a first number is always the TARGET, so a\n"
+    "CUTOFF alone is written with a decimal point: `sites 0.0`, `sites 2 0`):\n"
+    "  list                                the connections: ID, peer, file, bytes\n"
+    "  dump [TARGET]                       heap dump (heap=dump|all)\n"
+    "  sites [TARGET] [CUTOFF] [gc]        allocation sites cut at CUTOFF (0..1; 0 = every site),\n"
+    "                                      gc: force a GC first (heap=sites|all)\n"
+    "  summary [TARGET]                    HEAP SUMMARY record (heap=sites|all, format=b)\n"
+    "  traces [TARGET]                     every TRACE not written yet\n"
+    "  cpu [TARGET] [CUTOFF]               CPU SAMPLES (cpu=samples)\n"
+    "  gc [TARGET]                         force a garbage collection\n"
+    "  control TARGET alloc on|off | sampling on|off [THREAD_OBJECT_ID] | clear-cpu | reset-sites\n"
+    "                | depth N\n"
+    "  exit [TARGET]                       the agent's program exits (System.exit(0))\n"
+    "  raw TARGET HEX                      send bytes as they are (testing)\n"
+    "  sleep SECONDS | wait N              pause; wait until N agents have connected in all\n"
+    "  quit                                stop collecting (end of input too, unless --stay)\n"
+    "--stay: keep collecting after the end of standard input until every agent has disconnected\n"
+    "(and at least --wait N have connected).\n";
+
+namespace {
+
+// The byte offset after which the stream is not yet whole: the end of the last complete record
+// outside a heap dump (binary), or of the last whole line (text). gzip streams are not followed.
+class StreamFrame {
+ public:
+  // Record bodies (nearly every byte of a dump) are skipped whole, lines found by memrchr: the
+  // collector's one thread keeps up with many agents.
+  void feed(const uint8_t* data, size_t size) {
+    size_t i = 0;
+    while (i < size) {
+      if (kind_ == Kind::kBinary && state_ == State::kBody && body_left_ > 1) {
+        size_t run = static_cast<size_t>(std::min<uint64_t>(body_left_ - 1, size - i));
+        body_left_ -= run;
+        offset_ += run;
+        i += run;
+        continue;
+      }
+      if (kind_ == Kind::kText) {
+        const void* last = memrchr(data + i, '\n', size - i);
+        if (last != nullptr) safe_ = offset_ + (static_cast<const uint8_t*>(last) - (data + i)) + 1;
+        offset_ += size - i;
+        return;
+      }
+      if (kind_ == Kind::kGzip || kind_ == Kind::kOther) {
+        offset_ += size - i;
+        return;
+      }
+      step(data[i++]);
+    }
+  }
+  uint64_t safe_end() const { return safe_; }
+  uint64_t total() const { return offset_; }
+  enum class Kind { kUnknown, kBinary, kText, kGzip, kOther };
+  Kind kind() const { return kind_; }
+
+ private:
+  void step(uint8_t byte) {
+    ++offset_;
+    if (kind_ == Kind::kUnknown) {
+      head_.push_back(static_cast<char>(byte));
+      if (head_.size() == 2 && static_cast<uint8_t>(head_[0]) == 0x1f && static_cast<uint8_t>(head_[1]) == 0x8b) {
+        kind_ = Kind::kGzip;
+      } else if (byte == 0 && head_.rfind("JAVA PROFILE 1.0.", 0) == 0) {
+        kind_ = Kind::kBinary;
+        need_ = 12;  // id size, time
+        state_ = State::kHeaderTail;
+      } else if (byte == '\n' && head_.rfind("JAVA PROFILE 1.0.", 0) == 0) {
+        kind_ = Kind::kText;
+        safe_ = offset_;
+      } else if (head_.size() > 64) {
+        kind_ = Kind::kOther;
+      }
+      return;
+    }
+    if (kind_ == Kind::kText) {
+      if (byte == '\n') safe_ = offset_;
+      return;
+    }
+    if (kind_ != Kind::kBinary) return;
+    switch (state_) {
+      case State::kHeaderTail:
+        if (--need_ == 0) {
+          safe_ = offset_;
+          state_ = State::kRecordHeader;
+          need_ = 9;
+          record_.clear();
+        }
+        break;
+      case State::kRecordHeader:
+        record_.push_back(byte);
+        if (--need_ == 0) {
+          tag_ = record_[0];
+          uint64_t length = (uint64_t{record_[5]} << 24) | (uint64_t{record_[6]} << 16) |
+                            (uint64_t{record_[7]} << 8) | record_[8];
+          record_.clear();
+          if (length == 0) {
+            end_record();
+          } else {
+            body_left_ = length;
+            state_ = State::kBody;
+          }
+        }
+        break;
+      case State::kBody:
+        if (--body_left_ == 0) end_record();
+        break;
+    }
+  }
+
+  void end_record() {
+    if (tag_ == 0x1c) in_dump_ = true;           // HEAP DUMP SEGMENT
+    if (tag_ == 0x2c || tag_ == 0x0c) in_dump_ = false;  // HEAP DUMP END, HEAP DUMP
+    if (!in_dump_) safe_ = offset_;
+    state_ = State::kRecordHeader;
+    need_ = 9;
+  }
+
+  enum class State { kHeaderTail, kRecordHeader, kBody };
+  Kind kind_ = Kind::kUnknown;
+  State state_ = State::kHeaderTail;
+  std::string head_;
+  std::vector<uint8_t> record_;
+  uint64_t offset_ = 0, safe_ = 0, body_left_ = 0;
+  uint32_t need_ = 0;
+  uint8_t tag_ = 0;
+  bool in_dump_ = false;
+};
+
+struct Connection {
+  int id = 0;
+  int fd = -1;
+  int file = -1;
+  std::string peer;      // "127.0.0.1:5555", "[::1]:5555"
+  std::string peer_tag;  // for the file name
+  std::string path;
+  std::string time_tag;
+  long pid = 0;  // a peer on this host, when /proc tells
+  std::vector<uint8_t> head;  // bytes before the file is opened (its kind names it)
+  StreamFrame frame;
+  bool closed = false;
+};
+
+class Collector {
+ public:
+  explicit Collector(std::string dir) : dir_(std::move(dir)) {}
+
+  bool listen_on(const std::string& address, int port);
+  int port() const { return port_; }
+  // One command line; false for quit.
+  bool run_line(const std::string& line);
+  // Runs the loop until quit/end of input (or, with stay, until every agent has gone).
+  void loop(bool interactive, bool stay, int wait_for);
+  void close_all();
+  int accepted() const { return next_id_ - 1; }
+  void poll_once(int timeout_ms, bool with_stdin, std::string* input_line, bool* input_ended);
+
+ private:
+  void accept_from(int listener);
+  void read_from(Connection& c);
+  void write_file(Connection& c, const uint8_t* data, size_t size);
+  void open_file(Connection& c);
+  void end(Connection& c, const char* why);
+  std::vector<Connection*> targets(const std::string& target);
+  void send(const std::string& target, NetCommand command);
+
+  std::string dir_;
+  std::vector<int> listeners_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  int next_id_ = 1;
+  int port_ = 0;
+  uint32_t serial_ = 1;
+  std::string stdin_buffer_;
+};
+
+// The pid of a peer on this host, found as `ss -p` finds it: the inode of the socket whose local
+// port is the peer's port and whose remote port is ours (/proc/net/tcp, tcp6), then the process
+// holding that inode. 0 when not found (another host, another user's process, no /proc).
+long local_peer_pid(int peer_port, int our_port) {
+  unsigned long inode = 0;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    FILE* f = std::fopen(table, "r");
+    if (f == nullptr) continue;
+    char line[512];
+    std::fgets(line, sizeof(line), f);  // the header
+    while (inode == 0 && std::fgets(line, sizeof(line), f) != nullptr) {
+      char local[64], remote[64];
+      unsigned long node = 0;
+      // sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+      if (std::sscanf(line, "%*s %63s %63s %*s %*s %*s %*s %*s %*s %lu", local, remote, &node) != 3) continue;
+      const char* lp = std::strrchr(local, ':');
+      const char* rp = std::strrchr(remote, ':');
+      if (lp == nullptr || rp == nullptr) continue;
+      if (std::strtol(lp + 1, nullptr, 16) == peer_port && std::strtol(rp + 1, nullptr, 16) == our_port) inode = node;
+    }
+    std::fclose(f);
+    if (inode != 0) break;
+  }
+  if (inode == 0) return 0;
+  std::string wanted = "socket:[" + std::to_string(inode) + "]";
+  long found = 0;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return 0;
+  while (dirent* entry = readdir(proc)) {
+    if (found != 0) break;
+    if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
+    std::string fds = std::string("/proc/") + entry->d_name + "/fd";
+    DIR* dir = opendir(fds.c_str());
+    if (dir == nullptr) continue;
+    while (dirent* fd = readdir(dir)) {
+      char target[64];
+      ssize_t n = readlink((fds + "/" + fd->d_name).c_str(), target, sizeof(target) - 1);
+      if (n <= 0) continue;
+      target[n] = '\0';
+      if (wanted == target) {
+        found = std::atol(entry->d_name);
+        break;
+      }
+    }
+    closedir(dir);
+  }
+  closedir(proc);
+  return found;
+}
+
+ssize_t send_bytes(int fd, const std::vector<uint8_t>& bytes) {
+  for (;;) {
+    ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    return n;
+  }
+}
+
+std::string describe_address(const sockaddr_storage& address, std::string* tag) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (address.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<const sockaddr_in*>(&address);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+    if (tag != nullptr) *tag = std::string(host) + "_" + std::to_string(port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
+  inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+  port = ntohs(in6->sin6_port);
+  if (tag != nullptr) {
+    std::string name = host;
+    for (char& c : name) {
+      if (c == ':') c = '-';
+    }
+    // "ip6_" first: a name such as "--1_..." (::1) would read as an option to the next tool.
+    *tag = "ip6_" + name + "_" + std::to_string(port);
+  }
+  return "[" + std::string(host) + "]:" + std::to_string(port);
+}
+
+bool Collector::listen_on(const std::string& address, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+  addrinfo* found = nullptr;
+  std::string service = std::to_string(port_ != 0 ? port_ : port);
+  int rc = getaddrinfo(address.c_str(), service.c_str(), &hints, &found);
+  if (rc != 0) {
+    fail("listen", "cannot listen on %s: %s", address.c_str(), gai_strerror(rc));
+    return false;
+  }
+  bool ok = false;
+  for (addrinfo* ai = found; ai != nullptr && !ok; ai = ai->ai_next) {
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (ai->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, 64) != 0) {
+      fail("listen", "cannot listen on %s port %d: %s", address.c_str(), port, std::strerror(errno));
+      close(fd);
+      continue;
+    }
+    sockaddr_storage bound{};
+    socklen_t length = sizeof(bound);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
+    std::string text = describe_address(bound, nullptr);
+    if (port_ == 0) port_ = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                                                              : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+    std::printf("listening on %s\n", text.c_str());
+    listeners_.push_back(fd);
+    ok = true;
+  }
+  freeaddrinfo(found);
+  std::fflush(stdout);
+  return ok;
+}
+
+void Collector::accept_from(int listener) {
+  sockaddr_storage peer{};
+  socklen_t length = sizeof(peer);
+  int fd = accept4(listener, reinterpret_cast<sockaddr*>(&peer), &length, SOCK_CLOEXEC);
+  if (fd < 0) return;
+  auto c = std::make_unique<Connection>();
+  c->id = next_id_++;
+  c->fd = fd;
+  c->peer = describe_address(peer, &c->peer_tag);
+  sockaddr_storage local{};
+  socklen_t local_length = sizeof(local);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) == 0) {
+    auto port_of = [](const sockaddr_storage& a) {
+      return ntohs(a.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in*>(&a)->sin_port
+                                          : reinterpret_cast<const sockaddr_in6*>(&a)->sin6_port);
+    };
+    c->pid = local_peer_pid(port_of(peer), port_of(local));
+    if (c->pid != 0) c->peer_tag += "_pid" + std::to_string(c->pid);
+  }
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &utc);
+  c->time_tag = stamp;
+  if (c->pid != 0) {
+    std::printf("connected %d %s pid %ld\n", c->id, c->peer.c_str(), c->pid);
+  } else {
+    std::printf("connected %d %s\n", c->id, c->peer.c_str());
+  }
+  std::fflush(stdout);
+  connections_.push_back(std::move(c));
+}
+
+void Collector::open_file(Connection& c) {
+  const char* ext = ".hprof";
+  if (c.frame.kind() == StreamFrame::Kind::kText) ext = ".txt";
+  if (c.frame.kind() == StreamFrame::Kind::kGzip) ext = ".hprof.gz";
+  for (int attempt = 0; attempt < 100 && c.file < 0; ++attempt) {
+    std::string path = dir_ + "/" + c.peer_tag + "_" + c.time_tag + (attempt ? "_" + std::to_string(attempt) : "") + ext;
+    c.file = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (c.file >= 0) c.path = path;
+    else if (errno != EEXIST) break;
+  }
+  if (c.file < 0) {
+    std::fprintf(stderr, "fasthprof listen: connection %d: cannot create its file in %s: %s; its bytes are dropped\n",
+                 c.id, dir_.c_str(), std::strerror(errno));
+    return;
+  }
+  std::printf("file %d %s\n", c.id, c.path.c_str());
+  std::fflush(stdout);
+}
+
+void Collector::write_file(Connection& c, const uint8_t* data, size_t size) {
+  if (c.file < 0) return;
+  while (size > 0) {
+    ssize_t n = write(c.file, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::fprintf(stderr, "fasthprof listen: connection %d: cannot write %s: %s; its bytes are dropped\n", c.id,
+                   c.path.c_str(), std::strerror(errno));
+      close(c.file);
+      c.file = -1;
+      return;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+void Collector::read_from(Connection& c) {
+  static std::vector<uint8_t> buffer(1 << 20);
+  ssize_t n = recv(c.fd, buffer.data(), buffer.size(), 0);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) {
+    end(c, n < 0 ? std::strerror(errno) : nullptr);
+    return;
+  }
+  c.frame.feed(buffer.data(), static_cast<size_t>(n));
+  if (c.file < 0 && c.path.empty()) {
+    c.head.insert(c.head.end(), buffer.data(), buffer.data() + n);
+    if (c.frame.kind() == StreamFrame::Kind::kUnknown) return;
+    open_file(c);
+    write_file(c, c.head.data(), c.head.size());
+    c.head.clear();
+    c.head.shrink_to_fit();
+    if (c.path.empty()) c.path = "-";  // failed: never try again
+    return;
+  }
+  write_file(c, buffer.data(), static_cast<size_t>(n));
+}
+
+void Collector::end(Connection& c, const char* why) {
+  if (c.closed) return;
+  c.closed = true;
+  if (c.file < 0 && c.path.empty() && !c.head.empty()) {
+    open_file(c);
+    write_file(c, c.head.data(), c.head.size());
+  }
+  std::string note;
+  if (c.file >= 0) {
+    uint64_t total = c.frame.total();
+    uint64_t safe = c.frame.safe_end();
+    bool followed = c.frame.kind() == StreamFrame::Kind::kBinary || c.frame.kind() == StreamFrame::Kind::kText;
+    if (followed && safe < total) {
+      if (ftruncate(c.file, static_cast<off_t>(safe)) == 0) {
+        note = " cut back to " + std::to_string(safe) + ": the stream ended inside a record";
+      }
+    }
+    if (close(c.file) != 0) {
+      std::fprintf(stderr, "fasthprof listen: connection %d: closing %s: %s\n", c.id, c.path.c_str(), std::strerror(errno));
+    }
+    c.file = -1;
+  }
+  close(c.fd);
+  c.fd = -1;
+  std::printf("closed %d %s %llu bytes%s%s%s\n", c.id, c.peer.c_str(), static_cast<unsigned long long>(c.frame.total()),
+              note.c_str(), why ? ": " : "", why ? why : "");
+  std::fflush(stdout);
+}
+
+std::vector<Connection*> Collector::targets(const std::string& target) {
+  std::vector<Connection*> out;
+  for (auto& c : connections_) {
+    if (c->closed) continue;
+    if (target.empty() || target == "all" || target == std::to_string(c->id)) out.push_back(c.get());
+  }
+  if (out.empty()) std::fprintf(stderr, "fasthprof listen: no connected agent %s\n", target.empty() ? "" : target.c_str());
+  return out;
+}
+
+void Collector::send(const std::string& target, NetCommand command) {
+  for (Connection* c : targets(target)) {
+    command.serial = serial_++;
+    std::vector<uint8_t> bytes = encode_net_command(command);
+    // Commands are a few bytes: the socket's buffer takes them; an agent that reads no commands
+    // for so long that it is full gets none more rather than stalling every other connection.
+    ssize_t n = send_bytes(c->fd, bytes);
+    if (n != static_cast<ssize_t>(bytes.size())) {
+      std::fprintf(stderr, "fasthprof listen: connection %d: the command was not sent (%s)\n", c->id,
+                   n < 0 ? std::strerror(errno) : "the agent reads no commands");
+    } else {
+      std::printf("sent %d %s serial %u\n", c->id, net_command_name(static_cast<uint8_t>(command.tag)).c_str(),
+                  command.serial);
+    }
+  }
+  std::fflush(stdout);
+}
+
+bool parse_cutoff(const std::string& text, float* cutoff) {
+  char* end = nullptr;
+  float value = std::strtof(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(value >= 0.0f && value <= 1.0f)) return false;
+  *cutoff = value;
+  return true;
+}
+
+bool is_target(const std::string& word) {
+  if (word == "all") return true;
+  if (word.empty()) return false;
+  for (char c : word) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+bool Collector::run_line(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> words;
+  for (std::string word; in >> word;) words.push_back(word);
+  if (words.empty() || words[0][0] == '#') return true;
+  const std::string& verb = words[0];
+  size_t at = 1;
+  std::string target;
+  auto take_target = [&] {
+    if (at < words.size() && is_target(words[at])) target = words[at++];
+  };
+  auto bad = [&](const char* why) {
+    std::fprintf(stderr, "fasthprof listen: %s: %s (help: fasthprof listen --help)\n", line.c_str(), why);
+    return true;
+  };
+  NetCommand command;
+  if (verb == "quit") return false;
+  if (verb == "list") {
+    for (auto& c : connections_) {
+      std::printf("%d %s %s %llu bytes%s\n", c->id, c->peer.c_str(), c->path.empty() ? "-" : c->path.c_str(),
+                  static_cast<unsigned long long>(c->frame.total()), c->closed ? " closed" : "");
+    }
+    std::fflush(stdout);
+    return true;
+  }
+  if (verb == "sleep") {
+    double seconds = words.size() > 1 ? std::atof(words[1].c_str()) : 1;
+    std::time_t until_ms = 0;
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double end = now.tv_sec + now.tv_nsec / 1e9 + seconds;
+    for (;;) {
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      double left = end - (now.tv_sec + now.tv_nsec / 1e9);
+      if (left <= 0) break;
+      poll_once(static_cast<int>(left * 1000) + 1, false, nullptr, nullptr);
+    }
+    (void)until_ms;
+    return true;
+  }
+  if (verb == "wait") {
+    int n = words.size() > 1 ? std::atoi(words[1].c_str()) : 1;
+    while (accepted() < n) poll_once(1000, false, nullptr, nullptr);
+    return true;
+  }
+  if (verb == "raw") {
+    take_target();
+    if (at >= words.size()) return bad("raw needs hex bytes");
+    std::vector<uint8_t> bytes;
+    for (; at < words.size(); ++at) {
+      const std::string& hex = words[at];
+      for (size_t i = 0; i + 1 < hex.size(); i += 2) bytes.push_back(static_cast<uint8_t>(std::strtoul(hex.substr(i, 2).c_str(), nullptr, 16)));
+    }
+    for (Connection* c : targets(target)) {
+      if (send_bytes(c->fd, bytes) != static_cast<ssize_t>(bytes.size())) std::fprintf(stderr, "fasthprof listen: connection %d: not sent\n", c->id);
+      else std::printf("sent %d raw %zu bytes\n", c->id, bytes.size());
+    }
+    std::fflush(stdout);
+    return true;
+  }
+  take_target();
+  if (verb == "dump") {
+    command.tag = NetCommandTag::kDumpHeap;
+  } else if (verb == "gc") {
+    command.tag = NetCommandTag::kGc;
+  } else if (verb == "summary") {
+    command.tag = NetCommandTag::kHeapSummary;
+  } else if (verb == "traces") {
+    command.tag = NetCommandTag::kDumpTraces;
+  } else if (verb == "exit") {
+    command.tag = NetCommandTag::kExit;
+  } else if (verb == "sites" || verb == "cpu") {
+    command.tag = verb == "sites" ? NetCommandTag::kAllocSites : NetCommandTag::kCpuSamples;
+    command.cutoff = 0;
+    for (; at < words.size(); ++at) {
+      if (verb == "sites" && words[at] == "gc") {
+        command.flags |= kSitesForceGc;
+      } else if (!parse_cutoff(words[at], &command.cutoff)) {
+        return bad("a cutoff is a number from 0 to 1");
+      }
+    }
+  } else if (verb == "control") {
+    command.tag = NetCommandTag::kControl;
+    std::string what = at < words.size() ? words[at++] : "";
+    std::string arg = at < words.size() ? words[at++] : "";
+    if (what == "alloc" && (arg == "on" || arg == "off")) {
+      command.control = arg == "on" ? NetControl::kAllocOn : NetControl::kAllocOff;
+    } else if (what == "sampling" && (arg == "on" || arg == "off")) {
+      command.control = arg == "on" ? NetControl::kSamplingOn : NetControl::kSamplingOff;
+      if (at < words.size()) command.thread_id = std::strtoull(words[at++].c_str(), nullptr, 0);
+    } else if (what == "clear-cpu") {
+      command.control = NetControl::kClearCpu;
+    } else if (what == "reset-sites") {
+      command.control = NetControl::kResetSites;
+    } else if (what == "depth" && !arg.empty()) {
+      command.control = NetControl::kSetDepth;
+      command.depth = static_cast<uint16_t>(std::atoi(arg.c_str()));
+    } else {
+      return bad("control alloc on|off, sampling on|off [ID], clear-cpu, reset-sites, depth N");
+    }
+  } else {
+    return bad("unknown command");
+  }
+  send(target, command);
+  return true;
+}
+
+void Collector::poll_once(int timeout_ms, bool with_stdin, std::string* input_line, bool* input_ended) {
+  std::vector<pollfd> fds;
+  for (int fd : listeners_) fds.push_back({fd, POLLIN, 0});
+  size_t first_connection = fds.size();
+  std::vector<Connection*> open;
+  for (auto& c : connections_) {
+    if (c->closed) continue;
+    fds.push_back({c->fd, POLLIN, 0});
+    open.push_back(c.get());
+  }
+  if (with_stdin) fds.push_back({STDIN_FILENO, POLLIN, 0});
+  int ready = poll(fds.data(), fds.size(), timeout_ms);
+  if (ready <= 0) return;
+  for (size_t i = 0; i < listeners_.size(); ++i) {
+    if (fds[i].revents & POLLIN) accept_from(fds[i].fd);
+  }
+  for (size_t i = 0; i < open.size(); ++i) {
+    if (fds[first_connection + i].revents & (POLLIN | POLLHUP | POLLERR)) read_from(*open[i]);
+  }
+  if (with_stdin && (fds.back().revents & (POLLIN | POLLHUP | POLLERR))) {
+    char buffer[4096];
+    ssize_t n = read(STDIN_FILENO, buffer, sizeof(buffer));
+    if (n <= 0) {
+      *input_ended = true;
+    } else {
+      stdin_buffer_.append(buffer, static_cast<size_t>(n));
+    }
+    size_t newline = stdin_buffer_.find('\n');
+    if (newline != std::string::npos) {
+      *input_line = stdin_buffer_.substr(0, newline);
+      stdin_buffer_.erase(0, newline + 1);
+    } else if (*input_ended && !stdin_buffer_.empty()) {
+      *input_line = stdin_buffer_;
+      stdin_buffer_.clear();
+    }
+  }
+}
+
+void Collector::loop(bool interactive, bool stay, int wait_for) {
+  bool input_ended = false;
+  if (interactive) {
+    std::printf("> ");
+    std::fflush(stdout);
+  }
+  for (;;) {
+    std::string line;
+    poll_once(1000, !input_ended, &line, &input_ended);
+    // A line may still wait in the buffer after the one taken.
+    while (!line.empty() || !stdin_buffer_.empty()) {
+      if (!line.empty() && !run_line(line)) return;
+      line.clear();
+      size_t newline = stdin_buffer_.find('\n');
+      if (newline == std::string::npos) break;
+      line = stdin_buffer_.substr(0, newline);
+      stdin_buffer_.erase(0, newline + 1);
+      if (line.empty()) continue;
+    }
+    if (interactive && !input_ended) {
+      std::printf("> ");
+      std::fflush(stdout);
+    }
+    if (input_ended) {
+      if (!stay) return;
+      bool any_open = false;
+      for (auto& c : connections_) any_open = any_open || !c->closed;
+      if (!any_open && accepted() >= wait_for) return;
+    }
+  }
+}
+
+void Collector::close_all() {
+  // Whatever is still in the sockets' buffers is taken first.
+  for (auto& c : connections_) {
+    while (!c->closed) {
+      pollfd fd{c->fd, POLLIN, 0};
+      if (poll(&fd, 1, 0) <= 0) break;
+      read_from(*c);
+    }
+    end(*c, "the collector stopped");
+  }
+}
+
+}  // namespace
+
+int listen_main(int argc, char** argv) {
+  static const Verb self{"listen", "", kListenUsage, listen_main};
+  Args args;
+  if (!parse_args(self, argc, argv, {"--stay"}, {"--port", "--address", "--dir", "--wait", "-c"}, &args)) {
+    return kExitBadInput;
+  }
+  if (args.help) {
+    std::fputs(kListenUsage, stdout);
+    return kExitOk;
+  }
+  uint64_t port = 0;
+  if (!parse_count(args.value("--port", "0"), &port) || port > 65535) return fail("listen", "--port takes 0 to 65535");
+  uint64_t wait_for = 0;
+  if (!parse_count(args.value("--wait", "0"), &wait_for)) return fail("listen", "--wait takes a count");
+  std::string dir(args.value("--dir", "."));
+  struct stat st{};
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return fail("listen", "%s is not a directory", dir.c_str());
+  if (!args.operands.empty()) return fail("listen", "no operands (commands go with -c)");
+  Collector collector(dir);
+  std::vector<std::string_view> addresses = args.values("--address");
+  if (addresses.empty()) addresses = {"127.0.0.1", "::1"};
+  bool any = false;
+  for (std::string_view address : addresses) any = collector.listen_on(std::string(address), static_cast<int>(port)) || any;
+  if (!any) return kExitBadInput;
+  if (wait_for > 0) collector.run_line("wait " + std::to_string(wait_for));
+  for (std::string_view line : args.values("-c")) {
+    if (!collector.run_line(std::string(line))) {
+      collector.close_all();
+      return kExitOk;
+    }
+  }
+  collector.loop(isatty(STDIN_FILENO) != 0, args.has("--stay"), static_cast<int>(wait_for));
+  collector.close_all();
+  return kExitOk;
+}
+
+}  // namespace fasthprof::cli
