@@ -702,9 +702,8 @@ void Collector::close_all() {
 }  // namespace
 
 int listen_main(int argc, char** argv) {
-  static const Verb self{"listen", "", kListenUsage, listen_main};
   Args args;
-  if (!parse_args(self, argc, argv, {"--stay"}, {"--port", "--address", "--dir", "--wait", "-c"}, &args)) {
+  if (!parse_args("listen", argc, argv, {"--stay"}, {"--port", "--address", "--dir", "--wait", "-c"}, &args)) {
     return kExitBadInput;
   }
   if (args.help) {
