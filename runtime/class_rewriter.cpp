@@ -742,11 +742,14 @@ bool parse_class(const uint8_t* data, size_t size, ClassFile& cf, RewriteResult&
   uint16_t interfaces = in.u2();
   in.bytes(size_t{interfaces} * 2);
   uint16_t fields = in.u2();
-  for (uint32_t i = 0; i < fields && !in.failed(); ++i) {
+  bool fields_read = !in.failed();
+  for (uint32_t i = 0; i < fields && fields_read; ++i) {
     in.bytes(6);
-    if (!skip_attributes(in, cf.pool)) break;
+    // A field attribute whose name is no Utf8 entry is malformed too, not only a short read: the
+    // methods would otherwise be looked for wherever the fields were left.
+    fields_read = skip_attributes(in, cf.pool);
   }
-  if (in.failed()) {
+  if (!fields_read) {
     result.error = "fields truncated or malformed";
     return false;
   }
