@@ -13,7 +13,7 @@ import tempfile
 
 import hprof_records
 from harness import (AGENT, agentpath, check, check_no_warnings, cleanup, java_bin, java_command, java_process,
-                     on_each_jdk, run_cases, run_java, verify_binary, wait_for)
+                     javac_sources, on_each_jdk, run_cases, run_java, verify_binary, wait_for)
 
 INTERVAL_MS = 10
 # Methods of threads that never run: none of their frames may be counted.
@@ -230,20 +230,7 @@ def attach_late(label, home):
 def javac_run(label, home):
     # javac on a few hundred generated files: its own methods are where the CPU goes.
     folder = tempfile.mkdtemp(prefix="fasthprof-it-")
-    sources = []
-    for i in range(200):
-        path = os.path.join(folder, f"Gen{i}.java")
-        other = f"Gen{(i + 1) % 200}"
-        with open(path, "w") as f:
-            f.write(f"import java.util.*;\npublic class Gen{i} {{\n")
-            for m in range(10):
-                f.write(f"  public List<Map<String, Integer>> m{m}({other} o, int x) {{\n"
-                        f"    List<Map<String, Integer>> r = new ArrayList<>();\n"
-                        f"    for (int k = 0; k < x; k++) {{ Map<String, Integer> h = new HashMap<>();"
-                        f" h.put(\"k\" + k + o, k * {m}); r.add(h); }}\n"
-                        f"    return r.isEmpty() ? Collections.emptyList() : r;\n  }}\n")
-            f.write("}\n")
-        sources.append(path)
+    sources = javac_sources(folder, 200, 10)
     javac = subprocess.run(java_command(home, f"-J{agentpath('cpu=samples,depth=1,file=javac.txt')}",
                                         "-d", os.path.join(folder, "classes"), *sources, tool="javac"),
                            cwd=folder, capture_output=True, text=True, timeout=300)

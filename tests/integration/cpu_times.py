@@ -14,8 +14,8 @@ import tempfile
 import time
 
 import hprof_records
-from harness import (AGENT, agentpath, check, cleanup, java_bin, java_command, java_process, jdk25, on_each_jdk,
-                     run_cases, run_java, wait_for)
+from harness import (AGENT, agentpath, check, cleanup, java_bin, java_command, java_process, javac_sources, jdk25,
+                     on_each_jdk, run_cases, run_java, wait_for)
 
 VERIFY = ["-Xverify:all"]
 TIME_SECTION = re.compile(r"^(CPU TIME \(ms\)|CPU SAMPLES) BEGIN \(total = (\d+)\) .+?\n(.*?)^\1 END$", re.S | re.M)
@@ -277,20 +277,7 @@ def case_attach():
 def case_javac():
     def one(label, home):
         folder = tempfile.mkdtemp(prefix="fasthprof-it-")
-        sources = []
-        for i in range(300):
-            path = os.path.join(folder, f"Gen{i}.java")
-            other = f"Gen{(i + 1) % 300}"
-            with open(path, "w") as f:
-                f.write(f"import java.util.*;\npublic class Gen{i} {{\n")
-                for m in range(8):
-                    f.write(f"  public List<Map<String, Integer>> m{m}({other} o, int x) {{\n"
-                            f"    List<Map<String, Integer>> r = new ArrayList<>();\n"
-                            f"    for (int k = 0; k < x; k++) {{ Map<String, Integer> h = new HashMap<>();"
-                            f" h.put(\"k\" + k + o, k * {m}); r.add(h); }}\n"
-                            f"    return r.isEmpty() ? Collections.emptyList() : r;\n  }}\n")
-                f.write("}\n")
-            sources.append(path)
+        sources = javac_sources(folder, 300, 8)
         javac = subprocess.run(java_command(home, "-J-Xverify:all", f"-J{agentpath('cpu=times,file=javac.txt')}",
                                             "-d", os.path.join(folder, "out"), *sources, tool="javac"),
                                cwd=folder, capture_output=True, text=True, timeout=600)

@@ -206,6 +206,28 @@ def cleanup(folder):
 
 
 @contextlib.contextmanager
+def javac_sources(folder, files, methods):
+    """Writes `files` generated Java sources Gen0..Gen<files-1> into folder, each class with `methods`
+    methods that name the next class and build collections (work for javac's attribution and code
+    generation), and returns their paths: the program nobody here wrote that several tests compile
+    with an agent."""
+    sources = []
+    for i in range(files):
+        path = os.path.join(folder, f"Gen{i}.java")
+        other = f"Gen{(i + 1) % files}"
+        with open(path, "w") as f:
+            f.write(f"import java.util.*;\npublic class Gen{i} {{\n")
+            for m in range(methods):
+                f.write(f"  public List<Map<String, Integer>> m{m}({other} o, int x) {{\n"
+                        f"    List<Map<String, Integer>> r = new ArrayList<>();\n"
+                        f"    for (int k = 0; k < x; k++) {{ Map<String, Integer> h = new HashMap<>();"
+                        f" h.put(\"k\" + k + o, k * {m}); r.add(h); }}\n"
+                        f"    return r.isEmpty() ? Collections.emptyList() : r;\n  }}\n")
+            f.write("}\n")
+        sources.append(path)
+    return sources
+
+
 def java_process(home, agent_arg, main="HelloThreads", args=(), jvm_args=(), env_extra=None, folder=None,
                  classpath=None, stdin=None, keep_failed=False):
     """Starts java in the background in a scratch folder (or the given one) and yields
