@@ -205,7 +205,6 @@ def cleanup(folder):
     shutil.rmtree(folder, ignore_errors=True)
 
 
-@contextlib.contextmanager
 def javac_sources(folder, files, methods):
     """Writes `files` generated Java sources Gen0..Gen<files-1> into folder, each class with `methods`
     methods that name the next class and build collections (work for javac's attribution and code
@@ -228,6 +227,7 @@ def javac_sources(folder, files, methods):
     return sources
 
 
+@contextlib.contextmanager
 def java_process(home, agent_arg, main="HelloThreads", args=(), jvm_args=(), env_extra=None, folder=None,
                  classpath=None, stdin=None, keep_failed=False):
     """Starts java in the background in a scratch folder (or the given one) and yields
