@@ -78,8 +78,9 @@ def case_dispatch():
     help_text = fasthprof("help")
     listed = re.findall(r"^  (\w+) ", help_text.stdout, re.M)
     # pprof is built only where Debian's protobuf and profile.proto are (tools/meson.build).
-    check(help_text.returncode == 0 and listed in (["verify", "summary", "collapsed", "diff", "text", "flame"],
-                                                   ["verify", "summary", "collapsed", "diff", "text", "flame", "pprof"]),
+    check(help_text.returncode == 0 and listed in (["verify", "summary", "collapsed", "diff", "text", "flame", "listen"],
+                                                   ["verify", "summary", "collapsed", "diff", "text", "flame", "pprof",
+                                                    "listen"]),
           f"help lists the verbs that are built, and no other:\n{help_text.stdout}")
     for verb in listed:
         usage = fasthprof(verb, "--help")
