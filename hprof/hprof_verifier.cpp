@@ -15,26 +15,12 @@
 #include <unordered_set>
 
 #include "hprof_format.h"
+#include "hprof_model.h"
 #include "hprof_reader.h"
 #include "id_set.h"
 
 namespace fasthprof {
 namespace {
-
-const char* primitive_array_name(uint8_t code) {
-  switch (static_cast<BasicType>(code)) {
-    case BasicType::kBoolean: return "boolean[]";
-    case BasicType::kChar: return "char[]";
-    case BasicType::kFloat: return "float[]";
-    case BasicType::kDouble: return "double[]";
-    case BasicType::kByte: return "byte[]";
-    case BasicType::kShort: return "short[]";
-    case BasicType::kInt: return "int[]";
-    case BasicType::kLong: return "long[]";
-    case BasicType::kObject: break;
-  }
-  return "?[]";
-}
 
 struct ClassInfo {
   uint64_t offset = 0;    // of its CLASS DUMP sub-record
@@ -524,7 +510,9 @@ bool Verifier::finish_dump() {
       if (info.count) by_name[class_name(class_id)] += info.count;
     }
     for (size_t type = 0; type < primitive_arrays_by_type_.size(); ++type) {
-      if (primitive_arrays_by_type_[type]) by_name[primitive_array_name(static_cast<uint8_t>(type))] += primitive_arrays_by_type_[type];
+      if (!primitive_arrays_by_type_[type]) continue;
+      const char* name = primitive_array_name(static_cast<uint8_t>(type));
+      by_name[name != nullptr ? name : "?[]"] += primitive_arrays_by_type_[type];
     }
     dump_.class_counts.assign(by_name.begin(), by_name.end());
     std::stable_sort(dump_.class_counts.begin(), dump_.class_counts.end(),
