@@ -181,6 +181,23 @@ def case_exceptions():
         stray = [named[r[4]][1] for r in found[0][2]
                  if r[0] != "bad" and r[5] == "CpuTimes.afterCatch" and "CpuTimes.c3" in named[r[4]][1]]
         check(not stray, f"{label}: no afterCatch trace under the frames the exception left: {stray}", run)
+        # The catch in recurse(2), the middle of four activations: the two above it end there.
+        rec = "CpuTimes.recurse"
+        for frames in ([rec, "CpuTimes.main"], [rec, rec, "CpuTimes.main"], [rec, rec, rec, "CpuTimes.main"], [rec] * 4,
+                       ["CpuTimes.recovered", rec, rec, "CpuTimes.main"]):
+            rows = rows_with(found, named, frames)
+            check(len(rows) == 1 and rows[0][3] == 100, f"{label}: {' <- '.join(frames)} counted 100 times: {rows}",
+                  run)
+        # Time: recovered() sleeps 1 ms a call; none of it may fall in a trace of three or more
+        # recurse frames (the activations the exception ended), where the exception's own
+        # constructors take a few ms in all.
+        recovered = inclusive_ms(found, named, "CpuTimes.recovered")
+        ended = sum(r[1] * found[0][1] / 100.0 for r in found[0][2]
+                    if r[0] != "bad" and r[4] in named and named[r[4]][1].count(rec) >= 3)
+        print(f"{label}: recovered() {recovered:.0f} ms, in traces of the ended activations {ended:.0f} ms", flush=True)
+        check(recovered >= 90 and ended < 0.25 * recovered,
+              f"{label}: recovered()'s time is not charged to the activations the exception ended: "
+              f"{ended:.0f} ms of {recovered:.0f}", run)
         cleanup(run.folder)
     on_each_jdk(one)()
 
