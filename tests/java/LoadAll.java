@@ -79,6 +79,7 @@ public class LoadAll {
     }
 
     public static void main(String[] args) throws Exception {
+        long start = System.nanoTime();
         for (String source : args) {
             int before = loaded + failed + verifyErrors + formatErrors;
             List<String> names;
@@ -100,6 +101,6 @@ public class LoadAll {
                     + (loaded + failed + verifyErrors + formatErrors - before));
         }
         System.out.println("LoadAll loaded=" + loaded + " failed=" + failed + " verify_errors=" + verifyErrors
-                + " format_errors=" + formatErrors);
+                + " format_errors=" + formatErrors + " load_ms=" + (System.nanoTime() - start) / 1_000_000);
     }
 }
