@@ -1,10 +1,12 @@
 """cpu=times and cpu=old (docs/cpu_times.md) on JDK 17 and 25, every JVM with -Xverify:all (the
 harness adds -Xcheck:jni): exact call counts of a known call graph and times within 10 % of what
 the program measured itself, also with both cores saturated; a method of about 10 us called 100 000
-times; recursion; an exception thrown through three frames; 8 threads with thread=y; the CPU TIME
-and cpu=old layouts line by line (docs/compatibility.md §2.10); cpu=samples and cpu=times together;
-jcmd JVMTI.agent_load into a running VM; javac compiling a few hundred files. Each case is a Meson
-test (`cpu_times.py <case>`)."""
+times; recursion; an exception thrown through three frames, and one thrown in a recursion and
+caught in a middle activation; 8 threads with thread=y; the CPU TIME and cpu=old layouts line by
+line (docs/compatibility.md §2.10); cpu=samples and cpu=times together; jcmd JVMTI.agent_load into
+a running VM; javac compiling a few hundred files; Debian's H2 under load; every class of java.base
+and of H2's jar loaded and initialized (h2 and load_all are in the suite `heavy`). Each case is a
+Meson test (`cpu_times.py <case>`)."""
 import glob
 import os
 import re
