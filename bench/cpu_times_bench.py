@@ -129,15 +129,19 @@ def class_loading(work, rounds, smoke):
             load_wall[name].append(wall)
             wall, _ = timed([java, *agent, "-cp", str(classes), "LoadAll"], work)
             start_wall[name].append(wall)
-    print(f"class loading: {loaded} classes of java.base loaded and initialized, {rounds} alternating rounds")
+    print(f"class loading: {loaded} classes of java.base loaded and initialized, {rounds} alternating rounds"
+          + (" (smoke: start-up only)" if smoke else ""))
     for name in variants:
         print(f"  {name:10s} loading {statistics.median(load_ms[name]):7.0f} ms (range {min(load_ms[name])}-"
               f"{max(load_ms[name])}), process {statistics.median(load_wall[name]):6.2f} s; "
               f"start-up alone (no class loaded) {statistics.median(start_wall[name]):5.2f} s")
     for name in ("none", "floor"):
-        base = statistics.median(load_ms[name]) or 1
-        print(f"class loading cpu=times / {name}: loading {statistics.median(load_ms['cpu=times']) / base:.2f} x, "
-              f"start-up {statistics.median(start_wall['cpu=times']) / statistics.median(start_wall[name]):.2f} x")
+        startup = statistics.median(start_wall["cpu=times"]) / statistics.median(start_wall[name])
+        if smoke:
+            print(f"class loading cpu=times / {name}: start-up {startup:.2f} x (smoke: no class loaded)")
+            continue
+        loading = statistics.median(load_ms["cpu=times"]) / max(statistics.median(load_ms[name]), 1)
+        print(f"class loading cpu=times / {name}: loading {loading:.2f} x, start-up {startup:.2f} x")
 
 
 def main():
