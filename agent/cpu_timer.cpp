@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <string_view>
+#include <vector>
 
 #include "class_rewriter.h"
 #include "clock.h"
@@ -137,7 +138,7 @@ bool CpuTimer::define_tracker(JNIEnv* jni) {
   start_ = jni->GetStaticMethodID(tracker_, "start", "(JIII)V");
   stop_ = jni->GetStaticMethodID(tracker_, "stop", "()V");
   collect_ = jni->GetStaticMethodID(tracker_, "collect", "([Ljava/lang/Thread;)[Ljava/lang/Object;");
-  caught_ = jni->GetStaticMethodID(tracker_, "caught", "(I)V");
+  caught_ = jni->GetStaticMethodID(tracker_, "caught", "(II)I");
   ignore_ = jni->GetStaticMethodID(tracker_, "ignoreCurrentThread", "()V");
   if (start_ == nullptr || stop_ == nullptr || collect_ == nullptr || caught_ == nullptr || ignore_ == nullptr) {
     jvmti::clear_exception(jni);
@@ -285,7 +286,24 @@ void CpuTimer::on_exception_catch(JNIEnv* jni, jmethodID method) {
     catch_ids_[method] = id;
     if (id == 0) return;
   }
-  jni->CallStaticVoidMethod(tracker_, caught_, static_cast<jint>(id));
+  jint found = jni->CallStaticIntMethod(tracker_, caught_, static_cast<jint>(id), 0);
+  jvmti::clear_exception(jni);
+  if (found <= 1) return;
+  // A recursion: the shadow stack holds several activations of the method, and the exception may
+  // have left some of them. The catching frame is the topmost live one; the live ones are those
+  // on the real stack (frames still running code from before the retransformation are other
+  // method versions with jmethodIDs of their own, as they are not on the shadow stack either).
+  jint frames = 0;
+  if (jvmti_->GetFrameCount(nullptr, &frames) != JVMTI_ERROR_NONE || frames <= 0) return;
+  std::vector<jvmtiFrameInfo> stack(static_cast<size_t>(frames));
+  jint filled = 0;
+  if (jvmti_->GetStackTrace(nullptr, 0, frames, stack.data(), &filled) != JVMTI_ERROR_NONE) return;
+  jint live = 0;
+  for (jint i = 0; i < filled; ++i) {
+    if (stack[static_cast<size_t>(i)].method == method) ++live;
+  }
+  if (live <= 0) return;
+  jni->CallStaticIntMethod(tracker_, caught_, static_cast<jint>(id), live);
   jvmti::clear_exception(jni);
 }
 

@@ -6,7 +6,12 @@ side by side, alternating, in one run (the machine is shared and noisy):
    fasthprof cpu=times, its report at exit included, against the floor agent (bench/
    method_floor_agent.cpp: empty MethodEntry/MethodExit callbacks). Prints the loop's own time and
    the whole process's wall time of each, and the ratio cpu=times / floor (goal <= 0.10);
-2. javac compiling a few hundred generated files: cpu=times against no agent (goal <= 3 x).
+2. javac compiling a few hundred generated files: cpu=times against no agent (goal <= 3 x);
+3. class loading at start-up: a program that loads and initializes every class of java.base
+   (tests/java/LoadAll.java, about 6400 classes on JDK 17), and the start-up of one that loads
+   nothing, with cpu=times (every class through the rewriter, the JDK's start-up classes
+   retransformed at VMInit) against no agent and against the floor agent. Prints the program's
+   own loading time and the whole process's wall time of each, and the ratios.
 
 --smoke runs one small round of each, so that `meson test --suite bench-smoke` keeps it working.
 Environment (set by meson): FASTHPROF_AGENT, FASTHPROF_METHOD_FLOOR_AGENT, JAVA17_HOME."""
@@ -24,6 +29,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 AGENT = os.environ.get("FASTHPROF_AGENT", "")
 FLOOR = os.environ.get("FASTHPROF_METHOD_FLOOR_AGENT", "")
 LOOP = re.compile(r"CallLoop calls=(\d+) loop_ms=(\d+)")
+LOAD = re.compile(r"LoadAll loaded=(\d+) failed=\d+ verify_errors=0 format_errors=0 load_ms=(\d+)")
 
 
 def java_home():
@@ -96,19 +102,66 @@ def javac(work, files, rounds):
           f"(goal <= 3)")
 
 
+def class_loading(work, rounds, smoke):
+    java = os.path.join(java_home(), "bin", "java")
+    classes = work / "loadall"
+    subprocess.run([os.path.join(java_home(), "bin", "javac"), "-d", str(classes),
+                    str(HERE.parent / "tests" / "java" / "LoadAll.java")], check=True)
+    variants = {
+        "none": [],
+        "floor": [f"-agentpath:{FLOOR}"],
+        "cpu=times": [f"-agentpath:{AGENT}=cpu=times,verbose=n,file={work}/loadall.txt"],
+    }
+    # Smoke: the start-up only, no class loaded.
+    source = "module:java.base"
+    load_ms = {name: [] for name in variants}
+    load_wall = {name: [] for name in variants}
+    start_wall = {name: [] for name in variants}
+    loaded = 0
+    for _ in range(rounds):
+        for name, agent in variants.items():
+            wall, proc = timed([java, *agent, "-cp", str(classes), "LoadAll"] + ([] if smoke else [source]), work)
+            match = LOAD.search(proc.stdout)
+            if match is None:
+                sys.exit(f"LoadAll ({name}) printed no summary:\n{proc.stdout[-2000:]}")
+            loaded = int(match.group(1))
+            load_ms[name].append(int(match.group(2)))
+            load_wall[name].append(wall)
+            wall, _ = timed([java, *agent, "-cp", str(classes), "LoadAll"], work)
+            start_wall[name].append(wall)
+    print(f"class loading: {loaded} classes of java.base loaded and initialized, {rounds} alternating rounds"
+          + (" (smoke: start-up only)" if smoke else ""))
+    for name in variants:
+        print(f"  {name:10s} loading {statistics.median(load_ms[name]):7.0f} ms (range {min(load_ms[name])}-"
+              f"{max(load_ms[name])}), process {statistics.median(load_wall[name]):6.2f} s; "
+              f"start-up alone (no class loaded) {statistics.median(start_wall[name]):5.2f} s")
+    for name in ("none", "floor"):
+        startup = statistics.median(start_wall["cpu=times"]) / statistics.median(start_wall[name])
+        if smoke:
+            print(f"class loading cpu=times / {name}: start-up {startup:.2f} x (smoke: no class loaded)")
+            continue
+        loading = statistics.median(load_ms["cpu=times"]) / max(statistics.median(load_ms[name]), 1)
+        print(f"class loading cpu=times / {name}: loading {loading:.2f} x, start-up {startup:.2f} x")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--iterations", type=int, default=20_000_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--files", type=int, default=300)
+    parser.add_argument("--part", choices=["all", "loop", "javac", "loading"], default="all")
     args = parser.parse_args()
     if args.smoke:
         args.iterations, args.rounds, args.files = 200_000, 1, 20
     with tempfile.TemporaryDirectory(prefix="fasthprof-bench-") as folder:
         work = pathlib.Path(folder)
-        call_loop(work, args.iterations, args.rounds)
-        javac(work, args.files, args.rounds)
+        if args.part in ("all", "loop"):
+            call_loop(work, args.iterations, args.rounds)
+        if args.part in ("all", "javac"):
+            javac(work, args.files, args.rounds)
+        if args.part in ("all", "loading"):
+            class_loading(work, args.rounds, args.smoke)
 
 
 if __name__ == "__main__":

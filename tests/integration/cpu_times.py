@@ -1,10 +1,12 @@
 """cpu=times and cpu=old (docs/cpu_times.md) on JDK 17 and 25, every JVM with -Xverify:all (the
 harness adds -Xcheck:jni): exact call counts of a known call graph and times within 10 % of what
 the program measured itself, also with both cores saturated; a method of about 10 us called 100 000
-times; recursion; an exception thrown through three frames; 8 threads with thread=y; the CPU TIME
-and cpu=old layouts line by line (docs/compatibility.md §2.10); cpu=samples and cpu=times together;
-jcmd JVMTI.agent_load into a running VM; javac compiling a few hundred files. Each case is a Meson
-test (`cpu_times.py <case>`)."""
+times; recursion; an exception thrown through three frames, and one thrown in a recursion and
+caught in a middle activation; 8 threads with thread=y; the CPU TIME and cpu=old layouts line by
+line (docs/compatibility.md §2.10); cpu=samples and cpu=times together; jcmd JVMTI.agent_load into
+a running VM; javac compiling a few hundred files; Debian's H2 under load; every class of java.base
+and of H2's jar loaded and initialized (h2 and load_all are in the suite `heavy`). Each case is a
+Meson test (`cpu_times.py <case>`)."""
 import glob
 import os
 import re
@@ -181,6 +183,23 @@ def case_exceptions():
         stray = [named[r[4]][1] for r in found[0][2]
                  if r[0] != "bad" and r[5] == "CpuTimes.afterCatch" and "CpuTimes.c3" in named[r[4]][1]]
         check(not stray, f"{label}: no afterCatch trace under the frames the exception left: {stray}", run)
+        # The catch in recurse(2), the middle of four activations: the two above it end there.
+        rec = "CpuTimes.recurse"
+        for frames in ([rec, "CpuTimes.main"], [rec, rec, "CpuTimes.main"], [rec, rec, rec, "CpuTimes.main"], [rec] * 4,
+                       ["CpuTimes.recovered", rec, rec, "CpuTimes.main"]):
+            rows = rows_with(found, named, frames)
+            check(len(rows) == 1 and rows[0][3] == 100, f"{label}: {' <- '.join(frames)} counted 100 times: {rows}",
+                  run)
+        # Time: recovered() sleeps 1 ms a call; none of it may fall in a trace of three or more
+        # recurse frames (the activations the exception ended), where the exception's own
+        # constructors take a few ms in all.
+        recovered = inclusive_ms(found, named, "CpuTimes.recovered")
+        ended = sum(r[1] * found[0][1] / 100.0 for r in found[0][2]
+                    if r[0] != "bad" and r[4] in named and named[r[4]][1].count(rec) >= 3)
+        print(f"{label}: recovered() {recovered:.0f} ms, in traces of the ended activations {ended:.0f} ms", flush=True)
+        check(recovered >= 90 and ended < 0.25 * recovered,
+              f"{label}: recovered()'s time is not charged to the activations the exception ended: "
+              f"{ended:.0f} ms of {recovered:.0f}", run)
         cleanup(run.folder)
     on_each_jdk(one)()
 
@@ -297,6 +316,98 @@ def case_javac():
     on_each_jdk(one)()
 
 
+H2_JAR = "/usr/share/java/h2.jar"
+H2_THREADS, H2_ROWS = 4, 1500
+
+
+def case_h2():
+    # Debian's H2 under load: 4 threads insert and read back 1500 rows each through their own
+    # connections while main runs aggregate queries; every call of the program's own methods, and
+    # of H2's JDBC methods under them, counted exactly. Heavy: about 10 s a JDK on a quiet machine.
+    if not os.path.exists(H2_JAR):
+        return print(f"SKIP: {H2_JAR} absent (Debian libh2-java, tools/install-deps.sh)", flush=True)
+
+    def one(label, home):
+        classes = tempfile.mkdtemp(prefix="fasthprof-h2-")
+        source = os.path.join(os.environ.get("SOURCE_ROOT", "."), "tests", "h2", "H2Load.java")
+        compiled = subprocess.run([java_bin(home, "javac"), "--release", "17", "-cp", H2_JAR, "-d", classes, source],
+                                  capture_output=True, text=True)
+        if not check(compiled.returncode == 0, f"{label}: H2Load compiles\n{compiled.stderr}"):
+            return cleanup(classes)
+        run = run_java(home, agentpath("cpu=times,depth=2,cutoff=0,verbose=y,file=times.txt"), "H2Load",
+                       [str(H2_THREADS), str(H2_ROWS)], jvm_args=VERIFY, classpath=f"{classes}:{H2_JAR}", timeout=600)
+        text, found, named = profile(run)
+        calls = H2_THREADS * H2_ROWS
+        if check(run.code == 0 and f"H2Load rows={calls} " in run.stdout and layout_ok(label, text, found, named, run),
+                 f"{label}: H2 runs under cpu=times", run):
+            good = [r for r in found[0][2] if r[0] != "bad"]
+            for frames in (["H2Load.insertRow", "H2Load.worker"], ["H2Load.lookup", "H2Load.worker"],
+                           ["org.h2.jdbc.JdbcPreparedStatement.executeUpdate", "H2Load.insertRow"],
+                           ["org.h2.jdbc.JdbcPreparedStatement.executeQuery", "H2Load.lookup"]):
+                rows = rows_with(found, named, frames)
+                check(len(rows) == 1 and rows[0][3] == calls,
+                      f"{label}: h2: {' <- '.join(frames)} counted {calls} times: {rows}", run)
+            h2_methods = {r[5] for r in good if r[5].startswith("org.h2.")}
+            h2_calls = sum(r[3] for r in good if r[5].startswith("org.h2."))
+            h2_share = sum(r[1] for r in good if r[5].startswith("org.h2."))
+            print(f"{label}: h2: {len(h2_methods)} H2 methods, {h2_calls} calls, {h2_share:.1f} % of the time", flush=True)
+            check(len(h2_methods) > 300 and h2_calls > 50 * calls,
+                  f"{label}: h2: H2's methods counted ({len(h2_methods)} methods, {h2_calls} calls)", run)
+            check(h2_share > 20, f"{label}: h2: H2's methods hold a good part of the time: {h2_share:.1f} %", run)
+            check(not any(r[3] <= 0 for r in good), f"{label}: h2: every row has calls", run)
+        cleanup(run.folder)
+        cleanup(classes)
+    on_each_jdk(one)()
+
+
+def case_load_all():
+    # Every class of java.base and of Debian's H2 jar loaded and initialized (Class.forName) under
+    # cpu=times with -Xverify:all: no VerifyError, no ClassFormatError, and no class that fails to
+    # load or initialize with the agent but loads without it (the reference run, no agent, lists
+    # the classes that fail on their own: optional libraries absent, JDK-internal start-up order).
+    # Heavy: about 15 s a run on a quiet machine, two runs a JDK.
+    sources = ["module:java.base"] + ([f"jar:{H2_JAR}"] if os.path.exists(H2_JAR) else [])
+    if len(sources) == 1:
+        print(f"SKIP (part): {H2_JAR} absent, java.base only", flush=True)
+
+    def failures(run):
+        return sorted(re.findall(r"^LoadAll failed (\S+): (\S+)$", run.stdout, re.M))
+
+    def one(label, home):
+        reference = run_java(home, None, "LoadAll", sources, jvm_args=VERIFY, timeout=600)
+        run = run_java(home, agentpath("cpu=times,depth=2,cutoff=0,verbose=y,file=times.txt"), "LoadAll", sources,
+                       jvm_args=VERIFY, timeout=600)
+        summary = re.search(r"^LoadAll loaded=(\d+) failed=(\d+) verify_errors=(\d+) format_errors=(\d+) ",
+                            run.stdout, re.M)
+        text, found, named = profile(run)
+        if check(run.code == 0 and reference.code == 0 and summary and layout_ok(label, text, found, named, run),
+                 f"{label}: LoadAll runs under cpu=times", run):
+            loaded, failed, verify, fmt = map(int, summary.groups())
+            tried = sum(int(n) for n in re.findall(r"^LoadAll source=\S+ classes=\d+ tried=(\d+)$", run.stdout, re.M))
+            counts = re.search(r"classes rewritten=\d+ unchanged=\d+ malformed=\d+", run.stderr)
+            print(f"{label}: load_all: {loaded} classes loaded and initialized, {failed} failed on their own; "
+                  f"{counts.group(0) if counts else 'no verbose line'}", flush=True)
+            check(verify == 0 and fmt == 0, f"{label}: load_all: no VerifyError ({verify}), no ClassFormatError ({fmt})",
+                  run)
+            check(loaded > (7000 if len(sources) == 2 else 6000), f"{label}: load_all: {loaded} classes initialized", run)
+            check(failures(run) == failures(reference),
+                  f"{label}: load_all: the same classes fail with the agent as without it: "
+                  f"{sorted(set(failures(run)) ^ set(failures(reference)))[:10]}", run)
+            # Unchanged: classes with no method code (interfaces of abstract methods, for the most part).
+            rewritten = re.search(r"classes rewritten=(\d+) unchanged=(\d+) malformed=(\d+)", run.stderr)
+            check(rewritten and int(rewritten.group(1)) > 0.85 * loaded and
+                  int(rewritten.group(1)) + int(rewritten.group(2)) >= loaded and rewritten.group(3) == "0",
+                  f"{label}: load_all: the classes were rewritten: {rewritten and rewritten.group(0)}", run)
+            rows = rows_with(found, named, ["LoadAll.load", "LoadAll.main"])
+            check(len(rows) == 1 and rows[0][3] == tried, f"{label}: load_all: load() counted {tried} times: {rows}",
+                  run)
+            inits = {r[5] for r in found[0][2] if r[0] != "bad" and r[5].endswith(".<clinit>")}
+            check(len(inits) > 1000, f"{label}: load_all: static initializers counted ({len(inits)})", run)
+        cleanup(run.folder)
+        cleanup(reference.folder)
+    on_each_jdk(one)()
+
+
 def writer_running(pid):
     for task in glob.glob(f"/proc/{pid}/task/*/comm"):
         try:
@@ -370,4 +481,6 @@ run_cases("cpu_times", {
     "javac": case_javac,
     "quit": case_quit,
     "virtual_threads": case_virtual_threads,
+    "h2": case_h2,
+    "load_all": case_load_all,
 })

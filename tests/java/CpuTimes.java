@@ -66,6 +66,29 @@ public class CpuTimes {
         }
     }
 
+    // ---- a catch in a middle activation of a recursion: recurse(3) -> recurse(2) -> recurse(1) ->
+    // recurse(0), which throws; recurse(2) catches and calls recovered(), which sleeps 1 ms. The
+    // two activations the exception left have ended there: neither recovered()'s trace nor its
+    // time belongs to them.
+    static void recovered() throws InterruptedException {
+        Thread.sleep(1);
+    }
+
+    static void recurse(int n) throws InterruptedException {
+        if (n == 0) {
+            throw new IllegalStateException("from the innermost activation");
+        }
+        if (n == 2) {
+            try {
+                recurse(n - 1);
+            } catch (IllegalStateException e) {
+                recovered();
+            }
+            return;
+        }
+        recurse(n - 1);
+    }
+
     // ---- threads
     static void leaf() {
         sink++;
@@ -122,6 +145,9 @@ public class CpuTimes {
             case "exceptions":
                 for (int i = 0; i < 100; i++) {
                     thrower();
+                }
+                for (int i = 0; i < 100; i++) {
+                    recurse(3);
                 }
                 System.out.println("CpuTimes exceptions done");
                 break;

@@ -75,24 +75,56 @@ public final class FasthprofTracker {
 
     /**
      * Exit by exception: the current thread caught one in method id (JVMTI ExceptionCatch), so every
-     * open call above the topmost call of id has ended. Nothing happens when id is not on the stack.
+     * open call above the catching activation of id has ended. Which activation catches matters in
+     * a recursion, where the exception may have left activations of id above it: `live` is then the
+     * number of activations of id on the thread's real stack (the catching one is the topmost of
+     * them), counted by the agent; those are the lowest `live` of the shadow stack, and the others
+     * have ended. With live = 0 (not counted) and at most one activation of id on the shadow stack,
+     * the calls above it are closed; with more, nothing changes and their number is returned, for
+     * the agent to count the live ones and call again. Returns 0 when done.
      */
-    static void caught(int id) {
+    static int caught(int id, int live) {
         Thread t = Thread.currentThread();
         FasthprofThreadState s = find(table, U.getLong(t, TID_OFFSET));
         if (s == null || s.off) {
-            return;
+            return 0;
         }
         int[] methods = s.stMethod;
-        for (int i = s.sp - 1; i >= 0; i--) {
-            if (methods[i] == id) {
-                long now = U.getLong(clock);
-                for (int j = s.sp - 1; j > i; j--) {
-                    pop(s, j, now);
+        int sp = s.sp;
+        int at = -1;
+        if (live <= 0) {
+            int found = 0;
+            for (int i = sp - 1; i >= 0; i--) {
+                if (methods[i] == id) {
+                    if (at < 0) {
+                        at = i;
+                    }
+                    found++;
                 }
-                return;
+            }
+            if (found > 1) {
+                return found;
+            }
+        } else {
+            // The live-th activation from the bottom. Fewer on the shadow stack than live: some
+            // began before the agent came (under attach) and are not on it; then the topmost is
+            // taken, as without a count.
+            for (int i = 0, seen = 0; i < sp; i++) {
+                if (methods[i] == id) {
+                    at = i;
+                    if (++seen == live) {
+                        break;
+                    }
+                }
             }
         }
+        if (at >= 0) {
+            long now = U.getLong(clock);
+            for (int j = sp - 1; j > at; j--) {
+                pop(s, j, now);
+            }
+        }
+        return 0;
     }
 
     /**
