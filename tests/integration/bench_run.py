@@ -160,8 +160,8 @@ def runner_case():
         check(len(lines) == 2, f"runner: one progress line per repetition on stderr: {done.stderr}")
         # Only one figure, recorded a second time: two runs in the history, one machine.
         done = tool(RUN, "--build", BUILD, "--only", "interning.hit_ns", "--runs", "1", "--quick", "--record", db)
-        check(done.returncode == 0 and "interning.hit_ns" in done.stderr and "interning.miss_ns" not in done.stderr,
-              f"runner: --only a figure: {done.stderr}")
+        check(done.returncode == 0 and "interning.hit_ns" in done.stdout and "interning.miss_ns" not in done.stdout,
+              f"runner: --only a figure (progress and summary on stdout): {done.stdout} {done.stderr}")
         connection = sqlite3.connect(db)
         rows = connection.execute("SELECT r.id, r.fingerprint, f.name FROM runs r JOIN figures f ON f.run_id = r.id "
                                   "ORDER BY r.id, f.name").fetchall()
