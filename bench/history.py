@@ -77,6 +77,8 @@ def check_document(document):
     """Raises HistoryError unless document has what the history keeps."""
     if not isinstance(document, dict) or document.get("schema") != 1:
         raise HistoryError("not a bench/run document of schema 1")
+    if not isinstance(document.get("date"), str):
+        raise HistoryError("the document has no date")
     machine = document.get("machine") or {}
     if not isinstance(machine.get("fingerprint"), str) or not machine["fingerprint"]:
         raise HistoryError("the document has no machine fingerprint")
