@@ -88,6 +88,8 @@ def history_case():
         done = record(folder, db, broken, "broken")
         check(done.returncode == 2 and re.fullmatch(r"bench/run: the document has no machine fingerprint\n",
                                                     done.stderr), f"history: no fingerprint: {done.stderr!r}")
+        done = record(folder, folder / "fresh.db", broken, "broken")
+        check(done.returncode == 2 and not (folder / "fresh.db").exists(), "history: a bad document leaves no file")
         newer = folder / "newer.db"
         connection = sqlite3.connect(newer)
         connection.execute("PRAGMA user_version = 7")
