@@ -61,9 +61,10 @@ def main():
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--json")
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--calls", type=int, default=50_000_000, help="uncontended synchronized calls per run")
     options = parser.parse_args()
     rounds = 1 if options.smoke else options.rounds
-    calls = 2_000_000 if options.smoke else 50_000_000
+    calls = 2_000_000 if options.smoke else options.calls
     results = {"java_home": JAVA_HOME}
 
     base, agent, base_cpu, agent_cpu = [], [], [], []

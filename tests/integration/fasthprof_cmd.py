@@ -16,8 +16,8 @@ import sys
 import tempfile
 
 import hprof_records
-from harness import (agentpath, check, cleanup, java_bin, java_process, on_each_jdk, read_text, run_cases, run_java,
-                     skip, wait_for)
+from harness import (agentpath, browser, check, cleanup, java_bin, java_process, on_each_jdk, read_text, run_cases,
+                     run_java, skip, wait_for)
 
 COMMAND = os.environ.get("FASTHPROF_COMMAND", "")
 VERIFY = os.environ.get("FASTHPROF_VERIFY", "")
@@ -477,33 +477,6 @@ def text_run(jdk, home):
         one_message(f"{label}: text of a text file", fasthprof("text", folder / "run.txt"), r"is a text profile")
     finally:
         cleanup(folder)
-
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-
-
-def browser():
-    """Headless Debian chromium under chromedriver (tools/install-deps.sh), or skip()."""
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        # Debian's python3-selenium is installed for the system's python3; a python3 of its own
-        # (pyenv, a venv) of the same version reads it from there.
-        sys.path.append("/usr/lib/python3/dist-packages")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        skip("python3-selenium is not installed (tools/install-deps.sh)")
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        skip("chromium and chromium-driver are not installed (tools/install-deps.sh)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
 def flame_run(jdk, home):
