@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "allocation_tracker.h"
+#include "cpu_timer.h"
 #include "entry_guard.h"
 #include "jvmti_support.h"
 #include "profile_owner.h"

@@ -39,8 +39,8 @@ bool next_token(std::string_view* rest, char separator, size_t buffer_size,
 // original could never parse (its host would be empty or cut at the address's first ':'), so no old
 // command line changes: net=[v6-address]:port, and net=v6-address:port, an IPv6 literal without
 // brackets, where the last ':' before the next ',' starts the port (the port is required, so that
-// is the one reading). An unbracketed address ending in "::" (net=::1 would be :: port 1, a
-// forgotten port more likely than a wish for port 1 of ::) must be bracketed: *error says so.
+// is the one reading, even where the whole would also be an address: fe80::1:9000). An IPv6
+// address with no port after it (net=::1) gets *error "missing port".
 bool next_host(std::string_view* rest, std::string_view* host, std::string* error) {
   if (rest->empty()) return false;
   if (rest->front() != '[') {
@@ -50,13 +50,14 @@ bool next_host(std::string_view* rest, std::string_view* host, std::string* erro
       std::string candidate(value.substr(0, last));
       in6_addr address;
       if (inet_pton(AF_INET6, candidate.c_str(), &address) == 1) {
-        if (candidate.size() >= 2 && candidate.ends_with("::")) {
-          *error = "net option: an IPv6 address ending in \"::\" needs brackets, net=[address]:port";
-          return false;
-        }
         *host = value.substr(0, last);
         rest->remove_prefix(last + 1);
         return true;
+      }
+      // "::1": an IPv6 address whole, no port after it.
+      if (inet_pton(AF_INET6, std::string(value).c_str(), &address) == 1) {
+        *error = kNetMissingPort;
+        return false;
       }
     }
     return next_token(rest, ':', kTextBuffer, host);
@@ -289,7 +290,7 @@ std::string usage_text() {
       "  - The option depth=<size> is at most 65535, the most a binary file records.\n"
       "  - The options timeout=<seconds> and commands=<which> need net=<host>:<port>.\n"
       "  - net= takes an IPv6 address as [::1]:9000, or as ::1:9000 (the last ':'\n"
-      "    starts the port; an address ending in '::' needs the brackets).\n"
+      "    starts the port).\n"
       "  - Use of the -Xrunhprof interface can still be used, e.g.\n"
       "       java -Xrunhprof:[help]|[<option>=<value>, ...]\n"
       "    will behave exactly the same as:\n"

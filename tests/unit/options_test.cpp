@@ -390,14 +390,16 @@ TEST(Net, UnbracketedIpv6Host) {
   EXPECT_EQ("fe80::2a0:c9ff:fe00:1", options.net_host);
   EXPECT_EQ(65535, options.net_port);
   EXPECT_EQ("::ffff:127.0.0.1", parse_ok("net=::ffff:127.0.0.1:80").net_host);
-  // "::" port 1 or ::1 with its port forgotten: brackets decide.
-  const char* ambiguous = "net option: an IPv6 address ending in \"::\" needs brackets, net=[address]:port";
-  EXPECT_EQ(ambiguous, parse_error("net=::1"));
-  EXPECT_EQ(ambiguous, parse_error("net=2001:db8:::80"));
+  // An address whole and no port: what is missing is the port.
+  EXPECT_EQ("net option missing port", parse_error("net=::1"));
+  EXPECT_EQ("net option missing port", parse_error("net=fe80::1,heap=dump"));
+  // "2001:db8::" then the port: ":::" is never inside an address, so this reads one way only.
+  EXPECT_EQ("2001:db8::", parse_ok("net=2001:db8:::80").net_host);
+  EXPECT_EQ("::", parse_ok("net=:::80").net_host);
   EXPECT_EQ("::", parse_ok("net=[::]:80").net_host);
   // Not an IPv6 literal before the last ':': the original's reading (host to the first ':').
   EXPECT_EQ("invalid port number", parse_error("net=host:80:81"));
-  EXPECT_EQ(ambiguous, parse_error("net=:::"));
+  EXPECT_EQ("net option missing port", parse_error("net=:::"));
   EXPECT_EQ("invalid port number", parse_error("net=::1:x"));
 }
 
