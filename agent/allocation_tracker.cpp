@@ -59,7 +59,7 @@ struct AllocationTracker::ThreadState {
 
 AllocationTracker::AllocationTracker(const AgentContext& context)
     : context_(context),
-      depth_(static_cast<uint32_t>(context.options->depth)),
+      depth_(static_cast<uint32_t>(context.depth_capacity)),
       sample_interval_(context.options->sample_bytes),
       thread_in_traces_(context.options->thread_in_traces),
       recorder_(SiteSlotTableOptions{uint32_t{1} << 18,
@@ -218,8 +218,9 @@ void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthre
                                           jclass klass, jlong size) {
   jvmtiEnv* jvmti = context_.jvmti;
   jint count = 0;
-  if (depth_ > 0 &&
-      jvmti->GetStackTrace(nullptr, 0, static_cast<jint>(depth_), state.frames, &count) != JVMTI_ERROR_NONE) {
+  // state.frames holds depth_ frames, the capacity; the depth now may be less (net= CONTROL).
+  jint depth = context_.current_depth();
+  if (depth > 0 && jvmti->GetStackTrace(nullptr, 0, depth, state.frames, &count) != JVMTI_ERROR_NONE) {
     count = 0;
   }
   jlong class_tag = 0;
@@ -353,7 +354,7 @@ void AllocationTracker::write_report(ReportContext& report) {
     }
     return;
   }
-  write_sites(report.cutoff < 0 ? context_.options->cutoff : report.cutoff);
+  write_sites(report.cutoff < 0 ? context_.options->cutoff : report.cutoff, report.sites_flags);
 }
 
 bool AllocationTracker::control(JNIEnv* jni, const NetCommand& command, std::string* refusal) {
@@ -386,10 +387,15 @@ bool AllocationTracker::control(JNIEnv* jni, const NetCommand& command, std::str
   }
 }
 
-void AllocationTracker::write_sites(double cutoff) {
+void AllocationTracker::write_sites(double cutoff, uint16_t flags) {
   SiteTotals totals;
-  std::vector<SiteRow> rows = recorder_.sites().report_rows(cutoff, &totals);
-  write_sites_section(*context_.writer, rows, totals, cutoff, std::time(nullptr));
+  SiteSelection selection;
+  selection.changed_only = (flags & kSitesIncremental) != 0;
+  selection.by_allocation = (flags & kSitesSortedByAllocation) != 0;
+  std::vector<SiteRow> rows = recorder_.sites().report_rows(cutoff, &totals, selection);
+  write_sites_section(*context_.writer, rows, totals, cutoff, flags, std::time(nullptr));
+  // The next incremental list counts changes from this one, whatever this one listed.
+  recorder_.mark_sites_reported();
 }
 
 void AllocationTracker::intern_pending(ReportContext& report) {

@@ -90,7 +90,7 @@ class AllocationTracker final : public Feature {
   bool resolve_slot(JNIEnv* jni, const SlotDescription& slot, SiteIdentity* site);
   uint32_t class_serial_of(JNIEnv* jni, const SlotDescription& slot);
   void count_live(JNIEnv* jni);
-  void write_sites(double cutoff);
+  void write_sites(double cutoff, uint16_t flags);
 
   AgentContext context_;
   uint32_t depth_;

@@ -76,7 +76,7 @@ void CpuSampler::take_pending_stacks(JNIEnv* jni, PendingCounts& batch) {
     jthread thread = static_cast<jthread>(pending.handle);
     jvmtiStackInfo* stack = nullptr;
     jvmtiError error = thread == nullptr ? JVMTI_ERROR_INVALID_THREAD
-                                         : jvmti_->GetThreadListStackTraces(1, &thread, depth_, &stack);
+                                         : jvmti_->GetThreadListStackTraces(1, &thread, context_.current_depth(), &stack);
     // HotSpot 17 answers NONE without a stack when the thread ends before the handshake reaches it.
     if (error == JVMTI_ERROR_NONE && stack == nullptr) error = JVMTI_ERROR_THREAD_NOT_ALIVE;
     bool taken = error == JVMTI_ERROR_NONE;

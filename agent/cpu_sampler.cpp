@@ -48,7 +48,7 @@ CpuSampler::CpuSampler(const AgentContext& context)
     : context_(context),
       jvmti_(context.jvmti),
       mode_(context.options->cpu_stacks_deferred ? Mode::kDeferred : Mode::kSignal),
-      depth_(context.options->depth),
+      depth_(context.depth_capacity),
       threads_(system_clock(), interval_ns_of(*context.options)) {}
 
 void CpuSampler::add_capabilities(jvmtiCapabilities* wanted) {

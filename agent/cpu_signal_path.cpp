@@ -28,7 +28,7 @@ constexpr int kMinSlots = 64;
 bool CpuSampler::start_signal_mode(JNIEnv* jni, std::string* why) {
   size_t frame_bytes = static_cast<size_t>(depth_) * sizeof(AsyncFrame);
   int slots = static_cast<int>(std::clamp<size_t>(kSlotFrameBytes / frame_bytes, kMinSlots, kMaxSlots));
-  signal_ = SignalStacks::create(context_.vm, depth_, slots, why);
+  signal_ = SignalStacks::create(context_.vm, depth_, slots, why, context_.trace_depth);
   if (signal_ == nullptr) return false;
   if (jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_LOAD, nullptr) != JVMTI_ERROR_NONE) {
     *why = "cannot enable ClassLoad events";

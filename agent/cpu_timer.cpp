@@ -426,9 +426,26 @@ void CpuTimer::write_report(ReportContext& report) {
     write_old_prof_section(writer, table_.take_old_report(),
                            [&](uint32_t id, OldMethodName* out) { return methods_.describe(id, out); });
   } else {
-    write_cpu_time_section(writer, table_.take_report(context_.options->cutoff), context_.options->cpu_sampling,
+    double cutoff = report.cutoff < 0 ? context_.options->cutoff : report.cutoff;  // a net= command's
+    write_cpu_time_section(writer, table_.take_report(cutoff), context_.options->cpu_sampling,
                            std::time(nullptr));
   }
+}
+
+bool CpuTimer::control(JNIEnv* jni, const NetCommand& command, std::string* refusal) {
+  if (command.control != NetControl::kClearCpu) {
+    *refusal = "not a cpu=times control";
+    return false;
+  }
+  // The times counted before the command go with the rest: collected, then the table starts
+  // afresh as after a report (taking one and dropping it).
+  collect(jni);
+  if (context_.options->old_timing) {
+    table_.take_old_report();
+  } else {
+    table_.take_report(1.0);
+  }
+  return true;
 }
 
 void CpuTimer::stop(JNIEnv* jni) {

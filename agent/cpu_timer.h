@@ -67,6 +67,7 @@ class CpuTimer final : public Feature {
   void start(JNIEnv* jni) override;
   size_t drain(JNIEnv* jni) override;
   void write_report(ReportContext& report) override;
+  bool control(JNIEnv* jni, const NetCommand& command, std::string* refusal) override;
   void stop(JNIEnv* jni) override;
 
   // ClassFileLoadHook, any thread.

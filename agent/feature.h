@@ -14,6 +14,7 @@
 #include <jvmti.h>
 
 #include <cstddef>
+#include <atomic>
 #include <functional>
 
 #include "async_sink.h"
@@ -44,6 +45,15 @@ struct AgentContext {
   // Where a callback queues an event that must keep its place among THREAD START/END in the file
   // (monitor=y's WAIT/WAITED lines). Any thread.
   LifecycleQueue* lifecycle = nullptr;
+  // Stack depth: the agent's stack buffers hold depth_capacity frames (depth= at start, more when
+  // net= commands may raise it, Profiler::depth_capacity()); *trace_depth is the depth asked for
+  // now, read by any thread (a net= CONTROL changes it on the owner).
+  int depth_capacity = 0;
+  const std::atomic<int>* trace_depth = nullptr;
+  int current_depth() const {
+    int depth = trace_depth == nullptr ? depth_capacity : trace_depth->load(std::memory_order_relaxed);
+    return depth < depth_capacity ? depth : depth_capacity;
+  }
 };
 
 // Events beyond those every agent gets (thread start/end, class prepare) that a feature handles.
@@ -67,6 +77,9 @@ struct ReportContext {
   // the cutoff= option's) and, for ALLOC SITES, whether to force a GC before the live counts.
   double cutoff = -1;
   bool force_gc = true;
+  // ALLOC SITES: the command's flags (kSitesIncremental, kSitesSortedByAllocation, kSitesForceGc),
+  // written in the record as the original did; 0 in a report.
+  uint16_t sites_flags = 0;
   bool heap_summary_only = false;  // HEAP SUMMARY: the allocation sites' totals record alone (binary)
 };
 

@@ -110,7 +110,7 @@ uint64_t MonitorTracker::thread_id(jthread thread) {
 }
 
 void MonitorTracker::take_stack(ContentionEvent* event) {
-  int depth = context_.options->depth;
+  int depth = context_.current_depth();
   if (depth <= 0) return;
   std::vector<jvmtiFrameInfo> frames(static_cast<size_t>(depth));
   jint count = 0;
@@ -256,7 +256,7 @@ void MonitorTracker::write_monitor_dump(JNIEnv* jni) {
     jthread thread = nullptr;
   };
   std::vector<ThreadRow> rows;
-  int depth = context_.options->depth;
+  int depth = context_.current_depth();
   std::vector<jvmtiFrameInfo> frames(static_cast<size_t>(std::max(depth, 1)));
   std::vector<StackFrame> stack;
   for (jint i = 0; i < count; ++i) {

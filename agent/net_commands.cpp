@@ -8,11 +8,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <vector>
 
 #include "allocation_tracker.h"
+#include "cpu_timer.h"
 #include "entry_guard.h"
 #include "jvmti_support.h"
 #include "profile_owner.h"
@@ -27,6 +29,13 @@ namespace {
 // listener stops reading, TCP holds the peer back) instead of growing the queue without end.
 constexpr size_t kMaxQueuedCommands = 1024;
 
+// The deepest stack a net= CONTROL may ask for when depth= at start was less: the agent's stack
+// buffers (each allocation-tracking thread's, the CPU sampler's signal slots) are sized for it
+// from the start, so that the depth can change while the program's threads use them, with no
+// handshake. Walks take only the frames of the depth asked for, so a larger capacity costs memory
+// (1 KiB per tracking thread; the sampler's slots fit its fixed 4 MiB), not time (README).
+constexpr int kCommandDepthCapacity = 64;
+
 std::string describe(const NetCommand& command) {
   return net_command_name(static_cast<uint8_t>(command.tag)) + ", serial " + std::to_string(command.serial);
 }
@@ -34,6 +43,13 @@ std::string describe(const NetCommand& command) {
 void say(const std::string& text) { write_stderr("fasthprof: net= " + text + "\n"); }
 
 }  // namespace
+
+int Profiler::depth_capacity() const {
+  // depth=0 turns stack traces off for good (the features that need stacks do not start).
+  bool may_change = !options_.net_host.empty() && options_.net_commands != Options::NetCommands::kReports;
+  if (!may_change || options_.depth <= 0) return options_.depth;
+  return std::max(options_.depth, kCommandDepthCapacity);
+}
 
 void Profiler::start_command_listener(JNIEnv* jni) {
   if (command_fd_ < 0) return;
@@ -158,11 +174,7 @@ void Profiler::run_command(JNIEnv* jni, const NetCommand& command) {
       break;
     case NetCommandTag::kAllocSites:
       if (sites == nullptr) return refuse("allocation sites need heap=sites or heap=all");
-      if ((command.flags & (kSitesIncremental | kSitesSortedByAllocation)) != 0) {
-        say("command (" + describe(command) +
-            "): the incremental and sort-by-allocation flags are not supported: the whole table is written, "
-            "ordered by live bytes");
-      }
+      report.sites_flags = command.flags;
       report.cutoff = command.cutoff;
       report.force_gc = (command.flags & kSitesForceGc) != 0;
       section = sites;
@@ -174,9 +186,13 @@ void Profiler::run_command(JNIEnv* jni, const NetCommand& command) {
       section = sites;
       break;
     case NetCommandTag::kCpuSamples:
-      if (cpu_samples_feature_ == nullptr) return refuse("CPU SAMPLES need cpu=samples");
+      // As the original: the CPU SAMPLES section with cpu=samples, else cpu=times' CPU TIME (ms)
+      // (cpu=old: its prof table).
+      if (cpu_samples_feature_ == nullptr && cpu_timer_ == nullptr) {
+        return refuse("CPU SAMPLES need cpu=samples or cpu=times");
+      }
       report.cutoff = command.cutoff;
-      section = cpu_samples_feature_;
+      section = cpu_samples_feature_ != nullptr ? cpu_samples_feature_ : cpu_timer_;
       break;
     case NetCommandTag::kDumpTraces:
     case NetCommandTag::kExit:  // the listener's; never queued
@@ -202,14 +218,36 @@ void Profiler::run_command(JNIEnv* jni, const NetCommand& command) {
           }
           owner = cpu_samples_feature_;
           break;
-        case NetControl::kClearCpu:
-          if (cpu_samples_feature_ == nullptr) return refuse("CPU costs need cpu=samples");
+        case NetControl::kClearCpu: {
+          if (cpu_samples_feature_ == nullptr && cpu_timer_ == nullptr) {
+            return refuse("CPU costs need cpu=samples or cpu=times");
+          }
           drain_all(jni);  // what was counted before the command is cleared with the rest
-          owner = cpu_samples_feature_;
-          break;
-        case NetControl::kSetDepth:
-          return refuse("the stack depth is fixed at start (depth=" + std::to_string(options_.depth) +
-                        "): the agent's stack buffers and traces are sized for it");
+          // The original kept both in one trace table: the command cleared both.
+          for (Feature* feature : {cpu_samples_feature_, static_cast<Feature*>(cpu_timer_)}) {
+            if (feature == nullptr) continue;
+            if (index_of(feature) == features_.size()) return refuse("that feature has stopped after an error");
+            std::string refusal;
+            if (!feature->control(jni, command, &refusal)) refuse(refusal);
+          }
+          return;
+        }
+        case NetControl::kSetDepth: {
+          int capacity = context_.depth_capacity;
+          if (options_.depth <= 0) return refuse("depth=0 at start turns stack traces off for the whole run");
+          if (command.depth == 0) return refuse("depth 0 is only for depth= at start (no stack traces at all)");
+          if (command.depth > capacity) {
+            return refuse("depth " + std::to_string(command.depth) + " is above " + std::to_string(capacity) +
+                          ", the deepest the agent's stack buffers hold (depth= at start, at least " +
+                          std::to_string(kCommandDepthCapacity) + " with net= commands)");
+          }
+          // What was captured at the old depth is interned at it; traces from here on are cut to
+          // the new one (the STACK TRACE records already written stay as they are).
+          drain_all(jni);
+          writer_->set_trace_depth(command.depth);
+          trace_depth_.store(command.depth, std::memory_order_relaxed);
+          return;
+        }
       }
       if (index_of(owner) == features_.size()) return refuse("that feature has stopped after an error");
       std::string refusal;

@@ -200,6 +200,9 @@ bool Profiler::open_output(std::string* error) {
   threads_ = std::make_unique<ThreadTracker>(jvmti_, *writer_, lifecycle_);
   context_ = {vm_, jvmti_, &options_, writer_.get(), sink_.get(), &classes_, threads_.get(), attach_,
               [this](JNIEnv* jni) { apply_lifecycle(jni); }, &lifecycle_};
+  trace_depth_.store(options_.depth);
+  context_.depth_capacity = depth_capacity();
+  context_.trace_depth = &trace_depth_;
   create_features();
   return true;
 }

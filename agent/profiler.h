@@ -123,6 +123,9 @@ class Profiler {
   std::unique_ptr<ProfileWriter> writer_;
   std::unique_ptr<ThreadTracker> threads_;
   AgentContext context_;
+  // The stack depth now (depth=, then a net= CONTROL's), and the most the buffers hold.
+  std::atomic<int> trace_depth_{0};
+  int depth_capacity() const;
   std::vector<std::unique_ptr<Feature>> features_;  // in report order (docs/compatibility.md §2.5)
   std::vector<Feature*> class_load_hooks_, compiled_method_hooks_;  // wanted_events()
   // SampledObjectAlloc, the hot event, goes to the allocation tracker alone (heap=sites|all).

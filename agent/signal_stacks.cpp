@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "clock.h"
@@ -27,7 +28,8 @@ uint64_t pack(uint32_t generation, uint64_t phase) { return (static_cast<uint64_
 
 }  // namespace
 
-SignalStacks* SignalStacks::create(JavaVM* vm, int depth, int slots, std::string* why) {
+SignalStacks* SignalStacks::create(JavaVM* vm, int depth, int slots, std::string* why,
+                                   const std::atomic<int>* walk_depth) {
   if (installed.load() != nullptr) {
     *why = "the signal sampler is already in use";
     return nullptr;
@@ -49,7 +51,7 @@ SignalStacks* SignalStacks::create(JavaVM* vm, int depth, int slots, std::string
     *why = "SIGPROF already has a handler in this process";
     return nullptr;
   }
-  auto* self = new SignalStacks(vm, walker, depth, slots);
+  auto* self = new SignalStacks(vm, walker, depth, slots, walk_depth);
   installed.store(self, std::memory_order_release);
   struct sigaction action{};
   action.sa_sigaction = &SignalStacks::on_signal;
@@ -64,12 +66,14 @@ SignalStacks* SignalStacks::create(JavaVM* vm, int depth, int slots, std::string
   return self;  // never freed: a late signal may still look at it
 }
 
-SignalStacks::SignalStacks(JavaVM* vm, Walker walker, int depth, int slots)
+// walk_depth points into the Profiler, which is never freed (like this object).
+SignalStacks::SignalStacks(JavaVM* vm, Walker walker, int depth, int slots, const std::atomic<int>* walk_depth)
     : vm_(vm),
       walker_(walker),
       pid_(getpid()),
       uid_(getuid()),
       depth_(depth),
+      walk_depth_(walk_depth),
       slot_count_(slots),
       slots_(new Slot[static_cast<size_t>(slots)]),
       frames_(new AsyncFrame[static_cast<size_t>(slots) * static_cast<size_t>(depth)]) {
@@ -174,7 +178,9 @@ void SignalStacks::walk_here(uint64_t packed, void* ucontext) {
   jint frames = kNotJavaThread;
   if (vm_->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_6) == JNI_OK && env != nullptr) {
     AsyncTrace trace{env, 0, slot.frames};
-    walker_(&trace, depth_, ucontext);
+    jint depth = depth_;
+    if (walk_depth_ != nullptr) depth = std::min(depth, walk_depth_->load(std::memory_order_relaxed));
+    walker_(&trace, depth, ucontext);
     frames = trace.num_frames;
   }
   slot.num_frames = frames;

@@ -49,7 +49,9 @@ class SignalStacks {
   // Finds AsyncGetCallTrace in the process and installs the SIGPROF handler. nullptr with *why
   // when this VM has no AsyncGetCallTrace or the handler cannot be installed. Allocates `slots`
   // slots of `depth` frames once; at most one instance per process (the handler's). Any thread.
-  static SignalStacks* create(JavaVM* vm, int depth, int slots, std::string* why);
+  // walk_depth: the depth to walk now, read in the handler (at most `depth`; null: `depth`).
+  static SignalStacks* create(JavaVM* vm, int depth, int slots, std::string* why,
+                              const std::atomic<int>* walk_depth = nullptr);
 
   // Sampler thread only. Reserves a FREE slot for the native thread `tid` (the Java thread tag is
   // kept for the harvest); index -1 when every slot is in use.
@@ -95,7 +97,7 @@ class SignalStacks {
   };
   using Walker = void (*)(void* trace, jint depth, void* ucontext);
 
-  SignalStacks(JavaVM* vm, Walker walker, int depth, int slots);
+  SignalStacks(JavaVM* vm, Walker walker, int depth, int slots, const std::atomic<int>* walk_depth);
   static void on_signal(int signal, siginfo_t* info, void* ucontext);
   void walk_here(uint64_t packed, void* ucontext);
   bool fail_if_requested(Slot& slot, uint64_t expected, jint code);
@@ -105,6 +107,7 @@ class SignalStacks {
   pid_t pid_;
   uid_t uid_;
   int depth_;
+  const std::atomic<int>* walk_depth_;  // lock-free: read in the signal handler
   int slot_count_;
   std::unique_ptr<Slot[]> slots_;
   std::unique_ptr<AsyncFrame[]> frames_;

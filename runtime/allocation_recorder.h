@@ -123,6 +123,7 @@ class AllocationRecorder {
   const SiteTable& sites() const { return sites_; }
   // net= CONTROL "reset the site table": every site's allocated counts start from zero. Owner.
   void reset_allocated_counts() { sites_.reset_allocated(); }
+  void mark_sites_reported() { sites_.mark_reported(); }
   const SiteSlotTable& slots() const { return slots_; }
   PipelineStats pipeline_stats() const { return pipeline_.stats(); }
 

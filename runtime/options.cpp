@@ -1,5 +1,8 @@
 #include "options.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <cstdio>
 #include <string_view>
 
@@ -32,10 +35,33 @@ bool next_token(std::string_view* rest, char separator, size_t buffer_size,
   return length > 0;
 }
 
-// net=host:port, with the host running to the first ':' as in the original, plus the bracketed
-// form net=[v6-address]:port (which the original could never parse, so no old command line changes).
-bool next_host(std::string_view* rest, std::string_view* host) {
-  if (rest->empty() || rest->front() != '[') return next_token(rest, ':', kTextBuffer, host);
+// net=host:port, with the host running to the first ':' as in the original, plus two forms the
+// original could never parse (its host would be empty or cut at the address's first ':'), so no old
+// command line changes: net=[v6-address]:port, and net=v6-address:port, an IPv6 literal without
+// brackets, where the last ':' before the next ',' starts the port (the port is required, so that
+// is the one reading, even where the whole would also be an address: fe80::1:9000). An IPv6
+// address with no port after it (net=::1) gets *error "missing port".
+bool next_host(std::string_view* rest, std::string_view* host, std::string* error) {
+  if (rest->empty()) return false;
+  if (rest->front() != '[') {
+    std::string_view value = rest->substr(0, rest->find(','));
+    size_t last = value.rfind(':');
+    if (last != std::string_view::npos && value.find(':') != last && last <= kTextBuffer) {
+      std::string candidate(value.substr(0, last));
+      in6_addr address;
+      if (inet_pton(AF_INET6, candidate.c_str(), &address) == 1) {
+        *host = value.substr(0, last);
+        rest->remove_prefix(last + 1);
+        return true;
+      }
+      // "::1": an IPv6 address whole, no port after it.
+      if (inet_pton(AF_INET6, std::string(value).c_str(), &address) == 1) {
+        *error = kNetMissingPort;
+        return false;
+      }
+    }
+    return next_token(rest, ':', kTextBuffer, host);
+  }
   size_t close = rest->find(']');
   if (close == std::string_view::npos || close == 1 || close + 1 >= rest->size() ||
       (*rest)[close + 1] != ':' || close > kTextBuffer) {
@@ -84,10 +110,12 @@ std::string read_value(const OptionRow& row, std::string_view* rest, Options* op
       if (!next_token(rest, ',', buffer, &value.text)) return row.syntax_error;
       break;
     }
-    case ValueSyntax::kHostPort:
-      if (!next_host(rest, &value.text)) return row.syntax_error;
+    case ValueSyntax::kHostPort: {
+      std::string error;
+      if (!next_host(rest, &value.text, &error)) return error.empty() ? row.syntax_error : error;
       if (!next_token(rest, ',', kPortBuffer, &value.port)) return kNetMissingPort;
       break;
+    }
   }
   if (!row.apply(value, options)) return row.value_error;
   return "";
@@ -261,6 +289,8 @@ std::string usage_text() {
       "    the default file is then java.hprof.gz. gzip -d gives the plain file.\n"
       "  - The option depth=<size> is at most 65535, the most a binary file records.\n"
       "  - The options timeout=<seconds> and commands=<which> need net=<host>:<port>.\n"
+      "  - net= takes an IPv6 address as [::1]:9000, or as ::1:9000 (the last ':'\n"
+      "    starts the port).\n"
       "  - Use of the -Xrunhprof interface can still be used, e.g.\n"
       "       java -Xrunhprof:[help]|[<option>=<value>, ...]\n"
       "    will behave exactly the same as:\n"

@@ -61,8 +61,9 @@ void TextProfileOutput::trace(const TraceView& trace) {
   }
 }
 
-void TextProfileOutput::sites(std::span<const SiteRow> rows, const SiteTotals& totals, double, std::time_t when) {
-  text_.sites_begin("live bytes", when);
+void TextProfileOutput::sites(std::span<const SiteRow> rows, const SiteTotals& totals, double, uint16_t flags,
+                              std::time_t when) {
+  text_.sites_begin((flags & kSitesSortedByAllocation) != 0 ? "allocated bytes" : "live bytes", when);
   double accumulated = 0;
   uint32_t rank = 0;
   for (const SiteRow& row : rows) {
@@ -189,9 +190,9 @@ void BinaryProfileOutput::trace(const TraceView& trace) {
 }
 
 void BinaryProfileOutput::sites(std::span<const SiteRow> rows, const SiteTotals& totals, double cutoff,
-                                std::time_t) {
+                                uint16_t flags, std::time_t) {
   AllocSitesHeader header;
-  header.flags = 0;
+  header.flags = flags;
   header.cutoff = static_cast<float>(cutoff);
   header.total_live_bytes = totals.live_bytes;
   header.total_live_instances = totals.live_objects;

@@ -78,10 +78,11 @@ class ProfileOutput {
   // of a trace just claimed.
   virtual void trace(const TraceView& trace) = 0;
 
-  // SITES (text: rows ranked by live bytes with their percentages, `when` the section's date), or
-  // ALLOC SITES plus HEAP SUMMARY (binary: cutoff in the record). rows come as
-  // SiteTable::report_rows() gives them; totals cover every site.
-  virtual void sites(std::span<const SiteRow> rows, const SiteTotals& totals, double cutoff,
+  // SITES (text: rows ranked by live or, with flag 0x2, allocated bytes, with their percentages,
+  // `when` the section's date), or ALLOC SITES plus HEAP SUMMARY (binary: flags and cutoff in the
+  // record). rows come as SiteTable::report_rows() gives them; totals cover every site; flags are
+  // the ALLOC SITES record's (0 in a report, a net= command's otherwise).
+  virtual void sites(std::span<const SiteRow> rows, const SiteTotals& totals, double cutoff, uint16_t flags,
                      std::time_t when) = 0;
 
   // CPU SAMPLES (text: with each row's top frame, `when` the section's date), or one binary CPU
@@ -117,7 +118,8 @@ class TextProfileOutput final : public ProfileOutput {
   void class_load(const ClassInfo&, uint32_t) override {}
   void class_unload(uint32_t) override {}
   void trace(const TraceView& trace) override;
-  void sites(std::span<const SiteRow> rows, const SiteTotals& totals, double cutoff, std::time_t when) override;
+  void sites(std::span<const SiteRow> rows, const SiteTotals& totals, double cutoff, uint16_t flags,
+             std::time_t when) override;
   void cpu_samples(const CpuSampleReport& report, std::time_t when) override;
   uint64_t name_id(std::string_view) override { return 0; }
   void flush() override { text_.flush(); }
@@ -144,7 +146,8 @@ class BinaryProfileOutput final : public ProfileOutput {
   void class_load(const ClassInfo& info, uint32_t trace_serial) override;
   void class_unload(uint32_t serial) override;
   void trace(const TraceView& trace) override;
-  void sites(std::span<const SiteRow> rows, const SiteTotals& totals, double cutoff, std::time_t when) override;
+  void sites(std::span<const SiteRow> rows, const SiteTotals& totals, double cutoff, uint16_t flags,
+             std::time_t when) override;
   void cpu_samples(const CpuSampleReport& report, std::time_t when) override;
   uint64_t name_id(std::string_view text) override;
   void flush() override;

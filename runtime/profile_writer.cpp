@@ -51,7 +51,7 @@ void ProfileWriter::class_unloaded(uint32_t serial) {
 }
 
 uint32_t ProfileWriter::intern_trace(uint32_t thread_serial, std::span<const StackFrame> frames) {
-  size_t depth = std::min(frames.size(), static_cast<size_t>(options_.depth));
+  size_t depth = std::min(frames.size(), trace_depth_);
   uint64_t ids_on_stack[64];
   std::vector<uint64_t> ids_on_heap;
   uint64_t* ids = ids_on_stack;

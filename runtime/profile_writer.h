@@ -77,6 +77,9 @@ class ProfileWriter {
   // part of the key only with thread=y. Interns frames (resolving new methods through the
   // resolver). Writes nothing: call write_trace() before a record names the serial.
   uint32_t intern_trace(uint32_t thread_serial, std::span<const StackFrame> frames);
+  // The depth traces are cut to from now on (depth= at start; a net= CONTROL may change it).
+  void set_trace_depth(int depth) { trace_depth_ = static_cast<size_t>(depth < 0 ? 0 : depth); }
+  size_t trace_depth() const { return trace_depth_; }
 
   // Writes the TRACE (text) or FRAME/UTF8/TRACE records (binary) of serial if this file does not
   // have them yet. Unknown serials are ignored.
@@ -124,6 +127,7 @@ class ProfileWriter {
 
  private:
   Options options_;
+  size_t trace_depth_ = static_cast<size_t>(options_.depth < 0 ? 0 : options_.depth);
   NameTable names_;
   ClassRegistry classes_;
   ThreadRegistry threads_;

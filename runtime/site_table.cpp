@@ -68,7 +68,16 @@ SiteCounts SiteTable::counts_of(const Row& row) const {
           alloc_objects};
 }
 
-std::vector<SiteRow> SiteTable::report_rows(double cutoff, SiteTotals* totals) const {
+namespace {
+
+bool same_counts(const SiteCounts& a, const SiteCounts& b) {
+  return a.live_bytes == b.live_bytes && a.live_objects == b.live_objects && a.alloc_bytes == b.alloc_bytes &&
+         a.alloc_objects == b.alloc_objects;
+}
+
+}  // namespace
+
+std::vector<SiteRow> SiteTable::report_rows(double cutoff, SiteTotals* totals, SiteSelection selection) const {
   std::vector<SiteRow> rows;
   rows.reserve(rows_.size());
   SiteTotals sum;
@@ -78,25 +87,42 @@ std::vector<SiteRow> SiteTable::report_rows(double cutoff, SiteTotals* totals) c
     sum.live_objects += out.counts.live_objects;
     sum.alloc_bytes += out.counts.alloc_bytes;
     sum.alloc_objects += out.counts.alloc_objects;
+    if (selection.changed_only && row.ever_reported && same_counts(row.reported, out.counts)) continue;
     rows.push_back(out);
   }
-  sum.sites = rows.size();
-  std::sort(rows.begin(), rows.end(), [](const SiteRow& a, const SiteRow& b) {
-    if (a.counts.live_bytes != b.counts.live_bytes) return a.counts.live_bytes > b.counts.live_bytes;
-    if (a.counts.alloc_bytes != b.counts.alloc_bytes) return a.counts.alloc_bytes > b.counts.alloc_bytes;
+  sum.sites = rows_.size();
+  // The primary key is live or allocated bytes; the other one, then trace and class serial, break
+  // ties so that output is stable.
+  bool by_alloc = selection.by_allocation;
+  std::sort(rows.begin(), rows.end(), [by_alloc](const SiteRow& a, const SiteRow& b) {
+    uint64_t a_first = by_alloc ? a.counts.alloc_bytes : a.counts.live_bytes;
+    uint64_t b_first = by_alloc ? b.counts.alloc_bytes : b.counts.live_bytes;
+    uint64_t a_second = by_alloc ? a.counts.live_bytes : a.counts.alloc_bytes;
+    uint64_t b_second = by_alloc ? b.counts.live_bytes : b.counts.alloc_bytes;
+    if (a_first != b_first) return a_first > b_first;
+    if (a_second != b_second) return a_second > b_second;
     if (a.site.trace_serial != b.site.trace_serial) return a.site.trace_serial < b.site.trace_serial;
     return a.site.class_serial < b.site.class_serial;
   });
+  // The original cut sites sorted by allocation at their live share, which ends the list at the
+  // first site whose objects are all dead, however much it allocated: the cut follows the order.
+  uint64_t whole = by_alloc ? sum.alloc_bytes : sum.live_bytes;
   size_t keep = 0;
   for (; keep < rows.size(); ++keep) {
-    double share = sum.live_bytes == 0 ? 0.0
-                                       : static_cast<double>(rows[keep].counts.live_bytes) /
-                                             static_cast<double>(sum.live_bytes);
+    uint64_t part = by_alloc ? rows[keep].counts.alloc_bytes : rows[keep].counts.live_bytes;
+    double share = whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
     if (share < cutoff) break;
   }
   rows.resize(keep);
   if (totals != nullptr) *totals = sum;
   return rows;
+}
+
+void SiteTable::mark_reported() {
+  for (Row& row : rows_) {
+    row.reported = counts_of(row);
+    row.ever_reported = true;
+  }
 }
 
 }  // namespace fasthprof

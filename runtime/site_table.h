@@ -79,6 +79,18 @@ struct SiteRow {
   SiteCounts counts;
 };
 
+// What a SITES report lists (the flags of a net= ALLOC SITES command, README "net= commands").
+struct SiteSelection {
+  // Only the sites whose counts differ from those at the previous SITES output (a report's or a
+  // command's, mark_reported()), or that appeared since: what the original called changed sites
+  // (every allocation and every free marked a site changed; here the live counts are the heap
+  // walk's, so a site whose objects died since counts as changed too).
+  bool changed_only = false;
+  // Ordered by allocated bytes, and cut at the first site whose share of the allocated bytes is
+  // below the cutoff, rather than by live bytes and their share.
+  bool by_allocation = false;
+};
+
 struct SiteTotals {
   uint64_t live_bytes = 0;
   uint64_t live_objects = 0;
@@ -124,9 +136,14 @@ class SiteTable {
 
   // The rows of a report: sorted by live bytes (descending; ties by allocated bytes, then trace and
   // class serial so that output is stable), cut at the first row whose share of the total live
-  // bytes is below cutoff (with no live bytes at all, every share is 0). *totals gets the totals
-  // over every site, printed or not. Allocates the returned vector.
-  std::vector<SiteRow> report_rows(double cutoff, SiteTotals* totals) const;
+  // bytes is below cutoff (with no live bytes at all, every share is 0); selection may keep only
+  // the changed sites and order and cut by allocated bytes instead. *totals gets the totals over
+  // every site, printed or not, changed or not. Allocates the returned vector.
+  std::vector<SiteRow> report_rows(double cutoff, SiteTotals* totals, SiteSelection selection = {}) const;
+
+  // Every site's counts now become those a later changed_only report compares with: called after
+  // each SITES output, whatever it listed (the original did the same after each one).
+  void mark_reported();
 
   size_t site_count() const { return rows_.size(); }
   uint64_t unattributed() const { return unattributed_; }
@@ -138,6 +155,8 @@ class SiteTable {
     uint64_t live_bytes = 0;
     uint64_t live_objects = 0;
     SampledTally allocated;
+    SiteCounts reported;        // the counts at the last mark_reported()
+    bool ever_reported = false;  // false: new since then, so changed
   };
   SiteCounts counts_of(const Row& row) const;
 

@@ -5,9 +5,9 @@
 namespace fasthprof {
 
 void write_sites_section(ProfileWriter& writer, std::span<const SiteRow> rows, const SiteTotals& totals,
-                         double cutoff, std::time_t when) {
+                         double cutoff, uint16_t flags, std::time_t when) {
   writer.write_unwritten_traces();
-  writer.output().sites(rows, totals, cutoff, when);
+  writer.output().sites(rows, totals, cutoff, flags, when);
 }
 
 }  // namespace fasthprof

@@ -15,9 +15,9 @@ namespace fasthprof {
 class ProfileWriter;
 
 // rows and totals as SiteTable::report_rows() gives them (cut at cutoff, totals over every site);
-// cutoff goes into the binary record, `when` is the text section's date. Allocates as the writer
+// cutoff and flags (the ALLOC SITES record's) go into the binary record, `when` is the text section's date. Allocates as the writer
 // does.
 void write_sites_section(ProfileWriter& writer, std::span<const SiteRow> rows, const SiteTotals& totals,
-                         double cutoff, std::time_t when);
+                         double cutoff, uint16_t flags, std::time_t when);
 
 }  // namespace fasthprof

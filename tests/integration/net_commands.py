@@ -99,9 +99,13 @@ def every_command(home, label, binary):
         check(re.fullmatch(rf"127\.0\.0\.1_\d+_pid{proc.pid}_\d{{8}}T\d{{6}}Z\.(hprof|txt)", path.name) is not None,
               f"{label}: the file is named {path.name}")
         harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"))
-        script = ["gc", "dump", "sites 1 0 gc", "summary", "traces", "cpu 1 0.0", "control 1 alloc off",
+        # The three ALLOC SITES after the dump: the whole table (cutoff 0), then only the sites that
+        # changed since (the program allocates nothing more: few or none), then the whole table
+        # by allocated bytes.
+        script = ["gc", "dump", "sites 1 0 gc", "sites 1 0 incremental", "sites 1 0 alloc", "summary", "traces", "cpu 1 0.0", "control 1 alloc off",
                   "control 1 alloc on", "control 1 sampling off", "control 1 sampling on", "control 1 clear-cpu",
-                  "control 1 reset-sites", "control 1 sampling off 424242", "control 1 depth 2", "sites 1 0.5"]
+                  "control 1 reset-sites", "control 1 sampling off 424242", "control 1 depth 100", "control 1 depth 1", "dump",
+                  "sites 1 0 incremental", "sites 1 0.5"]
         for line in script:
             listen.send(line)
             listen.expect(r"sent 1 ")
@@ -112,7 +116,8 @@ def every_command(home, label, binary):
         stderr = harness.read_text(jvm / "stderr.txt")
         check("HPROF: received exit event, exiting ..." in stderr, f"{label}: no exit message: {stderr}")
         check("424242 names no thread" in stderr, f"{label}: an unknown thread ID was not reported: {stderr}")
-        check("depth is fixed at start" in stderr, f"{label}: set depth was not refused: {stderr}")
+        check("depth 100 is above 64" in stderr, f"{label}: depth 100 was not refused: {stderr}")
+        check(stderr.count("ignored") == (2 if binary else 3), f"{label}: commands refused: {stderr}")
         check("finished" not in harness.read_text(jvm / "stdout.txt"), f"{label}: the program was not made to exit")
         if binary:
             check("HEAP SUMMARY" not in stderr, f"{label}: HEAP SUMMARY refused in binary: {stderr}")
@@ -120,10 +125,26 @@ def every_command(home, label, binary):
             check(ok, f"{label}: hprof-verify --strict rejects the collected file: {output}")
             counts = records_by_tag(path)
             # doe=n: every section in the file is a command's.
-            check(counts.get(HEAP_DUMP_END, 0) == 1, f"{label}: {counts.get(HEAP_DUMP_END, 0)} heap dumps, not 1")
-            check(counts.get(ALLOC_SITES, 0) == 2, f"{label}: {counts.get(ALLOC_SITES, 0)} ALLOC SITES, not 2")
+            check(counts.get(HEAP_DUMP_END, 0) == 2, f"{label}: {counts.get(HEAP_DUMP_END, 0)} heap dumps, not 2")
+            # LiveHeap.tick allocates three frames deep every 10 ms: its traces have 3 frames at
+            # depth 4, then 1 after CONTROL depth 1 (the sites command after it lists the new site).
+            records = hprof_records.read(path)[3]
+            frames = hprof_records.stack_frames(records)
+            depths = sorted({len(ids) for _, ids in hprof_records.stack_traces(records).values()
+                             if ids and frames.get(ids[0], ("",))[0] == "tick"})
+            check(depths == [1, 3], f"{label}: LiveHeap.tick's traces have {depths} frames, not 3 then 1")
+            check(counts.get(ALLOC_SITES, 0) == 5, f"{label}: {counts.get(ALLOC_SITES, 0)} ALLOC SITES, not 5")
             # One per ALLOC SITES section plus the HEAP SUMMARY command's.
-            check(counts.get(HEAP_SUMMARY, 0) == 3, f"{label}: {counts.get(HEAP_SUMMARY, 0)} HEAP SUMMARY, not 3")
+            check(counts.get(HEAP_SUMMARY, 0) == 6, f"{label}: {counts.get(HEAP_SUMMARY, 0)} HEAP SUMMARY, not 6")
+            sections = hprof_records.alloc_sites(hprof_records.read(path)[3])
+            flags = [header[0] for header, _ in sections]
+            check(flags == [4, 1, 2, 1, 0], f"{label}: ALLOC SITES flags {flags}, not those of the commands")
+            whole, changed, by_alloc = (rows for _, rows in sections[:3])
+            check(len(whole) >= 5 and len(changed) < len(whole) // 2,
+                  f"{label}: {len(changed)} changed sites of {len(whole)} right after a whole list")
+            check(len(by_alloc) >= len(whole), f"{label}: {len(by_alloc)} sites by allocation, {len(whole)} by live")
+            allocated = [row[5] for row in by_alloc]
+            check(allocated == sorted(allocated, reverse=True), f"{label}: not ordered by allocated bytes")
             check(counts.get(CPU_SAMPLES, 0) == 1, f"{label}: {counts.get(CPU_SAMPLES, 0)} CPU SAMPLES, not 1")
             verified = subprocess.run([COMMAND, "verify", "--strict", str(path)], capture_output=True, text=True)
             check(verified.returncode == 0, f"{label}: fasthprof verify: {verified.stdout}{verified.stderr}")
@@ -131,9 +152,13 @@ def every_command(home, label, binary):
             check("HEAP SUMMARY is a binary record" in stderr, f"{label}: text HEAP SUMMARY not refused: {stderr}")
             text = path.read_text(errors="replace")
             check(text.startswith("JAVA PROFILE 1.0.1"), f"{label}: the text file starts {text[:40]!r}")
-            for marker, wanted in (("HEAP DUMP BEGIN", 1), ("HEAP DUMP END", 1), ("SITES BEGIN", 2),
-                                   ("CPU SAMPLES BEGIN", 1)):
+            for marker, wanted in (("HEAP DUMP BEGIN", 2), ("HEAP DUMP END", 2), ("SITES BEGIN", 5),
+                                   ("SITES BEGIN (ordered by allocated bytes)", 1), ("CPU SAMPLES BEGIN", 1)):
                 check(text.count(marker) == wanted, f"{label}: {text.count(marker)} {marker}, not {wanted}")
+            rows = [len(re.findall(r"(?m)^ +\d+ +[\d.]+% ", section))
+                    for section in (piece.split("SITES END")[0] for piece in text.split("SITES BEGIN")[1:4])]
+            check(len(rows) == 3 and rows[0] >= 5 and rows[1] < rows[0] // 2 and rows[2] >= rows[0],
+                  f"{label}: rows in the whole, incremental and by-allocation SITES: {rows}")
     errors = listen.stop()
     check(errors.strip() == "", f"{label}: fasthprof listen said: {errors}")
     harness.cleanup(folder)
@@ -264,6 +289,85 @@ def cut_back(home, label):
     check(records_by_tag(path).get(HEAP_DUMP_END, 0) == 0, f"{label}: a heap dump survived the cut")
     listen.stop()
     harness.cleanup(folder)
+    cut_back_gzip(home, label + " gz=y")
+
+
+def cut_back_gzip(home, label):
+    # The same with gz=y: the collector ends the file on a gzip member boundary plus one member of
+    # its own, so that it is a valid gzip file whose plain bytes end on the last complete record.
+    import gzip
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+    listen = Listen(folder)
+    options = f"heap=dump,format=b,gz=y,dumper=jvmti,net=127.0.0.1:{listen.port}"
+    with java_process(home, agentpath(options), "LiveHeap", args=(64, 60), jvm_args=("-Xmx512m",)) as (proc, jvm):
+        path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
+        check(path.name.endswith(".hprof.gz"), f"{label}: the file is {path.name}")
+        harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
+        listen.send("dump")
+        harness.wait_for(lambda: path.stat().st_size > 1 << 20, timeout=60, step=0.01)
+        proc.kill()
+        found = listen.expect(r"closed 1 \S+ (\d+) bytes cut back to (\d+) \((\d+) uncompressed\)")
+        check(int(found.group(2)) < int(found.group(1)), f"{label}: {found.group(0)}")
+    check(path.stat().st_size == int(found.group(2)), f"{label}: {path.stat().st_size} bytes, said {found.group(2)}")
+    plain = gzip.decompress(path.read_bytes())  # raises on a member cut short
+    check(len(plain) == int(found.group(3)), f"{label}: {len(plain)} plain bytes, said {found.group(3)}")
+    unpacked = folder / "unpacked.hprof"
+    unpacked.write_bytes(plain)
+    ok, output = harness.verify_binary(unpacked)
+    check(ok, f"{label}: the cut-back file, decompressed: {output}")
+    check(records_by_tag(unpacked).get(HEAP_DUMP_END, 0) == 0, f"{label}: a heap dump survived the cut")
+    listen.stop()
+    harness.cleanup(folder)
+
+
+def prompt(home, label):
+    # The interactive prompt on a pseudo-terminal: shown once at start and again after each line or
+    # event, never at every turn of the poll loop; an event writes over it. No JVM: a plain socket.
+    del home
+    import pty
+    import select
+    import socket
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([COMMAND, "listen", "--port", "0", "--dir", str(folder)], stdin=slave, stdout=slave,
+                            stderr=subprocess.PIPE, close_fds=True)
+    os.close(slave)
+    seen = b""
+
+    def read_until(pattern, timeout=20):
+        nonlocal seen
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            found = re.search(pattern, seen)
+            if found:
+                return found
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    seen += os.read(master, 4096)
+                except OSError:
+                    break
+        raise AssertionError(f"{label}: the terminal never showed {pattern!r}: {seen!r}")
+
+    port = int(read_until(rb"listening on 127\.0\.0\.1:(\d+)").group(1))
+    read_until(rb"> $")
+    time.sleep(2.5)  # idle: two turns of the poll loop
+    read_until(rb"> $")
+    check(seen.count(b"> ") == 1, f"{label}: the idle prompt repeated: {seen!r}")
+    peer = socket.create_connection(("127.0.0.1", port))
+    read_until(rb"\rconnected 1 127\.0\.0\.1:\d+.*\r?\n> $")
+    os.write(master, b"list\n")
+    read_until(rb"1 127\.0\.0\.1:\d+ - 0 bytes\r?\n> $")
+    os.write(master, b"sites 1 2\n")  # bad cutoff: a message on stderr, the prompt again
+    read_until(rb"sites 1 2\r?\n> $")
+    check(seen.count(b"> ") == 4, f"{label}: {seen.count(b'> ')} prompts, not 4: {seen!r}")
+    os.write(master, b"quit\n")
+    check(proc.wait(timeout=20) == 0, f"{label}: fasthprof listen exited {proc.returncode}")
+    errors = proc.stderr.read().decode()
+    check("a cutoff is a number from 0 to 1" in errors, f"{label}: stderr {errors!r}")
+    peer.close()
+    os.close(master)
+    harness.cleanup(folder)
 
 
 def stalled_peer(home, label):
@@ -316,21 +420,31 @@ def death_during_command(home, label):
 
 
 def ipv6(home, label):
+    # The unbracketed form net=::1:PORT (the bracketed one is the unit tests'), and the CPU SAMPLES
+    # command with cpu=times alone: the original wrote the CPU TIME section then.
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
     listen = Listen(folder)
-    with java_process(home, agentpath(f"heap=dump,format=b,doe=n,net=[::1]:{listen.port}"), "LiveHeap",
+    with java_process(home, agentpath(f"heap=dump,cpu=times,doe=n,net=::1:{listen.port}"), "LiveHeap",
                       args=(2, 60)) as (proc, jvm):
         found = listen.expect(r"file 1 (\S+)")
         path = pathlib.Path(found.group(1))
-        check(path.name.startswith("ip6_--1_"), f"{label}: the IPv6 peer's file is {path.name}")
+        check(path.name.startswith("ip6_--1_") and path.suffix == ".txt", f"{label}: the IPv6 peer's file is {path.name}")
         harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
-        listen.send("dump")
-        listen.send("exit")
+        for line in ("dump", "cpu 1 0", "control 1 clear-cpu", "cpu 1 0", "exit"):
+            listen.send(line)
         check(proc.wait(timeout=120) == 0, f"{label}: the JVM did not exit 0 on EXIT")
         listen.expect(r"closed 1 \[::1\]:")
-    ok, output = harness.verify_binary(path)
-    check(ok, f"{label}: {output}")
-    check(records_by_tag(path).get(HEAP_DUMP_END, 0) == 1, f"{label}: no heap dump over IPv6")
+        stderr = harness.read_text(jvm / "stderr.txt")
+        check("ignored" not in stderr, f"{label}: a command was refused: {stderr}")
+    text = path.read_text(errors="replace")
+    for marker, wanted in (("HEAP DUMP BEGIN", 1), ("HEAP DUMP END", 1), ("CPU TIME (ms) BEGIN", 2),
+                           ("CPU SAMPLES BEGIN", 0)):
+        check(text.count(marker) == wanted, f"{label}: {text.count(marker)} {marker}, not {wanted}")
+    # The first section holds the start-up's timed calls (clear-cpu between them is accepted:
+    # "ignored" is not on stderr; each section starts the counts afresh anyway).
+    rows = [len(re.findall(r"(?m)^ +\d+ +[\d.]+% ", piece.split("CPU TIME (ms) END")[0]))
+            for piece in text.split("CPU TIME (ms) BEGIN")[1:]]
+    check(len(rows) == 2 and rows[0] >= 10, f"{label}: CPU TIME rows {rows}")
     listen.stop()
     harness.cleanup(folder)
 
@@ -375,4 +489,5 @@ harness.run_cases("net_commands", {
     "death_during_command": on_jdks(death_during_command),
     "ipv6": on_jdks(ipv6),
     "restricted": on_jdks(restricted),
+    "prompt": lambda: prompt(None, "pty"),
 })

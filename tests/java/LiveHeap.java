@@ -5,6 +5,12 @@
 public class LiveHeap {
     static int[][] arrays;
     static volatile long sink;
+    static volatile Object last;
+
+    // A small allocation three frames deep (tick, step, main) every turn: net_commands sees the
+    // depth of its traces change with a CONTROL.
+    static void tick(long x) { last = new long[1 + (int) (x & 3)]; }
+    static void step(long x) { tick(x); }
 
     public static void main(String[] args) throws Exception {
         int megabytes = Integer.parseInt(args[0]);
@@ -20,6 +26,7 @@ public class LiveHeap {
         long x = 0;
         while (System.nanoTime() < end) {
             for (int[] array : arrays) x += array[(int) (x & 0x3ffff)];
+            step(x);
             Thread.sleep(10);
         }
         sink = x;

@@ -379,6 +379,30 @@ TEST(Net, BracketedIpv6Host) {
   EXPECT_EQ("net option missing ':'", parse_error("net=[::1"));
 }
 
+// Without brackets, an IPv6 literal's last ':' starts the port (the port is required); anything
+// else still runs to the first ':' as in the original.
+TEST(Net, UnbracketedIpv6Host) {
+  Options options = parse_ok("net=::1:9000,heap=dump");
+  EXPECT_EQ("::1", options.net_host);
+  EXPECT_EQ(9000, options.net_port);
+  EXPECT_TRUE(options.heap_dump);
+  options = parse_ok("net=fe80::2a0:c9ff:fe00:1:65535");
+  EXPECT_EQ("fe80::2a0:c9ff:fe00:1", options.net_host);
+  EXPECT_EQ(65535, options.net_port);
+  EXPECT_EQ("::ffff:127.0.0.1", parse_ok("net=::ffff:127.0.0.1:80").net_host);
+  // An address whole and no port: what is missing is the port.
+  EXPECT_EQ("net option missing port", parse_error("net=::1"));
+  EXPECT_EQ("net option missing port", parse_error("net=fe80::1,heap=dump"));
+  // "2001:db8::" then the port: ":::" is never inside an address, so this reads one way only.
+  EXPECT_EQ("2001:db8::", parse_ok("net=2001:db8:::80").net_host);
+  EXPECT_EQ("::", parse_ok("net=:::80").net_host);
+  EXPECT_EQ("::", parse_ok("net=[::]:80").net_host);
+  // Not an IPv6 literal before the last ':': the original's reading (host to the first ':').
+  EXPECT_EQ("invalid port number", parse_error("net=host:80:81"));
+  EXPECT_EQ("net option missing port", parse_error("net=:::"));
+  EXPECT_EQ("invalid port number", parse_error("net=::1:x"));
+}
+
 // Every buffer the depth sizes is bounded by the largest depth a binary file can record; above
 // it the JVM used to die of std::bad_alloc (depth=2147483647 with heap=sites or cpu=samples).
 TEST(Numbers, DepthAboveTheLargestRecordableIsRefused) {

@@ -90,6 +90,65 @@ TEST(SiteTable, SortsByLiveBytesAndStopsAtTheFirstRowBelowCutoff) {
   EXPECT_EQ(table.report_rows(0.0001, nullptr).size(), 3u);
 }
 
+// net= ALLOC SITES flag 0x2: by allocated bytes, cut at the allocated share, so a site whose objects
+// all died stays listed when it allocated the most (the original cut it at its live share of 0).
+TEST(SiteTable, SortsAndCutsByAllocatedBytesWhenAsked) {
+  SiteTable table;
+  for (uint32_t slot = 1; slot <= 3; ++slot) table.bind_slot(slot, {100000 + slot, 300000 + slot, 0});
+  table.apply(events({{1, 700}, {2, 200}, {3, 100}}), [](uint32_t, SiteIdentity*) { return false; });
+  table.clear_live();
+  table.add_live(2, 1, 200);
+  table.add_live(3, 1, 100);
+  SiteSelection by_alloc;
+  by_alloc.by_allocation = true;
+  SiteTotals totals;
+  auto rows = table.report_rows(0.15, &totals, by_alloc);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].site.class_serial, 100001u);  // 70% of the allocated bytes, none live
+  EXPECT_EQ(rows[1].site.class_serial, 100002u);  // 20%; site 3's 10% is below the cutoff
+  EXPECT_EQ(totals.alloc_bytes, 1000u);
+  // By live bytes, site 1 (dead) is last and the same cutoff drops it.
+  rows = table.report_rows(0.15, nullptr);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].site.class_serial, 100002u);
+  EXPECT_EQ(rows[1].site.class_serial, 100003u);
+}
+
+// net= ALLOC SITES flag 0x1: only the sites whose counts moved since the last SITES output, or that
+// are new; the totals stay those of every site.
+TEST(SiteTable, IncrementalListsOnlySitesChangedSinceTheLastReport) {
+  SiteTable table;
+  for (uint32_t slot = 1; slot <= 3; ++slot) table.bind_slot(slot, {100000 + slot, 300000 + slot, 0});
+  table.apply(events({{1, 10}, {2, 20}, {3, 30}}), [](uint32_t, SiteIdentity*) { return false; });
+  table.clear_live();
+  for (uint32_t slot = 1; slot <= 3; ++slot) table.add_live(slot, 1, slot * 10);
+  SiteSelection changed;
+  changed.changed_only = true;
+  // Nothing reported yet: every site is new.
+  EXPECT_EQ(table.report_rows(0.0, nullptr, changed).size(), 3u);
+  table.mark_reported();
+  EXPECT_EQ(table.report_rows(0.0, nullptr, changed).size(), 0u);
+  // Site 1 allocates again, site 2's object dies (the next walk no longer sees it), a new site 4.
+  table.bind_slot(4, {100004, 300004, 0});
+  table.apply(events({{1, 10}, {4, 40}}), [](uint32_t, SiteIdentity*) { return false; });
+  table.clear_live();
+  table.add_live(1, 2, 20);
+  table.add_live(3, 1, 30);
+  table.add_live(4, 1, 40);
+  SiteTotals totals;
+  auto rows = table.report_rows(0.0, &totals, changed);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].site.class_serial, 100004u);
+  EXPECT_EQ(rows[1].site.class_serial, 100001u);
+  EXPECT_EQ(rows[2].site.class_serial, 100002u);
+  EXPECT_EQ(totals.live_bytes, 90u);  // every site's
+  EXPECT_EQ(totals.sites, 4u);
+  // The whole table is still there for a report that asks for it.
+  EXPECT_EQ(table.report_rows(0.0, nullptr).size(), 4u);
+  table.mark_reported();
+  EXPECT_EQ(table.report_rows(0.0, nullptr, changed).size(), 0u);
+}
+
 TEST(SiteTable, LiveCountsStartOverAtEachReport) {
   SiteTable table;
   table.bind_slot(1, {100001, 300001, 0});

@@ -66,7 +66,7 @@ TEST(SitesSection, TextRowsRankByLiveBytesAfterEveryUnwrittenTrace) {
 
   // The second site's class is one the registry never saw.
   Sites sites = sample_sites(class_serial, class_serial + 77, trace);
-  write_sites_section(writer, sites.rows, sites.totals, 0.0001, 0);
+  write_sites_section(writer, sites.rows, sites.totals, 0.0001, 0, 0);
   writer.flush();
   EXPECT_EQ(without_dates(stream.text().substr(header_end)),
             "TRACE 300000:\n"
@@ -80,13 +80,14 @@ TEST(SitesSection, TextRowsRankByLiveBytesAfterEveryUnwrittenTrace) {
             "    2 30.00% 90.00%       300    3       300     3 300001 <unknown class>\n"
             "SITES END\n");
 
-  // A section with no live bytes at all: every share is 0, nothing is written twice.
+  // A section with no live bytes at all: every share is 0, nothing is written twice. A net= ALLOC
+  // SITES command sorted by allocation says so in its title.
   size_t before = stream.bytes.size();
   std::vector<SiteRow> idle = {{{class_serial, trace, 0}, {0, 0, 64, 1}}};
-  write_sites_section(writer, idle, {0, 0, 64, 1, 1}, 0.0001, 0);
+  write_sites_section(writer, idle, {0, 0, 64, 1, 1}, 0.0001, kSitesSortedByAllocation, 0);
   writer.flush();
   EXPECT_EQ(without_dates(stream.text().substr(before)),
-            "SITES BEGIN (ordered by live bytes) Thu Jan  1 00:00:00 1970\n"
+            "SITES BEGIN (ordered by allocated bytes) Thu Jan  1 00:00:00 1970\n"
             "          percent          live          alloc'ed  stack class\n"
             " rank   self  accum     bytes objs     bytes  objs trace name\n"
             "    1  0.00%  0.00%         0    0        64     1 300001 Foo\n"
@@ -105,7 +106,8 @@ TEST(SitesSection, BinaryAllocSitesAndHeapSummaryFollowTheirTraces) {
   Sites sites = sample_sites(class_serial, array_class_serial, trace);
   writer.flush();
   size_t before = stream.bytes.size();
-  write_sites_section(writer, sites.rows, sites.totals, 0.0001, 0);
+  // A net= command's flags go into the record as they came.
+  write_sites_section(writer, sites.rows, sites.totals, 0.0001, kSitesIncremental | kSitesForceGc, 0);
   writer.flush();
 
   // ... STACK TRACE of the sites' trace, ALLOC SITES (2 rows), HEAP SUMMARY.
@@ -125,7 +127,7 @@ TEST(SitesSection, BinaryAllocSitesAndHeapSummaryFollowTheirTraces) {
   EXPECT_EQ(u4_at(bytes, record + 5), kSitesBody);
   size_t body = record + 9;
   EXPECT_EQ(bytes[body], 0);  // flags
-  EXPECT_EQ(bytes[body + 1], 0);
+  EXPECT_EQ(bytes[body + 1], kSitesIncremental | kSitesForceGc);
   EXPECT_EQ(u4_at(bytes, body + 2), std::bit_cast<uint32_t>(0.0001f));
   EXPECT_EQ(u4_at(bytes, body + 6), 1000u);
   EXPECT_EQ(u4_at(bytes, body + 10), 10u);

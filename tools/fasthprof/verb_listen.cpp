@@ -7,7 +7,9 @@
 // connection's bytes go to its file as they come; for a binary stream the collector follows the
 // record framing as it goes, so that when an agent disconnects in the middle of a record (or of a
 // heap dump's segments) the file is cut back to the end of the last complete record outside a heap
-// dump: what remains is what the agent itself would have kept of a failed local file.
+// dump: what remains is what the agent itself would have kept of a failed local file. A gz=y stream
+// is decompressed as it comes only to follow its records the same way (the file keeps the bytes
+// as they came); its cut-back ends on a gzip member boundary plus one new member (GzipFollower).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -17,9 +19,11 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -53,11 +57,14 @@ const char kListenUsage[] =
     "CUTOFF alone is written with a decimal point: `sites 0.0`, `sites 2 0`):\n"
     "  list                                the connections: ID, peer, file, bytes\n"
     "  dump [TARGET]                       heap dump (heap=dump|all)\n"
-    "  sites [TARGET] [CUTOFF] [gc]        allocation sites cut at CUTOFF (0..1; 0 = every site),\n"
-    "                                      gc: force a GC first (heap=sites|all)\n"
+    "  sites [TARGET] [CUTOFF] [gc] [incremental] [alloc]\n"
+    "                                      allocation sites cut at CUTOFF (0..1; 0 = every site),\n"
+    "                                      gc: force a GC first; incremental: only the sites changed\n"
+    "                                      since the last SITES output; alloc: by allocated bytes\n"
+    "                                      (heap=sites|all)\n"
     "  summary [TARGET]                    HEAP SUMMARY record (heap=sites|all, format=b)\n"
     "  traces [TARGET]                     every TRACE not written yet\n"
-    "  cpu [TARGET] [CUTOFF]               CPU SAMPLES (cpu=samples)\n"
+    "  cpu [TARGET] [CUTOFF]               CPU SAMPLES (cpu=samples), else CPU TIME (cpu=times)\n"
     "  gc [TARGET]                         force a garbage collection\n"
     "  control TARGET alloc on|off | sampling on|off [THREAD_OBJECT_ID] | clear-cpu | reset-sites\n"
     "                | depth N\n"
@@ -70,10 +77,40 @@ const char kListenUsage[] =
 
 namespace {
 
+// Standard output: event lines, and the prompt when standard input is a terminal. The prompt is
+// shown again only after something was printed (a command's or an event's lines), not at every
+// turn of the poll loop; an event that comes while it is shown writes over it (\r).
+bool prompt_on_terminal = false;
+bool prompt_shown = false;
+
+__attribute__((format(printf, 1, 2))) void out(const char* format, ...) {
+  if (prompt_shown) std::fputs("\r", stdout);
+  prompt_shown = false;
+  va_list args;
+  va_start(args, format);
+  std::vprintf(format, args);
+  va_end(args);
+  std::fflush(stdout);
+}
+
+void show_prompt() {
+  if (!prompt_on_terminal || prompt_shown) return;
+  std::fputs("> ", stdout);
+  std::fflush(stdout);
+  prompt_shown = true;
+}
+
+class GzipFollower;
+
 // The byte offset after which the stream is not yet whole: the end of the last complete record
-// outside a heap dump (binary), or of the last whole line (text). gzip streams are not followed.
+// outside a heap dump (binary), or of the last whole line (text). A gzip stream is handed to a
+// GzipFollower, which follows the records of the bytes it decompresses.
 class StreamFrame {
  public:
+  StreamFrame();
+  ~StreamFrame();
+  StreamFrame(StreamFrame&&) = delete;
+  GzipFollower* gzip() const { return gzip_.get(); }
   // Record bodies (nearly every byte of a dump) are skipped whole, lines found by memrchr: the
   // collector's one thread keeps up with many agents.
   void feed(const uint8_t* data, size_t size) {
@@ -92,7 +129,12 @@ class StreamFrame {
         offset_ += size - i;
         return;
       }
-      if (kind_ == Kind::kGzip || kind_ == Kind::kOther) {
+      if (kind_ == Kind::kGzip) {
+        feed_gzip(data + i, size - i);
+        offset_ += size - i;
+        return;
+      }
+      if (kind_ == Kind::kOther) {
         offset_ += size - i;
         return;
       }
@@ -111,6 +153,7 @@ class StreamFrame {
       head_.push_back(static_cast<char>(byte));
       if (head_.size() == 2 && static_cast<uint8_t>(head_[0]) == 0x1f && static_cast<uint8_t>(head_[1]) == 0x8b) {
         kind_ = Kind::kGzip;
+        feed_gzip(reinterpret_cast<const uint8_t*>(head_.data()), head_.size());
       } else if (byte == 0 && head_.rfind("JAVA PROFILE 1.0.", 0) == 0) {
         kind_ = Kind::kBinary;
         need_ = 12;  // id size, time
@@ -166,7 +209,10 @@ class StreamFrame {
     need_ = 9;
   }
 
+  void feed_gzip(const uint8_t* data, size_t size);
+
   enum class State { kHeaderTail, kRecordHeader, kBody };
+  std::unique_ptr<GzipFollower> gzip_;
   Kind kind_ = Kind::kUnknown;
   State state_ = State::kHeaderTail;
   std::string head_;
@@ -176,6 +222,159 @@ class StreamFrame {
   uint8_t tag_ = 0;
   bool in_dump_ = false;
 };
+
+// gz=y: the agent writes gzip members of 1 MiB of plain bytes each (jcmd's layout), whose ends
+// fall anywhere in the records. The follower inflates the members as they come, feeds the plain
+// bytes to a StreamFrame of their own, and remembers where each member ended (compressed and plain
+// offsets). When the peer dies inside a record, cut_back() ends the file at the last member end at
+// or before the plain safe point and appends one new member with the plain bytes from there to the
+// safe point, read back from the file: a valid gzip file holding only complete records, with no
+// more memory held than the list of member ends.
+class GzipFollower {
+ public:
+  GzipFollower() {
+    // 16 + 15: a gzip wrapper, the largest window.
+    if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) broken_ = "zlib cannot start";
+  }
+  ~GzipFollower() { inflateEnd(&z_); }
+  GzipFollower(const GzipFollower&) = delete;
+  GzipFollower& operator=(const GzipFollower&) = delete;
+
+  void feed(const uint8_t* data, size_t size) {
+    if (broken_ != nullptr) {
+      compressed_ += size;
+      return;
+    }
+    static std::vector<uint8_t> plain(1 << 18);
+    z_.next_in = const_cast<uint8_t*>(data);
+    z_.avail_in = static_cast<uInt>(size);
+    for (;;) {
+      z_.next_out = plain.data();
+      z_.avail_out = static_cast<uInt>(plain.size());
+      int rc = inflate(&z_, Z_NO_FLUSH);
+      size_t produced = plain.size() - z_.avail_out;
+      if (produced > 0) inner_.feed(plain.data(), produced);
+      if (rc == Z_STREAM_END) {
+        marks_.push_back({compressed_ + (size - z_.avail_in), inner_.total()});
+        inflateReset(&z_);
+        if (z_.avail_in == 0) break;
+        continue;
+      }
+      if (rc == Z_BUF_ERROR || (rc == Z_OK && z_.avail_in == 0 && z_.avail_out != 0)) break;  // wants more input
+      if (rc != Z_OK) {
+        broken_ = "not a gzip stream zlib can read";
+        break;
+      }
+    }
+    compressed_ += size;
+  }
+
+  // nullptr, or why the stream is kept as it came.
+  const char* broken() const { return broken_; }
+  uint64_t plain_safe() const { return inner_.safe_end(); }
+  // True when the compressed bytes end on a member end and the plain bytes on a complete record.
+  bool whole() const { return inner_.safe_end() == inner_.total() && marks_.back().compressed == compressed_; }
+
+  // Cuts the file (opened for reading and writing) back as the class comment says; the new
+  // compressed size, or -1 with *why.
+  int64_t cut_back(int file, std::string* why) const {
+    uint64_t safe = inner_.safe_end();
+    Mark mark = marks_.front();
+    for (const Mark& m : marks_) {
+      if (m.plain <= safe) mark = m;
+    }
+    std::vector<uint8_t> plain;
+    if (!read_member(file, mark.compressed, safe - mark.plain, &plain, why)) return -1;
+    std::vector<uint8_t> member;
+    if (!plain.empty() && !gzip_member(plain, &member, why)) return -1;
+    if (ftruncate(file, static_cast<off_t>(mark.compressed)) != 0) {
+      *why = std::strerror(errno);
+      return -1;
+    }
+    size_t done = 0;
+    while (done < member.size()) {
+      ssize_t n = pwrite(file, member.data() + done, member.size() - done, static_cast<off_t>(mark.compressed + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        *why = std::strerror(errno);
+        return -1;
+      }
+      done += static_cast<size_t>(n);
+    }
+    return static_cast<int64_t>(mark.compressed + member.size());
+  }
+
+ private:
+  struct Mark {
+    uint64_t compressed, plain;
+  };
+
+  // The first `want` plain bytes of the member at `offset` of the file.
+  static bool read_member(int file, uint64_t offset, uint64_t want, std::vector<uint8_t>* out, std::string* why) {
+    if (want == 0) return true;
+    z_stream z{};
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+      *why = "zlib cannot start";
+      return false;
+    }
+    out->resize(want);
+    z.next_out = out->data();
+    z.avail_out = static_cast<uInt>(want);
+    std::vector<uint8_t> in(1 << 16);
+    int rc = Z_OK;
+    while (z.avail_out > 0 && rc == Z_OK) {
+      ssize_t n = pread(file, in.data(), in.size(), static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      offset += static_cast<uint64_t>(n);
+      z.next_in = in.data();
+      z.avail_in = static_cast<uInt>(n);
+      while (z.avail_in > 0 && z.avail_out > 0 && rc == Z_OK) rc = inflate(&z, Z_NO_FLUSH);
+      if (rc == Z_BUF_ERROR) rc = Z_OK;
+    }
+    inflateEnd(&z);
+    if (z.avail_out != 0) {
+      *why = "cannot read back the last gzip member";
+      return false;
+    }
+    return true;
+  }
+
+  static bool gzip_member(const std::vector<uint8_t>& plain, std::vector<uint8_t>* out, std::string* why) {
+    z_stream z{};
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      *why = "zlib cannot start";
+      return false;
+    }
+    out->resize(deflateBound(&z, static_cast<uLong>(plain.size())) + 32);
+    z.next_in = const_cast<uint8_t*>(plain.data());
+    z.avail_in = static_cast<uInt>(plain.size());
+    z.next_out = out->data();
+    z.avail_out = static_cast<uInt>(out->size());
+    int rc = deflate(&z, Z_FINISH);
+    out->resize(out->size() - z.avail_out);
+    deflateEnd(&z);
+    if (rc != Z_STREAM_END) {
+      *why = "cannot compress the last records";
+      return false;
+    }
+    return true;
+  }
+
+  z_stream z_{};
+  const char* broken_ = nullptr;
+  StreamFrame inner_;
+  std::vector<Mark> marks_{{0, 0}};
+  uint64_t compressed_ = 0;
+};
+
+StreamFrame::StreamFrame() = default;
+StreamFrame::~StreamFrame() = default;
+
+void StreamFrame::feed_gzip(const uint8_t* data, size_t size) {
+  if (!gzip_) gzip_ = std::make_unique<GzipFollower>();
+  gzip_->feed(data, size);
+}
 
 struct Connection {
   int id = 0;
@@ -335,7 +534,7 @@ bool Collector::listen_on(const std::string& address, int port) {
     std::string text = describe_address(bound, nullptr);
     if (port_ == 0) port_ = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
                                                               : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
-    std::printf("listening on %s\n", text.c_str());
+    out("listening on %s\n", text.c_str());
     listeners_.push_back(fd);
     ok = true;
   }
@@ -370,9 +569,9 @@ void Collector::accept_from(int listener) {
   std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &utc);
   c->time_tag = stamp;
   if (c->pid != 0) {
-    std::printf("connected %d %s pid %ld\n", c->id, c->peer.c_str(), c->pid);
+    out("connected %d %s pid %ld\n", c->id, c->peer.c_str(), c->pid);
   } else {
-    std::printf("connected %d %s\n", c->id, c->peer.c_str());
+    out("connected %d %s\n", c->id, c->peer.c_str());
   }
   std::fflush(stdout);
   connections_.push_back(std::move(c));
@@ -384,7 +583,8 @@ void Collector::open_file(Connection& c) {
   if (c.frame.kind() == StreamFrame::Kind::kGzip) ext = ".hprof.gz";
   for (int attempt = 0; attempt < 100 && c.file < 0; ++attempt) {
     std::string path = dir_ + "/" + c.peer_tag + "_" + c.time_tag + (attempt ? "_" + std::to_string(attempt) : "") + ext;
-    c.file = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    // Read too: a gzip stream's cut-back reads its last member back.
+    c.file = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (c.file >= 0) c.path = path;
     else if (errno != EEXIST) break;
   }
@@ -393,7 +593,7 @@ void Collector::open_file(Connection& c) {
                  c.id, dir_.c_str(), std::strerror(errno));
     return;
   }
-  std::printf("file %d %s\n", c.id, c.path.c_str());
+  out("file %d %s\n", c.id, c.path.c_str());
   std::fflush(stdout);
 }
 
@@ -453,6 +653,21 @@ void Collector::end(Connection& c, const char* why) {
         note = " cut back to " + std::to_string(safe) + ": the stream ended inside a record";
       }
     }
+    const GzipFollower* gzip = c.frame.gzip();
+    if (c.frame.kind() == StreamFrame::Kind::kGzip && gzip != nullptr) {
+      std::string failure;
+      if (gzip->broken() != nullptr) {
+        note = std::string(" kept as it came: ") + gzip->broken();
+      } else if (!gzip->whole()) {
+        int64_t size = gzip->cut_back(c.file, &failure);
+        if (size >= 0) {
+          note = " cut back to " + std::to_string(size) + " (" + std::to_string(gzip->plain_safe()) +
+                 " uncompressed): the stream ended inside a record";
+        } else {
+          note = " kept as it came: " + failure;
+        }
+      }
+    }
     if (close(c.file) != 0) {
       std::fprintf(stderr, "fasthprof listen: connection %d: closing %s: %s\n", c.id, c.path.c_str(), std::strerror(errno));
     }
@@ -460,7 +675,7 @@ void Collector::end(Connection& c, const char* why) {
   }
   close(c.fd);
   c.fd = -1;
-  std::printf("closed %d %s %llu bytes%s%s%s\n", c.id, c.peer.c_str(), static_cast<unsigned long long>(c.frame.total()),
+  out("closed %d %s %llu bytes%s%s%s\n", c.id, c.peer.c_str(), static_cast<unsigned long long>(c.frame.total()),
               note.c_str(), why ? ": " : "", why ? why : "");
   std::fflush(stdout);
 }
@@ -486,7 +701,7 @@ void Collector::send(const std::string& target, NetCommand command) {
       std::fprintf(stderr, "fasthprof listen: connection %d: the command was not sent (%s)\n", c->id,
                    n < 0 ? std::strerror(errno) : "the agent reads no commands");
     } else {
-      std::printf("sent %d %s serial %u\n", c->id, net_command_name(static_cast<uint8_t>(command.tag)).c_str(),
+      out("sent %d %s serial %u\n", c->id, net_command_name(static_cast<uint8_t>(command.tag)).c_str(),
                   command.serial);
     }
   }
@@ -529,7 +744,7 @@ bool Collector::run_line(const std::string& line) {
   if (verb == "quit") return false;
   if (verb == "list") {
     for (auto& c : connections_) {
-      std::printf("%d %s %s %llu bytes%s\n", c->id, c->peer.c_str(), c->path.empty() ? "-" : c->path.c_str(),
+      out("%d %s %s %llu bytes%s\n", c->id, c->peer.c_str(), c->path.empty() ? "-" : c->path.c_str(),
                   static_cast<unsigned long long>(c->frame.total()), c->closed ? " closed" : "");
     }
     std::fflush(stdout);
@@ -565,7 +780,7 @@ bool Collector::run_line(const std::string& line) {
     }
     for (Connection* c : targets(target)) {
       if (send_bytes(c->fd, bytes) != static_cast<ssize_t>(bytes.size())) std::fprintf(stderr, "fasthprof listen: connection %d: not sent\n", c->id);
-      else std::printf("sent %d raw %zu bytes\n", c->id, bytes.size());
+      else out("sent %d raw %zu bytes\n", c->id, bytes.size());
     }
     std::fflush(stdout);
     return true;
@@ -587,6 +802,10 @@ bool Collector::run_line(const std::string& line) {
     for (; at < words.size(); ++at) {
       if (verb == "sites" && words[at] == "gc") {
         command.flags |= kSitesForceGc;
+      } else if (verb == "sites" && words[at] == "incremental") {
+        command.flags |= kSitesIncremental;
+      } else if (verb == "sites" && words[at] == "alloc") {
+        command.flags |= kSitesSortedByAllocation;
       } else if (!parse_cutoff(words[at], &command.cutoff)) {
         return bad("a cutoff is a number from 0 to 1");
       }
@@ -657,15 +876,15 @@ void Collector::poll_once(int timeout_ms, bool with_stdin, std::string* input_li
 
 void Collector::loop(bool interactive, bool stay, int wait_for) {
   bool input_ended = false;
-  if (interactive) {
-    std::printf("> ");
-    std::fflush(stdout);
-  }
+  prompt_on_terminal = interactive;
+  show_prompt();
   for (;;) {
     std::string line;
     poll_once(1000, !input_ended, &line, &input_ended);
     // A line may still wait in the buffer after the one taken.
     while (!line.empty() || !stdin_buffer_.empty()) {
+      // The terminal echoed the line's newline: the prompt is no longer on screen.
+      if (!line.empty()) prompt_shown = false;
       if (!line.empty() && !run_line(line)) return;
       line.clear();
       size_t newline = stdin_buffer_.find('\n');
@@ -674,10 +893,7 @@ void Collector::loop(bool interactive, bool stay, int wait_for) {
       stdin_buffer_.erase(0, newline + 1);
       if (line.empty()) continue;
     }
-    if (interactive && !input_ended) {
-      std::printf("> ");
-      std::fflush(stdout);
-    }
+    if (!input_ended) show_prompt();
     if (input_ended) {
       if (!stay) return;
       bool any_open = false;
