@@ -29,21 +29,68 @@ gate = importlib.util.module_from_spec(spec)
 loader.exec_module(gate)
 
 
+def pooled_pairs(logs, figure):
+    """(base, head) values of every pair of the same-commit tries kept in LOGS."""
+    pairs = []
+    for path in sorted(logs.glob("try-*-same.json")):
+        for base, head in gate.pairs_from_log(json.loads(path.read_text())):
+            pairs.append((base["figures"][figure]["median"], head["figures"][figure]["median"]))
+    return pairs
+
+
+def detectable(logs, figure, threshold, sizes=(8, 12, 16), shifts=(0.0, 0.05, 0.10, 0.20, 0.30, 0.50),
+               draws=2000):
+    """The gate's verdict on this machine's measured noise with a regression added: pairs drawn
+    (with replacement) from the same-commit tries' pairs, head values times (1 + shift); the share
+    of draws the gate fails, per number of pairs. The smallest shift failed in >= 90 % of draws is
+    the smallest regression the gate detects here."""
+    import random
+    pool = pooled_pairs(logs, figure)
+    if len(pool) < 8:
+        return
+    rng = random.Random(19)
+    print(f"{figure}: {len(pool)} measured same-commit pairs; gate failures per {draws} draws "
+          f"(threshold {100 * threshold:.0f} %), by added regression:")
+    print("  pairs  " + "  ".join(f"{100 * shift:+5.0f} %" for shift in shifts))
+    for n in sizes:
+        rates = []
+        for shift in shifts:
+            failed = 0
+            for _ in range(draws):
+                drawn = [rng.choice(pool) for _ in range(n)]
+                verdict = gate.compare_figure([b for b, _ in drawn], [h * (1 + shift) for _, h in drawn],
+                                              "lower", threshold)["verdict"]
+                failed += verdict == "FAIL"
+            rates.append(failed / draws)
+        print(f"  {n:5}  " + "  ".join(f"{100 * rate:6.1f}%" for rate in rates))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--planted", type=int, default=54, help="-Dplanted_alloc_regression=N (default 54)")
     parser.add_argument("--planted-tries", type=int, default=10)
     parser.add_argument("--same-tries", type=int, default=20)
+    parser.add_argument("--analyse", type=pathlib.Path, metavar="LOGS",
+                        help="no builds, no runs: the detectable regression from the documents kept in LOGS")
     parser.add_argument("--runner", type=pathlib.Path, default=ROOT / "bench" / "run")
     parser.add_argument("--workdir", type=pathlib.Path, help="reuse or keep the three builds here")
     parser.add_argument("--json", type=pathlib.Path, help="write every try's verdicts here")
+    parser.add_argument("--logs", type=pathlib.Path,
+                        help="keep each try's documents here (try-NN-LABEL.json, for bench/gate --recorded)")
     args = parser.parse_args()
+    if args.analyse:
+        config = json.loads((ROOT / "bench" / "thresholds.json").read_text())
+        for figure in config["quick"]:
+            detectable(args.analyse, figure, gate.thresholds_for(config, figure))
+        return 0
     commit = gate.resolve("HEAD")
     config = json.loads((ROOT / "bench" / "thresholds.json").read_text())
     names = list(config["quick"])
     workdir = args.workdir or pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-gate-proof-"))
     options = {"base": [], "same": [], "planted": [f"-Dplanted_alloc_regression={args.planted}"]}
     builds = {}
+    if args.logs:
+        args.logs.mkdir(parents=True, exist_ok=True)
     try:
         targets = gate.targets_for(args.runner, names, True)
         for label, extra in options.items():
@@ -63,7 +110,9 @@ def main():
                 with tempfile.NamedTemporaryFile(suffix=".json") as out:
                     proc = subprocess.run([sys.executable, str(GATE), "HEAD", "HEAD", "--runner", str(args.runner),
                                            "--base-build", str(builds["base"]), "--head-build", str(builds[label]),
-                                           "--json", out.name], capture_output=True, text=True)
+                                           "--json", out.name,
+                                           *(["--log", str(args.logs / f"try-{i + 1:02}-{label}.json")] if args.logs else [])],
+                                          capture_output=True, text=True)
                     verdicts = json.loads(pathlib.Path(out.name).read_text() or "{}") if proc.returncode in (0, 1) else {}
                 if proc.returncode not in (0, 1):
                     sys.exit(f"gate try {i + 1} ({label}) could not run (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
@@ -88,6 +137,8 @@ def main():
     print(f"same commit, two builds: gate passed {passed}/{args.same_tries}; change "
           f"{100 * same_changes[0]:+.1f} .. {100 * same_changes[-1]:+.1f} %" if same_changes else "")
     print(f"{len(tries)} gate runs in {time.monotonic() - started:.0f} s")
+    if args.logs:
+        detectable(args.logs, names[0], gate.thresholds_for(config, names[0]))
     ok = caught * 10 >= 9 * args.planted_tries and passed * 20 >= 19 * args.same_tries
     return 0 if ok else 1
 
