@@ -38,7 +38,7 @@ def pooled_pairs(logs, figure):
     return pairs
 
 
-def detectable(logs, figure, threshold, sizes=(8, 12, 16), shifts=(0.0, 0.05, 0.10, 0.20, 0.30, 0.50),
+def detectable(logs, figure, threshold, sizes=(8, 12, 16), shifts=(0.0, 0.05, 0.10, 0.20, 0.30, 0.50, 1.0, 4.0),
                draws=2000):
     """The gate's verdict on this machine's measured noise with a regression added: pairs drawn
     (with replacement) from the same-commit tries' pairs, head values times (1 + shift); the share
