@@ -41,3 +41,18 @@ meson test -C "$SANITIZE_BUILD" --setup sanitize --suite unit --suite fuzz --sui
 phase_done "the sanitizer build's tests"
 tools/demo.sh
 phase_done "the demo"
+
+# Last, so that its verdict hides no test result: the regression gate (bench/README.md "The
+# regression gate"), HEAD against its parent on the quick set, the parent built from git archive,
+# HEAD measured in $BUILD. A figure that got worse beyond its threshold and the run's noise fails CI
+# here (exit 1), as does a gate that cannot run (exit 2).
+if [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ] && ! git rev-parse --verify --quiet HEAD~1 >/dev/null; then
+  echo "bench/gate: SKIPPED: a shallow clone without HEAD's parent (fetch with --depth 2 or more to gate)"
+elif ! git rev-parse --verify --quiet HEAD~1 >/dev/null 2>&1; then
+  echo "bench/gate: SKIPPED: HEAD has no parent commit to compare with (a first commit, or not a git checkout)"
+elif [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+  echo "bench/gate: SKIPPED: the working tree has uncommitted changes, so $BUILD is not HEAD (commit, then run bench/gate HEAD~1)"
+else
+  bench/gate HEAD~1 --head-build "$BUILD"
+  phase_done "the regression gate (the parent's build and the runs)"
+fi
