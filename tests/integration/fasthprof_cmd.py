@@ -27,8 +27,9 @@ OWN = ("Histogram$Node", "Histogram$Point", "Histogram$Shape", "Histogram$Square
        "Histogram$Point[][]", "Histogram$Square[]")
 
 
-def fasthprof(*args, timeout=600):
-    proc = subprocess.run([COMMAND, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+def fasthprof(*args, timeout=600, env=None):
+    proc = subprocess.run([COMMAND, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          env=None if env is None else {**os.environ, **env})
     return proc
 
 
@@ -121,6 +122,31 @@ def case_dispatch():
         (folder / "good.hprof.gz").write_bytes(gzip.compress(good))
         zipped = fasthprof("summary", folder / "good.hprof.gz")
         check(zipped.returncode == 0 and histogram(zipped.stdout) == rows, f"plain gzip reads the same:\n{zipped.stdout}")
+        # Every verb reads gzip as the plain file, plain gzip and the JDK's chunked layout (a member
+        # per block) alike: decompressed into a temporary file of no name in $TMPDIR, gone after.
+        (folder / "chunked.hprof.gz").write_bytes(b"".join(gzip.compress(good[at:at + 64])
+                                                          for at in range(0, len(good), 64)))
+        tmp = folder / "tmp"
+        tmp.mkdir()
+
+        def same_as_plain(verb, *extra):
+            def run(file_name):
+                proc = fasthprof(verb, *extra, folder / file_name, env={"TMPDIR": str(tmp)})
+                text = "\n".join(line for line in proc.stdout.replace(str(folder / file_name), "FILE").splitlines()
+                                 if not line.startswith("gzip: "))
+                return proc.returncode, text, proc.stderr.replace(str(folder / file_name), "FILE")
+            plain = run("good.hprof")
+            for file_name in ("good.hprof.gz", "chunked.hprof.gz"):
+                check(run(file_name) == plain, f"{verb} {' '.join(extra)} {file_name} as the plain file: {plain}")
+            return plain
+
+        for verb in [verb for verb in listed if verb not in ("listen", "flame", "pprof")]:
+            extra = (folder / "good.hprof",) if verb == "diff" else ()
+            code, _, _ = same_as_plain(verb, *extra)
+            check(code == (2 if verb == "collapsed" else 0), f"{verb} of the hand-made file: exit {code}")
+        check(list(tmp.iterdir()) == [], f"nothing left in $TMPDIR: {list(tmp.iterdir())}")
+        one_message("TMPDIR missing", fasthprof("summary", folder / "good.hprof.gz", env={"TMPDIR": str(folder / "none")}),
+                    r"cannot make a temporary file in .*/none to decompress into: No such file")
 
         out = folder / "out.txt"
         written = fasthprof("summary", "-o", out, folder / "good.hprof")

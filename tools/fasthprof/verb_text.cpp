@@ -357,7 +357,10 @@ int text_main(int argc, char** argv) {
     HprofReader reader(loaded->input.data(), loaded->input.size());
     reader.read_header();
     RecordView record;
-    while (reader.next_record(&record)) converter.record(record);
+    while (reader.next_record(&record)) {
+      converter.record(record);
+      loaded->input.release_before(record.end());
+    }
   }
   return output.close("text") ? kExitOk : kExitBadInput;
 }
