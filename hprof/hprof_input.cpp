@@ -94,6 +94,12 @@ void HprofInput::release_before(uint64_t offset) {
   }
 }
 
+void HprofInput::release_range(uint64_t from, uint64_t to) {
+  to = std::min(to, size_);
+  if (data_ == nullptr || from >= to) return;
+  release_pages(data_, (from + page_size() - 1) & ~(page_size() - 1), to);
+}
+
 bool HprofInput::open(const char* path, std::string* error) {
   release();
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);

@@ -41,6 +41,8 @@ class HprofInput {
   // The bytes before offset will not be read again soon: their pages leave this process's resident
   // memory (acted on every 32 MiB; a later read maps them again). Reads of any offset stay valid.
   void release_before(uint64_t offset);
+  // The same for the whole pages of [from, to), at once: for a pass that goes back over bytes.
+  void release_range(uint64_t from, uint64_t to);
 
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
