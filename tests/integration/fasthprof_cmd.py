@@ -502,6 +502,25 @@ def text_run(jdk, home):
         node = re.search(r"^OBJ \S+ \(sz=(\d+), trace=\d+, class=Histogram\$Node@", converted.stdout, re.M)
         check(node is not None and node.group(1) == "40", f"{label}: sz= of a Node is its shallow size, 40")
         one_message(f"{label}: text of a text file", fasthprof("text", folder / "run.txt"), r"is a text profile")
+        # CPU SAMPLES, TRACE and THREAD lines (a heap=all run has none of the first): a cpu=samples
+        # run in each format. Samples differ from run to run, so the layout and the section's
+        # arithmetic are compared, not the rows.
+        for name, form in (("cpu.txt", "a"), ("cpu.hprof", "b")):
+            run = run_java(home, agentpath(f"cpu=samples,interval=1,format={form},file={folder / name}"),
+                           main="Histogram", args=["3000", "now"])
+            check(run.code == 0, f"{label}: Histogram with cpu=samples,format={form}", run)
+        converted = fasthprof("text", folder / "cpu.hprof")
+        _, body = text_sections(converted.stdout)
+        _, want_body = text_sections((folder / "cpu.txt").read_text())
+        for what, lines in (("text", body), ("format=a", want_body)):
+            bad = [line for line in lines if not TEXT_LINE.fullmatch(line)]
+            check(not bad, f"{label}: cpu=samples {what}: every line in a format=a layout; not: {bad[:10]}")
+            for kind in ("CPU SAMPLES BEGIN", "CPU SAMPLES END", "THREAD START", "TRACE "):
+                check(any(line.startswith(kind) for line in lines), f"{label}: cpu=samples {what} has {kind} lines")
+        total = re.search(r"^CPU SAMPLES BEGIN \(total = (\d+)\)", converted.stdout, re.M)
+        rows = re.findall(r"^ *\d+ +\d+\.\d\d% +\d+\.\d\d% +(\d+) +\d+ ", converted.stdout.split("CPU SAMPLES BEGIN")[-1], re.M)
+        check(total is not None and int(total.group(1)) > 0 and sum(map(int, rows)) == int(total.group(1)),
+              f"{label}: text's CPU SAMPLES rows add up to its total: {total and total.group(1)} / {rows[:10]}")
     finally:
         cleanup(folder)
 
