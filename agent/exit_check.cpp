@@ -15,6 +15,7 @@ bool check_binary_file(const std::string& path, bool verbose) {
   }
   VerifyOptions strict;
   strict.strict = true;  // the agent's own file keeps every promise
+  strict.input = &file;
   VerifyResult result = verify_hprof(file.data(), file.size(), strict);
   if (!result.ok) {
     jvmti::print_error(path + " failed verification at byte " + std::to_string(result.error_offset) +

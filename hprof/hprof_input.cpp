@@ -9,12 +9,28 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 
 namespace fasthprof {
 namespace {
 
-constexpr uint64_t kMinCapacity = uint64_t{1} << 20;
+// release_before() acts once this much is behind it: one madvise per 32 MiB costs nothing
+// measurable, and the resident set stays within a few of these steps.
+constexpr uint64_t kReleaseStep = uint64_t{32} << 20;
+// Decompressed bytes written to the temporary file at a time.
+constexpr size_t kInflateChunk = size_t{1} << 20;
+
+uint64_t page_size() { return static_cast<uint64_t>(sysconf(_SC_PAGESIZE)); }
+
+// Lets go of the resident pages of [from, to) of a read-only file mapping at base (page aligned),
+// whole pages only. Returns the offset released up to.
+uint64_t release_pages(const uint8_t* base, uint64_t from, uint64_t to) {
+  to &= ~(page_size() - 1);
+  if (to > from) madvise(const_cast<uint8_t*>(base) + from, to - from, MADV_DONTNEED);
+  return std::max(from, to);
+}
 
 // A file mapped read-only for the time of one open().
 struct FileMapping {
@@ -25,6 +41,38 @@ struct FileMapping {
   }
 };
 
+struct FileDescriptor {
+  int fd = -1;
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// A file of no name in dir, readable and writable by this process only. -1 with errno set when
+// none can be made.
+int open_temporary(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0) return fd;
+  // A file system without O_TMPFILE: a named file, unlinked at once (mkstemp creates it 0600).
+  std::string name = dir + "/fasthprof-XXXXXX";
+  fd = mkostemp(name.data(), O_CLOEXEC);
+  if (fd >= 0) unlink(name.c_str());
+  return fd;
+}
+
+bool write_all(int fd, const uint8_t* data, size_t size) {
+  while (size > 0) {
+    const ssize_t written = ::write(fd, data, size);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += written;
+    size -= static_cast<size_t>(written);
+  }
+  return true;
+}
+
 }  // namespace
 
 bool looks_like_gzip(const uint8_t* data, uint64_t size) {
@@ -34,9 +82,22 @@ bool looks_like_gzip(const uint8_t* data, uint64_t size) {
 HprofInput::~HprofInput() { release(); }
 
 void HprofInput::release() {
-  if (data_ != nullptr) munmap(data_, mapping_size_);
+  if (data_ != nullptr) munmap(data_, size_);
   data_ = nullptr;
-  size_ = mapping_size_ = 0;
+  size_ = released_ = 0;
+}
+
+void HprofInput::release_before(uint64_t offset) {
+  offset = std::min(offset, size_);
+  if (data_ != nullptr && offset - std::min(offset, released_) >= kReleaseStep) {
+    released_ = release_pages(data_, released_, offset);
+  }
+}
+
+void HprofInput::release_range(uint64_t from, uint64_t to) {
+  to = std::min(to, size_);
+  if (data_ == nullptr || from >= to) return;
+  release_pages(data_, (from + page_size() - 1) & ~(page_size() - 1), to);
 }
 
 bool HprofInput::open(const char* path, std::string* error) {
@@ -66,28 +127,31 @@ bool HprofInput::open(const char* path, std::string* error) {
   if (!looks_like_gzip(bytes, file.size)) {
     // The mapping becomes this input's.
     data_ = static_cast<uint8_t*>(file.data);
-    size_ = mapping_size_ = file.size;
+    size_ = file.size;
     file.data = MAP_FAILED;
     return true;
   }
-  return inflate(bytes, file.size, error);
+  return inflate_file(bytes, file.size, true, error);
 }
 
 bool HprofInput::inflate(const uint8_t* data, uint64_t size, std::string* error) {
+  return inflate_file(data, size, false, error);
+}
+
+bool HprofInput::inflate_file(const uint8_t* data, uint64_t size, bool mapped, std::string* error) {
   release();
   compressed_ = true;
   stored_size_ = size;
   members_ = 0;
-  // HPROF compresses well: start at four times the input and grow by doubling.
-  mapping_size_ = std::max(kMinCapacity, size * 4);
-  void* mapped = mmap(nullptr, mapping_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapped == MAP_FAILED) {
-    *error = std::string("no memory to decompress into: ") + std::strerror(errno);
-    mapping_size_ = 0;
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string dir = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+  FileDescriptor out;
+  out.fd = open_temporary(dir);
+  if (out.fd < 0) {
+    *error = "gzip: cannot make a temporary file in " + dir + " to decompress into: " + std::strerror(errno);
     return false;
   }
-  data_ = static_cast<uint8_t*>(mapped);
-
+  std::unique_ptr<uint8_t[]> chunk(new uint8_t[kInflateChunk]);
   z_stream stream{};
   // 16 + 15: a gzip wrapper (header, CRC-32 and size checked) around a 32 KiB window.
   if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) {
@@ -95,6 +159,8 @@ bool HprofInput::inflate(const uint8_t* data, uint64_t size, std::string* error)
     return false;
   }
   uint64_t in_at = 0;
+  uint64_t in_released = 0;
+  uint64_t out_size = 0;
   bool in_member = false;
   std::string failure;
   while (failure.empty()) {
@@ -107,24 +173,21 @@ bool HprofInput::inflate(const uint8_t* data, uint64_t size, std::string* error)
       inflateReset(&stream);
       in_member = true;
     }
-    if (size_ == mapping_size_) {
-      void* grown = mremap(data_, mapping_size_, mapping_size_ * 2, MREMAP_MAYMOVE);
-      if (grown == MAP_FAILED) {
-        failure = std::string("no memory to decompress into: ") + std::strerror(errno);
-        break;
-      }
-      data_ = static_cast<uint8_t*>(grown);
-      mapping_size_ *= 2;
-    }
     stream.next_in = const_cast<uint8_t*>(data + in_at);
     stream.avail_in = static_cast<uInt>(std::min<uint64_t>(size - in_at, UINT_MAX));
-    stream.next_out = data_ + size_;
-    stream.avail_out = static_cast<uInt>(std::min<uint64_t>(mapping_size_ - size_, UINT_MAX));
+    stream.next_out = chunk.get();
+    stream.avail_out = static_cast<uInt>(kInflateChunk);
     const uInt in_before = stream.avail_in;
-    const uInt out_before = stream.avail_out;
     const int result = ::inflate(&stream, Z_NO_FLUSH);
     in_at += in_before - stream.avail_in;
-    size_ += out_before - stream.avail_out;
+    const size_t produced = kInflateChunk - stream.avail_out;
+    if (produced > 0 && !write_all(out.fd, chunk.get(), produced)) {
+      failure = "gzip: cannot write the decompressed data to a temporary file in " + dir + ": " + std::strerror(errno);
+      break;
+    }
+    out_size += produced;
+    // The compressed file's pages are read once.
+    if (mapped && in_at - in_released >= kReleaseStep) in_released = release_pages(data, in_released, in_at);
     if (result == Z_STREAM_END) {
       in_member = false;
       ++members_;
@@ -138,9 +201,17 @@ bool HprofInput::inflate(const uint8_t* data, uint64_t size, std::string* error)
   inflateEnd(&stream);
   if (!failure.empty()) {
     *error = failure;
-    release();
     return false;
   }
+  if (out_size == 0) return true;
+  void* mapping = mmap(nullptr, out_size, PROT_READ, MAP_SHARED, out.fd, 0);
+  if (mapping == MAP_FAILED) {
+    *error = std::string("gzip: cannot map the decompressed data: ") + std::strerror(errno);
+    return false;
+  }
+  madvise(mapping, out_size, MADV_SEQUENTIAL);
+  data_ = static_cast<uint8_t*>(mapping);
+  size_ = out_size;
   return true;
 }
 

@@ -1,8 +1,17 @@
-// The bytes of an HPROF file for the reader: a plain file is mapped read-only; a gzip file (the
-// layout `jcmd GC.heap_dump -gz=N` and fasthprof's gz=y write, or any other: one member or many)
-// is decompressed whole into anonymous memory first, so that the reader and the verifier see the
-// same bytes either way. Decompression uses zlib, never the writer's library (libdeflate), so
-// that a bug on the writing side cannot hide itself here.
+// The bytes of an HPROF file for the reader, mapped read-only. A plain file is mapped as it is. A
+// gzip file (the layout `jcmd GC.heap_dump -gz=N` and fasthprof's gz=y write, or any other: one
+// member or many) is decompressed first, in pieces of 1 MiB, into a temporary file that has no name
+// (O_TMPFILE, mode 0600, in $TMPDIR or else /tmp; it goes away with the input), which is then mapped
+// like a plain file: the reader and the verifier see the same bytes either way, verbs that go back
+// to earlier records (the verifier's second pass over a dump, names looked up after the pass) can,
+// and memory does not grow with the file. The decompressed size must fit in that folder.
+//
+// A pass over the input calls release_before() as it goes: the pages behind it leave the process's
+// resident memory (they stay in the page cache and come back on the next read), so that reading a
+// file of several GiB takes tens of MiB of RSS, not the file's size.
+//
+// Decompression uses zlib, never the writer's library (libdeflate), so that a bug on the writing
+// side cannot hide itself here.
 #pragma once
 
 #include <cstddef>
@@ -22,11 +31,18 @@ class HprofInput {
   HprofInput& operator=(const HprofInput&) = delete;
 
   // Maps path, and decompresses it when it is gzip. On failure returns false with *error set
-  // ("<strerror>", or "gzip: <what is wrong> at compressed byte N"). Allocates.
+  // ("<strerror>", "gzip: <what is wrong> at compressed byte N", or "gzip: cannot write the
+  // decompressed data to a temporary file in DIR: <strerror>"). Allocates.
   bool open(const char* path, std::string* error);
 
-  // Decompresses every gzip member of size bytes at data into this input (no file involved).
+  // Decompresses every gzip member of size bytes at data into this input (a temporary file, as open()).
   bool inflate(const uint8_t* data, uint64_t size, std::string* error);
+
+  // The bytes before offset will not be read again soon: their pages leave this process's resident
+  // memory (acted on every 32 MiB; a later read maps them again). Reads of any offset stay valid.
+  void release_before(uint64_t offset);
+  // The same for the whole pages of [from, to), at once: for a pass that goes back over bytes.
+  void release_range(uint64_t from, uint64_t to);
 
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
@@ -38,10 +54,12 @@ class HprofInput {
 
  private:
   void release();
+  // inflate(), and with mapped the compressed bytes are a file mapping whose pages it may release.
+  bool inflate_file(const uint8_t* data, uint64_t size, bool mapped, std::string* error);
 
   uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
-  uint64_t mapping_size_ = 0;  // of data_'s mapping (a file's size, or the inflated capacity)
+  uint64_t released_ = 0;  // release_before() has let go of the pages before this offset
   bool compressed_ = false;
   uint64_t stored_size_ = 0;
   uint64_t members_ = 0;

@@ -81,6 +81,39 @@ uint64_t shallow_array_bytes(uint32_t id_size, uint64_t element_size, uint64_t c
   return (2 * uint64_t{id_size} + 4 + element_size * count + 7) & ~uint64_t{7};
 }
 
+HprofModel::ClassCounter& HprofModel::ClassCounters::operator[](uint64_t class_id) {
+  if ((count_ + 1) * 2 > slots_.size()) grow();
+  // Fibonacci hashing: class IDs are addresses, aligned, and their low bits say little.
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = static_cast<size_t>((class_id * 0x9e3779b97f4a7c15ULL) >> shift_);; i = (i + 1) & mask) {
+    Slot& slot = slots_[i];
+    if (slot.used && slot.class_id == class_id) return slot.counter;
+    if (!slot.used) {
+      slot.used = true;
+      slot.class_id = class_id;
+      ++count_;
+      return slot.counter;
+    }
+  }
+}
+
+void HprofModel::ClassCounters::grow() {
+  std::vector<Slot> old;
+  old.swap(slots_);
+  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+  shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(slots_.size()));
+  count_ = 0;
+  for (const Slot& slot : old) {
+    if (slot.used) (*this)[slot.class_id] = slot.counter;
+  }
+}
+
+void HprofModel::ClassCounters::clear() {
+  slots_.clear();
+  count_ = 0;
+  shift_ = 64;
+}
+
 std::string_view HprofModel::utf8(uint64_t id) const {
   auto found = utf8_.find(id);
   return found != utf8_.end() ? found->second : std::string_view();
@@ -148,7 +181,7 @@ std::string HprofModel::folded_stack(uint32_t trace_serial, bool with_lines) con
   return out;
 }
 
-bool HprofModel::load(const uint8_t* data, uint64_t size, ReadError* error) {
+bool HprofModel::load(const uint8_t* data, uint64_t size, ReadError* error, HprofInput* input) {
   HprofReader reader(data, size);
   if (!reader.read_header()) {
     *error = reader.error();
@@ -161,6 +194,7 @@ bool HprofModel::load(const uint8_t* data, uint64_t size, ReadError* error) {
     ++records_;
     ++record_counts_[record.tag];
     if (!this->record(record, error)) return false;
+    if (input != nullptr) input->release_before(record.end());
   }
   if (!reader.error().message.empty()) {
     *error = reader.error();
@@ -370,7 +404,6 @@ void HprofModel::finish_dump(bool complete) {
   dump_.complete = complete;
   const uint32_t id_size = bytes_.id_size();
   std::vector<HistogramRow>& rows = dump_.histogram;
-  rows.reserve(dump_classes_.size() + 9);
   // Every class object is an instance of java.lang.Class, which no INSTANCE DUMP shows: they are
   // counted from the CLASS DUMPs, with the shallow size of java.lang.Class's own fields.
   if (class_dump_count_ > 0) {
@@ -379,11 +412,11 @@ void HprofModel::finish_dump(bool complete) {
     c.instances += class_dump_count_;
     c.bytes += class_dump_count_ * shallow_instance_bytes(id_size, class_field_bytes_);
   }
-  for (const auto& [class_id, c] : dump_classes_) {
-    if (c.instances == 0) continue;
+  dump_classes_.for_each([&](uint64_t class_id, const ClassCounter& c) {
+    if (c.instances == 0) return;
     rows.push_back(HistogramRow{c.is_class_dump ? std::string("java.lang.Class") : class_name_by_object_id(class_id),
                                 c.instances, c.bytes});
-  }
+  });
   for (size_t type = 0; type < dump_primitive_arrays_.size(); ++type) {
     const ClassCounter& c = dump_primitive_arrays_[type];
     const char* name = primitive_array_name(static_cast<uint8_t>(type));

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hprof_input.h"
 #include "hprof_reader.h"
 
 namespace fasthprof {
@@ -107,8 +108,9 @@ class HprofModel {
  public:
   // Reads the file in data[0, size), which must outlive the model. False with *error set at the
   // first record that cannot be framed or read (the sections and dumps before it are kept, a dump
-  // cut off by it is left out). Allocates.
-  bool load(const uint8_t* data, uint64_t size, ReadError* error);
+  // cut off by it is left out). Allocates. With input (whose bytes data are), the pages behind the
+  // pass are released as it goes (HprofInput::release_before).
+  bool load(const uint8_t* data, uint64_t size, ReadError* error, HprofInput* input = nullptr);
 
   const HprofHeader& header() const { return header_; }
   const HprofBytes& bytes() const { return bytes_; }
@@ -152,6 +154,31 @@ class HprofModel {
     uint64_t bytes = 0;
     bool is_class_dump = false;
   };
+  // The counters of a dump's classes by class object ID, looked up once per object: open
+  // addressing (linear probing, at most half full), since a node map's modulo and pointer chase
+  // cost more than the rest of counting an object.
+  class ClassCounters {
+   public:
+    // The counter of class_id, a zero one when new. Valid until the next insertion.
+    ClassCounter& operator[](uint64_t class_id);
+    template <typename F> void for_each(F f) const {
+      for (const Slot& slot : slots_) {
+        if (slot.used) f(slot.class_id, slot.counter);
+      }
+    }
+    void clear();
+
+   private:
+    struct Slot {
+      uint64_t class_id = 0;
+      bool used = false;
+      ClassCounter counter;
+    };
+    void grow();
+    std::vector<Slot> slots_;
+    size_t count_ = 0;
+    unsigned shift_ = 64;
+  };
   bool record(const RecordView& record, ReadError* error);
   bool dump_record(const RecordView& record, ReadError* error);
   void finish_dump(bool complete);
@@ -174,7 +201,7 @@ class HprofModel {
   // The dump being read.
   bool in_dump_ = false;
   HeapDumpInfo dump_;
-  std::unordered_map<uint64_t, ClassCounter> dump_classes_;  // class object ID -> counts
+  ClassCounters dump_classes_;  // class object ID -> counts
   std::array<ClassCounter, 16> dump_primitive_arrays_{};     // by basic type
   uint64_t class_dump_count_ = 0;
   uint64_t class_class_id_ = 0;  // java.lang.Class's own class object, once a CLASS DUMP shows it

@@ -12,6 +12,10 @@
 namespace fasthprof {
 namespace {
 
+static_assert(static_cast<uint8_t>(HeapTag::kInstanceDump) == 0x21 && static_cast<uint8_t>(HeapTag::kObjectArrayDump) == 0x22 &&
+              static_cast<uint8_t>(HeapTag::kPrimitiveArrayDump) == 0x23);
+static_assert(static_cast<uint8_t>(BasicType::kBoolean) == 4 && static_cast<uint8_t>(BasicType::kLong) == 11);
+
 constexpr size_t kVersionSize = sizeof(kBinaryHeaderVersion) - 1;  // both versions are 18 bytes
 static_assert(sizeof(kTextHeaderVersion) == sizeof(kBinaryHeaderVersion));
 static_assert(kHprofHeaderSize == kVersionSize + 1 + 4 + 8);
@@ -173,7 +177,7 @@ bool SubRecordReader::fail(uint64_t at, std::string message) {
   return false;
 }
 
-bool SubRecordReader::next(SubRecordView* sub) {
+bool SubRecordReader::next_slow(SubRecordView* sub) {
   if (done_) return false;
   const uint64_t at = position_;
   if (at >= end_) {

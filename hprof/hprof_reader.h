@@ -10,6 +10,7 @@
 // every offset 64-bit and bounds-checked, so any input (truncated, hostile, several GiB) is safe.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -134,11 +135,54 @@ class SubRecordReader {
 
   // Frames the next sub-record. Returns false at the end of the body (error() empty) or when the
   // next one cannot be framed (error() set). After false, every further call returns false.
-  bool next(SubRecordView* sub);
+  bool next(SubRecordView* sub) {
+    // Instances and arrays, nearly every sub-record of a dump, are framed here, inline in the
+    // caller's loop, with no call and no switch on the tag. Anything else, and anything that does
+    // not fit, goes to next_slow(), which frames it or says what is wrong.
+    const uint64_t at = position_;
+    if (!done_ && at < end_) {
+      // Each sub-record's place depends on the one before's length, so the hardware cannot run
+      // ahead by itself: a prefetch a few lines on hid most of the misses and the new pages'
+      // table walks (the model's pass over a 260 MB JDK dump: 339 -> 246 ms of CPU, medians of 12).
+      __builtin_prefetch(bytes_.data() + std::min(at + kPrefetchDistance, end_));
+      const uint64_t n = bytes_.id_size();
+      const uint64_t left = end_ - at;
+      const uint8_t tag = bytes_.u1(at);
+      uint64_t need = 0;
+      if (tag == kInstanceDumpTag && left >= 2 * n + 9) {
+        need = 2 * n + 9 + uint64_t{bytes_.u4(at + 2 * n + 5)};
+      } else if (tag == kObjectArrayDumpTag && left >= 2 * n + 9) {
+        need = 2 * n + 9 + uint64_t{bytes_.u4(at + n + 5)} * n;
+      } else if (tag == kPrimitiveArrayDumpTag && left >= n + 10) {
+        const uint64_t element = primitive_size(bytes_.u1(at + n + 9));
+        if (element != 0) need = n + 10 + uint64_t{bytes_.u4(at + n + 5)} * element;
+      }
+      if (need != 0 && need <= left) {
+        sub->tag = tag;
+        sub->offset = at;
+        sub->size = need;
+        position_ = at + need;
+        return true;
+      }
+    }
+    return next_slow(sub);
+  }
 
   const ReadError& error() const { return error_; }
 
  private:
+  // The codes of runtime/hprof_format.h's HeapTag, which this header does not include.
+  static constexpr uint8_t kInstanceDumpTag = 0x21;
+  static constexpr uint8_t kObjectArrayDumpTag = 0x22;
+  static constexpr uint8_t kPrimitiveArrayDumpTag = 0x23;
+  // Bytes ahead of the sub-record being framed that next() asks the cache for (of 512 to 8192,
+  // 2048 measured best).
+  static constexpr uint64_t kPrefetchDistance = 2048;
+  // Bytes of a primitive basic type (boolean 4, char, float, double, byte, short, int, long 11:
+  // 1, 2, 4, 8 twice over); 0 for any other code.
+  static uint64_t primitive_size(uint8_t type) { return type >= 4 && type <= 11 ? uint64_t{1} << ((type - 4) & 3) : 0; }
+
+  bool next_slow(SubRecordView* sub);
   bool fail(uint64_t at, std::string message);
   bool class_dump_size(uint64_t at, uint64_t* size);
 

@@ -142,6 +142,7 @@ bool Verifier::check_file() {
   while (reader_.next_record(&record)) {
     if (!check_record(record)) return false;
     ++result_.record_counts[record.tag];
+    if (options_.input != nullptr) options_.input->release_before(record.end());
   }
   if (!reader_.error().message.empty()) return fail_read(reader_.error());
   if (dump_open_) {
@@ -500,6 +501,8 @@ bool Verifier::finish_dump() {
       bool laid_out = sub.tag == static_cast<uint8_t>(HeapTag::kClassDump) && classes_[id(sub.offset + 1)].laid_out;
       if (!laid_out && !resolve_sub_record(sub.tag, sub.offset)) return false;
     }
+    // The first pass released these pages; this one mapped them again.
+    if (options_.input != nullptr) options_.input->release_range(segment.offset, segment.end());
   }
   for (size_t tag = 0; tag < dump_.sub_record_counts.size(); ++tag) {
     result_.sub_record_counts[tag] += dump_.sub_record_counts[tag];

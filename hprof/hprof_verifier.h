@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "hprof_input.h"
 #include "hprof_reader.h"
 
 namespace fasthprof {
@@ -32,6 +33,9 @@ struct VerifyOptions {
   // and classes may come in any order within their dump (the JDK's dumper writes LOAD CLASS records
   // before the STACK TRACE they name, and classes in no particular order).
   bool strict = false;
+  // The input the bytes come from, if they are an HprofInput's: the pages each pass leaves behind
+  // are released as it goes (HprofInput::release_before), so that memory does not grow with the file.
+  HprofInput* input = nullptr;
 };
 
 // What one heap dump (HEAP DUMP, or HEAP DUMP SEGMENTs up to their HEAP DUMP END) holds.

@@ -27,8 +27,9 @@ OWN = ("Histogram$Node", "Histogram$Point", "Histogram$Shape", "Histogram$Square
        "Histogram$Point[][]", "Histogram$Square[]")
 
 
-def fasthprof(*args, timeout=600):
-    proc = subprocess.run([COMMAND, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+def fasthprof(*args, timeout=600, env=None):
+    proc = subprocess.run([COMMAND, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          env=None if env is None else {**os.environ, **env})
     return proc
 
 
@@ -121,6 +122,32 @@ def case_dispatch():
         (folder / "good.hprof.gz").write_bytes(gzip.compress(good))
         zipped = fasthprof("summary", folder / "good.hprof.gz")
         check(zipped.returncode == 0 and histogram(zipped.stdout) == rows, f"plain gzip reads the same:\n{zipped.stdout}")
+        # Every verb reads gzip as the plain file, plain gzip and the JDK's chunked layout (a member
+        # per block) alike: decompressed into a temporary file of no name in $TMPDIR, gone after.
+        (folder / "chunked.hprof.gz").write_bytes(b"".join(gzip.compress(good[at:at + 64])
+                                                          for at in range(0, len(good), 64)))
+        tmp = folder / "tmp"
+        tmp.mkdir()
+
+        def same_as_plain(verb, *extra):
+            def run(file_name):
+                proc = fasthprof(verb, *extra, folder / file_name, env={"TMPDIR": str(tmp)})
+                names = re.compile(re.escape(str(folder)) + r"/(good|chunked)\.hprof(\.gz)?")
+                text = "\n".join(line for line in names.sub("FILE", proc.stdout).splitlines()
+                                 if not line.startswith("gzip: "))
+                return proc.returncode, text, names.sub("FILE", proc.stderr)
+            plain = run("good.hprof")
+            for file_name in ("good.hprof.gz", "chunked.hprof.gz"):
+                check(run(file_name) == plain, f"{verb} {' '.join(map(str, extra))} {file_name} as the plain file: {plain}")
+            return plain
+
+        for verb in [verb for verb in listed if verb not in ("listen", "flame", "pprof")]:
+            extra = (folder / "good.hprof",) if verb == "diff" else ()
+            code, _, _ = same_as_plain(verb, *extra)
+            check(code == (2 if verb == "collapsed" else 0), f"{verb} of the hand-made file: exit {code}")
+        check(list(tmp.iterdir()) == [], f"nothing left in $TMPDIR: {list(tmp.iterdir())}")
+        one_message("TMPDIR missing", fasthprof("summary", folder / "good.hprof.gz", env={"TMPDIR": str(folder / "none")}),
+                    r"cannot make a temporary file in .*/none to decompress into: No such file")
 
         out = folder / "out.txt"
         written = fasthprof("summary", "-o", out, folder / "good.hprof")
@@ -475,6 +502,25 @@ def text_run(jdk, home):
         node = re.search(r"^OBJ \S+ \(sz=(\d+), trace=\d+, class=Histogram\$Node@", converted.stdout, re.M)
         check(node is not None and node.group(1) == "40", f"{label}: sz= of a Node is its shallow size, 40")
         one_message(f"{label}: text of a text file", fasthprof("text", folder / "run.txt"), r"is a text profile")
+        # CPU SAMPLES, TRACE and THREAD lines (a heap=all run has none of the first): a cpu=samples
+        # run in each format. Samples differ from run to run, so the layout and the section's
+        # arithmetic are compared, not the rows.
+        for name, form in (("cpu.txt", "a"), ("cpu.hprof", "b")):
+            run = run_java(home, agentpath(f"cpu=samples,interval=1,format={form},file={folder / name}"),
+                           main="Histogram", args=["3000", "now"])
+            check(run.code == 0, f"{label}: Histogram with cpu=samples,format={form}", run)
+        converted = fasthprof("text", folder / "cpu.hprof")
+        _, body = text_sections(converted.stdout)
+        _, want_body = text_sections((folder / "cpu.txt").read_text())
+        for what, lines in (("text", body), ("format=a", want_body)):
+            bad = [line for line in lines if not TEXT_LINE.fullmatch(line)]
+            check(not bad, f"{label}: cpu=samples {what}: every line in a format=a layout; not: {bad[:10]}")
+            for kind in ("CPU SAMPLES BEGIN", "CPU SAMPLES END", "THREAD START", "TRACE "):
+                check(any(line.startswith(kind) for line in lines), f"{label}: cpu=samples {what} has {kind} lines")
+        total = re.search(r"^CPU SAMPLES BEGIN \(total = (\d+)\)", converted.stdout, re.M)
+        rows = re.findall(r"^ *\d+ +\d+\.\d\d% +\d+\.\d\d% +(\d+) +\d+ ", converted.stdout.split("CPU SAMPLES BEGIN")[-1], re.M)
+        check(total is not None and int(total.group(1)) > 0 and sum(map(int, rows)) == int(total.group(1)),
+              f"{label}: text's CPU SAMPLES rows add up to its total: {total and total.group(1)} / {rows[:10]}")
     finally:
         cleanup(folder)
 

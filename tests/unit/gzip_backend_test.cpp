@@ -307,6 +307,39 @@ TEST(GzipBackend, AFileWrittenThroughTheSinkIsOneGzipFileAfterEveryReport) {
   unlink(path.c_str());
 }
 
+// A gzip file is decompressed into a temporary file of no name in $TMPDIR, mapped; pages that
+// release_before() and release_range() let go of read the same when they are read again.
+TEST(HprofInput, ReleasedPagesReadTheSameAndNothingIsLeftInTmpdir) {
+  char dir[] = "/tmp/fasthprof_input_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir != nullptr ? old_tmpdir : "";
+  setenv("TMPDIR", dir, 1);
+  const Bytes plain = records(40u << 20, 7);  // over a release step of 32 MiB
+  MemoryState state;
+  auto gz = make_gzip(&state);
+  write(gz.get(), plain, kBlock);
+  ASSERT_TRUE(gz->seal().ok());
+  {
+    HprofInput input;
+    std::string error;
+    ASSERT_TRUE(input.inflate(state.data.data(), state.data.size(), &error)) << error;
+    ASSERT_EQ(input.size(), plain.size());
+    std::ifstream maps("/proc/self/maps");
+    const std::string mappings((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+    EXPECT_NE(mappings.find(std::string(dir) + "/"), std::string::npos) << "the bytes are a file in TMPDIR";
+    input.release_before(36u << 20);
+    input.release_range(5, 6u << 20);
+    EXPECT_EQ(std::memcmp(input.data(), plain.data(), plain.size()), 0);
+  }
+  EXPECT_EQ(rmdir(dir), 0) << "TMPDIR is empty once the input is gone: " << std::strerror(errno);
+  if (old_tmpdir != nullptr) {
+    setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    unsetenv("TMPDIR");
+  }
+}
+
 TEST(HprofInput, ReportsATruncatedOrCorruptGzipFile) {
   MemoryState state;
   auto gz = make_gzip(&state);

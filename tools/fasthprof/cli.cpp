@@ -143,7 +143,7 @@ std::unique_ptr<Loaded> load(const char* verb, const char* path) {
     return nullptr;
   }
   ReadError read_error;
-  if (!loaded->model.load(data, size, &read_error)) {
+  if (!loaded->model.load(data, size, &read_error, &loaded->input)) {
     fail(verb, "%s: %s at byte %" PRIu64 "%s", path, read_error.message.c_str(), read_error.offset,
          loaded->input.compressed() ? " (of the decompressed data)" : "");
     return nullptr;

@@ -54,7 +54,9 @@ struct ClassEntry {
 
 class TextConverter {
  public:
-  TextConverter(const HprofModel& model, TextWriter& text) : model_(model), bytes_(model.bytes()), text_(text) {}
+  // input: the bytes' HprofInput, whose pages each pass over a dump releases behind it.
+  TextConverter(const HprofModel& model, HprofInput& input, TextWriter& text)
+      : model_(model), bytes_(model.bytes()), input_(input), text_(text) {}
 
   time_t when(const RecordView& record) const {
     return static_cast<time_t>((model_.header().timestamp_millis + record.time_micros / 1000) / 1000);
@@ -185,6 +187,9 @@ class TextConverter {
       SubRecordReader reader(bytes_, record);  // framed once already by the model's pass
       SubRecordView sub;
       while (reader.next(&sub)) visit(sub);
+      // A dump is read several times over (counts, roots, objects, classes): without this its
+      // pages stayed mapped, the whole dump's worth of resident memory.
+      input_.release_range(record.body, record.end());
     }
   }
 
@@ -324,6 +329,7 @@ class TextConverter {
 
   const HprofModel& model_;
   const HprofBytes& bytes_;
+  HprofInput& input_;
   TextWriter& text_;
   std::vector<RecordView> dump_records_;
   std::unordered_map<uint64_t, ClassEntry> classes_;
@@ -352,12 +358,21 @@ int text_main(int argc, char** argv) {
     TextWriter text(stream);
     const HprofModel& model = loaded->model;
     text.file_header(static_cast<time_t>(model.header().timestamp_millis / 1000));
-    TextConverter converter(model, text);
+    TextConverter converter(model, loaded->input, text);
     // The model's pass framed every record and sub-record without error.
     HprofReader reader(loaded->input.data(), loaded->input.size());
     reader.read_header();
     RecordView record;
-    while (reader.next_record(&record)) converter.record(record);
+    // The model's pass released the pages behind it once; this second pass maps them again, and
+    // lets them go again every 32 MiB.
+    uint64_t behind = 0;
+    while (reader.next_record(&record)) {
+      converter.record(record);
+      if (record.end() - behind >= (uint64_t{32} << 20)) {
+        loaded->input.release_range(behind, record.end());
+        behind = record.end();
+      }
+    }
   }
   return output.close("text") ? kExitOk : kExitBadInput;
 }

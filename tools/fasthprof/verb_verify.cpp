@@ -85,6 +85,7 @@ int verify_command(const char* program, int argc, char** argv) {
       status = kExitVerdict;
       continue;
     }
+    options.input = &file;
     fasthprof::VerifyResult result = fasthprof::verify_hprof(file.data(), file.size(), options);
     if (!result.ok) {
       std::fprintf(stderr, "%s: %s: error at byte %" PRIu64 ": %s\n", program, path, result.error_offset,
