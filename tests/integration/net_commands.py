@@ -270,20 +270,28 @@ def collector_killed(home, label):
     harness.cleanup(folder)
 
 
-def cut_back(home, label):
-    # The agent killed in the middle of a dump: the collector cuts its file back to the last
-    # complete record outside a heap dump, which hprof-verify accepts.
+def killed_mid_dump(home, label, options, heap_mb, xmx, cut_at, closed):
+    """Starts an agent on a fresh collector, asks it for a dump and kills the JVM once the file
+    passes cut_at bytes; returns (folder, listen, path, the collector's `closed` line)."""
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
     listen = Listen(folder)
-    options = f"heap=dump,format=b,dumper=jvmti,net=127.0.0.1:{listen.port}"
-    with java_process(home, agentpath(options), "LiveHeap", args=(200, 60), jvm_args=("-Xmx1g",)) as (proc, jvm):
+    with java_process(home, agentpath(f"{options},net=127.0.0.1:{listen.port}"), "LiveHeap", args=(heap_mb, 60),
+                      jvm_args=(f"-Xmx{xmx}",)) as (proc, jvm):
         path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
         harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
         listen.send("dump")
-        harness.wait_for(lambda: path.stat().st_size > 8 << 20, timeout=60, step=0.01)
+        harness.wait_for(lambda: path.stat().st_size > cut_at, timeout=60, step=0.01)
         proc.kill()
-        found = listen.expect(r"closed 1 \S+ (\d+) bytes cut back to (\d+)")
+        found = listen.expect(closed)
         check(int(found.group(2)) < int(found.group(1)), f"{label}: {found.group(0)}")
+    return folder, listen, path, found
+
+
+def cut_back(home, label):
+    # The agent killed in the middle of a dump: the collector cuts its file back to the last
+    # complete record outside a heap dump, which hprof-verify accepts.
+    folder, listen, path, _ = killed_mid_dump(home, label, "heap=dump,format=b,dumper=jvmti", 200, "1g", 8 << 20,
+                                              r"closed 1 \S+ (\d+) bytes cut back to (\d+)")
     ok, output = harness.verify_binary(path)
     check(ok, f"{label}: the cut-back file: {output}")
     check(records_by_tag(path).get(HEAP_DUMP_END, 0) == 0, f"{label}: a heap dump survived the cut")
@@ -296,18 +304,10 @@ def cut_back_gzip(home, label):
     # The same with gz=y: the collector ends the file on a gzip member boundary plus one member of
     # its own, so that it is a valid gzip file whose plain bytes end on the last complete record.
     import gzip
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
-    listen = Listen(folder)
-    options = f"heap=dump,format=b,gz=y,dumper=jvmti,net=127.0.0.1:{listen.port}"
-    with java_process(home, agentpath(options), "LiveHeap", args=(64, 60), jvm_args=("-Xmx512m",)) as (proc, jvm):
-        path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
-        check(path.name.endswith(".hprof.gz"), f"{label}: the file is {path.name}")
-        harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"), timeout=60)
-        listen.send("dump")
-        harness.wait_for(lambda: path.stat().st_size > 1 << 20, timeout=60, step=0.01)
-        proc.kill()
-        found = listen.expect(r"closed 1 \S+ (\d+) bytes cut back to (\d+) \((\d+) uncompressed\)")
-        check(int(found.group(2)) < int(found.group(1)), f"{label}: {found.group(0)}")
+    folder, listen, path, found = killed_mid_dump(
+        home, label, "heap=dump,format=b,gz=y,dumper=jvmti", 64, "512m", 1 << 20,
+        r"closed 1 \S+ (\d+) bytes cut back to (\d+) \((\d+) uncompressed\)")
+    check(path.name.endswith(".hprof.gz"), f"{label}: the file is {path.name}")
     check(path.stat().st_size == int(found.group(2)), f"{label}: {path.stat().st_size} bytes, said {found.group(2)}")
     plain = gzip.decompress(path.read_bytes())  # raises on a member cut short
     check(len(plain) == int(found.group(3)), f"{label}: {len(plain)} plain bytes, said {found.group(3)}")
