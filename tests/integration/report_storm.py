@@ -56,10 +56,10 @@ def storm(label, home):
                      f"{label}: one CPU SAMPLES section and one heap dump per report and at exit"):
             return
         # A sampler that stayed still after a walk would leave the reports after it empty, the one at
-        # exit too; one report queued right behind another may cover no round at all.
-        check(totals[0] > 0 and totals[-1] > 0 and sum(totals[1:-1]) > 0 and
-              sum(1 for total in totals[1:-1] if total == 0) <= 1,
-              f"{label}: the reports have CPU samples (at most one queued report without): {totals}")
+        # exit too; a report queued right behind another may cover no round at all (seen: two of
+        # five, with another JVM test on the second core).
+        check(totals[0] > 0 and totals[-1] > 0 and sum(totals[1:-1]) > 0,
+              f"{label}: the reports have CPU samples (the queued ones together): {totals}")
         # The program ran between two report ends except during the dump (its walk, its tag
         # clearing): a lower bound on the rounds a report covers, in which both busy threads count
         # (running or waiting for a core). A tenth of it allows for a machine the sampler shares.
