@@ -57,13 +57,18 @@ def record(folder, db, document, label):
     return tool(RUN, "--record", db, "--from", path)
 
 
+def record_runs(folder, db, count, what):
+    """Records fake_document(0..count-1) of one machine, each checked."""
+    for index in range(count):
+        done = record(folder, db, fake_document(index), f"run{index}")
+        check(done.returncode == 0, f"{what}: record run {index}: {done.stderr}")
+
+
 def history_case():
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-benchhist-"))
     try:
         db = folder / "history.db"
-        for index in range(3):
-            done = record(folder, db, fake_document(index), f"run{index}")
-            check(done.returncode == 0, f"history: record run {index}: {done.stderr}")
+        record_runs(folder, db, 3, "history")
         other = record(folder, db, fake_document(9, fingerprint="fedcba9876543210", figures=["alloc.overhead_ratio"]),
                        "other")
         check(other.returncode == 0, f"history: record another machine's run: {other.stderr}")
@@ -192,9 +197,7 @@ def dashboard_case():
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-benchdash-"))
     try:
         db = folder / "history.db"
-        for index in range(5):
-            done = record(folder, db, fake_document(index), f"run{index}")
-            check(done.returncode == 0, f"dashboard: record {index}: {done.stderr}")
+        record_runs(folder, db, 5, "dashboard")
         # Another machine's run, older: not drawn, named on the page.
         done = record(folder, db, fake_document(-5, fingerprint="fedcba9876543210"), "other")
         check(done.returncode == 0, f"dashboard: record the other machine: {done.stderr}")
