@@ -14,6 +14,7 @@
 #include "heap_dump_staging.h"
 #include "hotspot_flags.h"
 #include "stderr_line.h"
+#include "vm_dump_pipe.h"
 
 namespace fasthprof {
 
@@ -154,16 +155,27 @@ VmHeapDump::Outcome VmHeapDump::run(ReportContext& report, const DumperPlan& pla
   }
   VmDumpRewriter rewriter(numbering_, sink);
   StagingFile* stage = staged.get();
+  FifoDrain* pipe = drain.get();
+  VmDumpPipeReader reader(rewriter, drain->path(), jdk_version() >= 22, [pipe](uint64_t bytes) { pipe->skip(bytes); });
+  // The sink copies from the JVM's side files on its own thread: they stay open until it is done
+  // (every path out of here that wrote something has flushed or abandoned the report by then).
+  struct FlushFirst {
+    AsyncSink& sink;
+    VmDumpPipeReader& reader;
+    ~FlushFirst() {
+      if (reader.side_files() > 0) sink.flush();
+    }
+  } flush_first{sink, reader};
   std::string consumer_failure;  // set by the drain thread, read after it ended
   bool started_drain = drain->start(
-      [&rewriter, stage, &consumer_failure](const void* data, size_t size) {
+      [&reader, stage, &consumer_failure](const void* data, size_t size) {
         // A plain pthread: nothing may be thrown out of it (the rewriter allocates its maps).
         try {
           if (stage != nullptr) {
             stage->write(data, size);
             return !stage->failed();
           }
-          return rewriter.feed_in_place(static_cast<uint8_t*>(const_cast<void*>(data)), size);
+          return reader.take(static_cast<uint8_t*>(const_cast<void*>(data)), size);
         } catch (const std::bad_alloc&) {
           consumer_failure = "out of memory";
         } catch (const std::exception& thrown) {
@@ -241,12 +253,16 @@ VmHeapDump::Outcome VmHeapDump::run(ReportContext& report, const DumperPlan& pla
     char line[512];
     std::snprintf(line, sizeof line,
                   "fasthprof: heap dump stats: dumper=vm seconds=%.3f jvm_seconds=%.3f copy_seconds=%.3f "
-                  "bytes_in=%llu bytes_out=%llu records=%llu segments=%llu sub_records=%llu utf8_dropped=%llu\n",
+                  "bytes_in=%llu bytes_out=%llu records=%llu segments=%llu sub_records=%llu utf8_dropped=%llu "
+                  "side_files=%u side_file_bytes=%llu kernel_copied=%llu\n",
                   seconds_since(started), jvm_seconds, copy_seconds, static_cast<unsigned long long>(bytes_in),
                   static_cast<unsigned long long>(stats.bytes_out), static_cast<unsigned long long>(stats.records),
                   static_cast<unsigned long long>(stats.segments), static_cast<unsigned long long>(stats.sub_records),
-                  static_cast<unsigned long long>(stats.utf8_dropped));
+                  static_cast<unsigned long long>(stats.utf8_dropped), reader.side_files(),
+                  static_cast<unsigned long long>(reader.side_file_bytes()),
+                  static_cast<unsigned long long>(stats.file_range_bytes));
     write_stderr(line);
+    if (!reader.note().empty()) write_stderr("fasthprof: heap dump: the pipe's bytes were used: " + reader.note() + "\n");
   }
   return Outcome::kDone;
 }

@@ -17,8 +17,10 @@ namespace {
 
 constexpr size_t kBufferAlignment = 4096;
 
-// The size a queued entry records for "seal the backend here" rather than a buffer to write.
+// The sizes a queued entry records for "seal the backend here" and "copy this slot's file range"
+// rather than a buffer to write.
 constexpr size_t kSealEntry = SIZE_MAX;
+constexpr size_t kCopyEntry = SIZE_MAX - 1;
 
 // What one output buffer of buffer_size bytes takes: whole pages.
 size_t buffer_allocation(size_t buffer_size) {
@@ -58,7 +60,8 @@ std::unique_ptr<AsyncSink> AsyncSink::create(std::unique_ptr<SinkBackend> backen
   const size_t count = options.buffer_count;
   sink->buffers_.reset(new (std::nothrow) uint8_t*[count]());
   sink->sizes_.reset(new (std::nothrow) size_t[count]());
-  if (sink->buffers_ == nullptr || sink->sizes_ == nullptr) {
+  sink->ranges_.reset(new (std::nothrow) FileRange[count]());
+  if (sink->buffers_ == nullptr || sink->sizes_ == nullptr || sink->ranges_ == nullptr) {
     return fail("out of memory for the output sink", raw_backend);
   }
   const size_t allocation = buffer_allocation(options.buffer_size);
@@ -111,7 +114,7 @@ void AsyncSink::run_io_thread() {
     if (completed_ == submitted_) return;
     const size_t index = static_cast<size_t>(completed_ % options_.buffer_count);
     lock.unlock();
-    write_pending(buffers_[index], sizes_[index]);
+    write_pending(index);
     lock.lock();
     ++completed_;
     if (producer_waiting_ && submitted_ - completed_ <= wake_producer_at_) {
@@ -139,6 +142,15 @@ void AsyncSink::write(const void* data, size_t size) {
     // The rest belongs to a report that is already lost.
     if (report_failed_.load(std::memory_order_relaxed)) return;
   }
+}
+
+bool AsyncSink::write_file_range(int fd, uint64_t offset, uint64_t size) {
+  if (closed_ || size == 0 || report_failed_.load(std::memory_order_relaxed)) return true;
+  if (fill_used_ > 0) hand_off(fill_used_);
+  // The fill slot is the producer's until hand_off publishes it under mutex_.
+  ranges_[submitted_ % options_.buffer_count] = FileRange{fd, offset, size};
+  hand_off(kCopyEntry);
+  return true;
 }
 
 void AsyncSink::hand_off(size_t entry) {
@@ -174,10 +186,20 @@ void AsyncSink::drain(bool seal) {
   wait_until_in_flight(lock, 0);
 }
 
-void AsyncSink::write_pending(const uint8_t* data, size_t size) {
+void AsyncSink::write_pending(size_t index) {
   // Only this thread sets the flag; the producer clears it only while this thread is idle.
   if (report_failed_.load(std::memory_order_relaxed)) return;
-  const WriteResult result = size == kSealEntry ? backend_->seal() : backend_->write_all(data, size);
+  const size_t size = sizes_[index];
+  WriteResult result;
+  if (size == kSealEntry) {
+    result = backend_->seal();
+  } else if (size == kCopyEntry) {
+    // The slot's buffer carries nothing: it is the bounce buffer of a backend that reads the file.
+    const FileRange& range = ranges_[index];
+    result = backend_->copy_range(range.fd, range.offset, range.size, buffers_[index], options_.buffer_size);
+  } else {
+    result = backend_->write_all(buffers_[index], size);
+  }
   if (!result.ok()) handle_write_error(result.error);
 }
 

@@ -4,6 +4,7 @@
 //
 //   producer                               io thread
 //   write() ─copy─▶ buffers_[submitted_ % n]   buffers_[completed_ % n] ─write_all()─▶ backend
+//   write_file_range() ─▶ ranges_[submitted_ % n]                  ─copy_range()─▶ backend
 //
 //   ring of n buffers (indices mod n):
 //     completed_ .. submitted_ - 1   full: queued for, or being written by, the io thread
@@ -79,6 +80,13 @@ class AsyncSink final : public OutputStream {
   // flush, close); they must not run concurrently with each other.
   void write(const void* data, size_t size) override;
 
+  // Appends size bytes of the file fd from offset: queued like a buffer (the ring slot it takes
+  // carries no bytes), then the io thread has the backend copy them (FileBackend: in the kernel)
+  // between the buffers before and after it. fd must stay open until the next flush(),
+  // end_report(), abandon_report() or close(). Always true: errors, reading fd's included, are
+  // the sink's (a write error of the report). Producer only.
+  bool write_file_range(int fd, uint64_t offset, uint64_t size) override;
+
   // Marks the start of a report: everything written so far reaches the backend and is sealed
   // first (waits), then the backend offset is remembered as the point to cut back to if this report fails.
   // Clears the error of a previous failed report, so that this one tries again (unless output
@@ -128,7 +136,7 @@ class AsyncSink final : public OutputStream {
   // Producer, holding mutex_: sleeps until at most in_flight buffers are queued or being written.
   void wait_until_in_flight(std::unique_lock<std::mutex>& lock, uint64_t in_flight);
   // io thread: writes one buffer (or seals the backend), or drops it after an error.
-  void write_pending(const uint8_t* data, size_t size);
+  void write_pending(size_t index);
   void handle_write_error(int error);
   // Cuts a truncatable backend back to report_start_; returns the clause for the message.
   std::string cut_back_report();
@@ -139,6 +147,13 @@ class AsyncSink final : public OutputStream {
   std::unique_ptr<uint8_t*[]> buffers_;
   // Bytes in each queued buffer; entry i belongs to whoever owns buffers_[i].
   std::unique_ptr<size_t[]> sizes_;
+  // The file range of each queued copy entry (write_file_range); same ownership as sizes_.
+  struct FileRange {
+    int fd;
+    uint64_t offset;
+    uint64_t size;
+  };
+  std::unique_ptr<FileRange[]> ranges_;
 
   // Producer state.
   uint8_t* fill_ = nullptr;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -61,6 +62,7 @@ bool FifoDrain::start(Consumer consumer, std::string* error) {
     fd_ = -1;
     return false;
   }
+  null_fd_ = ::open("/dev/null", O_WRONLY | O_CLOEXEC);  // without it, skipped bytes are read and dropped
   int made = ::pthread_create(&thread_, nullptr, &thread_main, this);
   if (made != 0) {
     *error = std::string("cannot start the thread that reads the JVM's dump: ") + std::strerror(made);
@@ -91,7 +93,30 @@ void FifoDrain::run() {
     }
     if (!stopping && (fds[1].revents & POLLIN) != 0) stopping = true;
     if (!stopping && fds[0].revents == 0) continue;
-    ssize_t got = ::read(fd_, buffer.data(), buffer.size());
+    if (skip_left_ > 0 && null_fd_ >= 0) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(skip_left_, uint64_t{1} << 30));
+      ssize_t moved = ::splice(fd_, nullptr, null_fd_, nullptr, want, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+      if (moved > 0) {
+        skip_left_ -= static_cast<uint64_t>(moved);
+        bytes_.fetch_add(static_cast<uint64_t>(moved), std::memory_order_release);
+        continue;
+      }
+      if (moved < 0 && errno == EINTR) continue;
+      if (moved < 0 && errno == EAGAIN) {
+        if (stopping) return;
+        continue;
+      }
+      if (moved < 0) {
+        // No splice between these two: read and drop instead.
+        ::close(null_fd_);
+        null_fd_ = -1;
+        continue;
+      }
+      // moved == 0: end of file, handled by the read below.
+    }
+    size_t want = buffer.size();
+    if (skip_left_ > 0) want = static_cast<size_t>(std::min<uint64_t>(want, skip_left_));
+    ssize_t got = ::read(fd_, buffer.data(), want);
     if (got > 0) {
       if (!opened_.load(std::memory_order_relaxed)) {
         opened_.store(true, std::memory_order_release);
@@ -99,6 +124,10 @@ void FifoDrain::run() {
         ::unlink(path_.c_str());
       }
       bytes_.fetch_add(static_cast<uint64_t>(got), std::memory_order_release);
+      if (skip_left_ > 0) {
+        skip_left_ -= static_cast<uint64_t>(got);
+        continue;
+      }
       if (consuming) consuming = consumer_(buffer.data(), static_cast<size_t>(got));
       continue;
     }
@@ -142,6 +171,8 @@ uint64_t FifoDrain::finish() {
     if (end >= 0) ::close(end);
     end = -1;
   }
+  if (null_fd_ >= 0) ::close(null_fd_);
+  null_fd_ = -1;
   remove_files();
   return bytes_.load(std::memory_order_acquire);
 }

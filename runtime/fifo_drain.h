@@ -45,7 +45,12 @@ class FifoDrain {
   // in the pipe and ends; the path and side files are removed. Returns the bytes read. Idempotent.
   uint64_t finish();
 
-  // Bytes read so far (any thread).
+  // Called by the consumer (on the drain thread): the next `bytes` of the pipe are taken without
+  // being read into this process (spliced to /dev/null) nor handed to the consumer: bytes the
+  // consumer reads from elsewhere (the JVM's side file, which HotSpot 22+ copies into the pipe).
+  void skip(uint64_t bytes) { skip_left_ += bytes; }
+
+  // Bytes taken from the pipe so far, skipped ones included (any thread).
   uint64_t bytes() const { return bytes_.load(std::memory_order_acquire); }
   // Whether a writer ever opened the pipe.
   bool opened() const { return opened_.load(std::memory_order_acquire); }
@@ -62,6 +67,8 @@ class FifoDrain {
   Consumer consumer_;
   int fd_ = -1;
   int stop_pipe_[2] = {-1, -1};
+  int null_fd_ = -1;         // /dev/null, where skipped bytes are spliced
+  uint64_t skip_left_ = 0;   // drain thread only
   pthread_t thread_{};
   bool started_ = false;
   bool removed_ = false;

@@ -26,6 +26,8 @@ class FileBackend final : public SinkBackend {
   static std::unique_ptr<FileBackend> open(const std::string& path, std::string* error);
 
   WriteResult write_all(const void* data, size_t size) override;
+  // copy_file_range (the kernel copies, as for jcmd's own merge), else sendfile, else the default.
+  WriteResult copy_range(int fd, uint64_t offset, uint64_t size, uint8_t* bounce, size_t bounce_size) override;
   uint64_t offset() const override { return offset_; }
   bool can_truncate() const override { return can_truncate_; }
   WriteResult truncate_to(uint64_t offset) override;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -41,6 +42,24 @@ class SinkBackend {
   // Cuts the output back to offset (<= offset()) so that the next write lands there. Does not
   // allocate. On failure returns the errno and leaves offset() unchanged.
   virtual WriteResult truncate_to(uint64_t offset) = 0;
+
+  // Writes size bytes of the file fd from its offset, as write_all would write them (the sink's
+  // AsyncSink::write_file_range). bounce is scratch memory of bounce_size bytes for a backend
+  // that has to read them itself, as this default does (pread, then write_all); a file backend has
+  // the kernel copy them. Does not allocate. A failure to read fd is EIO.
+  virtual WriteResult copy_range(int fd, uint64_t offset, uint64_t size, uint8_t* bounce, size_t bounce_size) {
+    while (size > 0) {
+      const size_t want = size < bounce_size ? static_cast<size_t>(size) : bounce_size;
+      const ssize_t got = ::pread(fd, bounce, want, static_cast<off_t>(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return {EIO};
+      const WriteResult written = write_all(bounce, static_cast<size_t>(got));
+      if (!written.ok()) return written;
+      offset += static_cast<uint64_t>(got);
+      size -= static_cast<uint64_t>(got);
+    }
+    return {};
+  }
 
   // Makes what was written so far readable on its own at the destination: a compressing backend
   // ends its current compressed unit here. The sink calls it at the start and end of every report

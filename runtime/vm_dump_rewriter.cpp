@@ -8,7 +8,11 @@
 //            written already | pending, patched | not read yet
 #include "vm_dump_rewriter.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -37,6 +41,14 @@ constexpr ptrdiff_t kPrefetchAhead = 8 * 40;
 // A CLASS DUMP's fixed part: tag, class, trace serial, super, loader, signers, domain, 2 reserved,
 // instance size.
 constexpr size_t kClassDumpFixed = 1 + kId + 4 + 6 * kId + 4;
+// The bytes of a sub-record other than CLASS DUMP that a patch may change: the tag, an object ID,
+// then a thread serial, trace serial or frame number or two.
+constexpr size_t kPatchedPrefix = 1 + kId + 8;
+// feed_file: the window of the side file mapped at a time, and the shortest unchanged run handed
+// to the output as a file range (a shorter one is written from memory: a file range waits for the
+// sink's buffers before it, so a run between two patched roots is cheaper copied).
+constexpr uint64_t kFileWindow = uint64_t{64} << 20;
+constexpr uint64_t kMinFileRange = uint64_t{128} << 10;
 
 inline uint16_t load16(const uint8_t* p) {
   uint16_t v;
@@ -107,10 +119,42 @@ bool VmDumpRewriter::fail(uint64_t offset, const char* format, ...) {
 
 void VmDumpRewriter::flush_run(const uint8_t* to) {
   if (to > run_start_) {
-    out_.write(run_start_, static_cast<size_t>(to - run_start_));
-    stats_.bytes_out += static_cast<uint64_t>(to - run_start_);
+    const uint64_t length = static_cast<uint64_t>(to - run_start_);
+    if (file_mode_ && length >= kMinFileRange) {
+      const uint64_t at = source_offset_ + static_cast<uint64_t>(run_start_ - block_);
+      if (!out_.write_file_range(source_fd_, at, length)) {
+        // Noted here, failed at the end of the feed: the hot loop does not look for it.
+        if (source_error_at_ == 0) source_error_at_ = at + 1;
+        run_start_ = to;
+        return;
+      }
+      ++stats_.file_ranges;
+      stats_.file_range_bytes += length;
+    } else {
+      out_.write(run_start_, static_cast<size_t>(length));
+    }
+    stats_.bytes_out += length;
   }
   run_start_ = to;
+}
+
+void VmDumpRewriter::write_patched(const uint8_t* from, const uint8_t* to) {
+  flush_run(from);
+  out_.write(from, static_cast<size_t>(to - from));
+  stats_.bytes_out += static_cast<uint64_t>(to - from);
+  run_start_ = to;
+}
+
+void VmDumpRewriter::set32(uint8_t* p, uint32_t value) {
+  if (load32(p) == value) return;
+  store32(p, value);
+  dirty_ = true;
+}
+
+void VmDumpRewriter::set64(uint8_t* p, uint64_t value) {
+  if (load64(p) == value) return;
+  store64(p, value);
+  dirty_ = true;
 }
 
 bool VmDumpRewriter::feed(const uint8_t* data, size_t size) {
@@ -139,8 +183,39 @@ bool VmDumpRewriter::feed_in_place(uint8_t* data, size_t size) {
   }
   if (exhausted_) return fail(offset_ + size, "more VM dump serials than a u4 holds");
   flush_run(pos);
+  if (source_error_at_ != 0) {
+    return fail(offset_ + size, "cannot read the JVM's side file at byte %" PRIu64, source_error_at_ - 1);
+  }
   offset_ += size;
   return true;
+}
+
+bool VmDumpRewriter::feed_file(int fd, uint64_t size) {
+  if (state_ == State::kFailed) return false;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t window = kFileWindow / page * page;
+  bool ok = true;
+  for (uint64_t at = 0; ok && at < size; at += window) {
+    const uint64_t length = std::min(window, size - at);
+    // Private and writable: the few pages a patch touches are copied, the file stays as it is.
+    void* map = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, static_cast<off_t>(at));
+    if (map == MAP_FAILED) {
+      return fail(offset_, "cannot map the JVM's side file (%s)", std::strerror(errno));
+    }
+    ::madvise(map, length, MADV_SEQUENTIAL);
+    file_mode_ = true;
+    source_fd_ = fd;
+    source_offset_ = at;
+    dirty_ = false;
+    ok = feed_in_place(static_cast<uint8_t*>(map), static_cast<size_t>(length));
+    file_mode_ = false;
+    stats_.file_bytes += length;
+    ::munmap(map, length);
+  }
+  block_ = nullptr;
+  run_start_ = nullptr;
+  prefetched_until_ = nullptr;
+  return ok;
 }
 
 bool VmDumpRewriter::finish() {
@@ -162,6 +237,7 @@ bool VmDumpRewriter::finish() {
 void VmDumpRewriter::abandon() {
   if (abandoned_) return;
   abandoned_ = true;
+  if (defined_dummy_) numbering_.dummy_trace_serial_ = 0;
   for (uint64_t name : names_added_) numbering_.name_hashes_.erase(name);
   for (uint64_t key : renames_added_) numbering_.renamed_.erase(key);
   names_added_.clear();
@@ -199,6 +275,7 @@ bool VmDumpRewriter::take_carried(uint8_t*& pos, uint8_t* end) {
     out_.write(carry_.data(), carry_.size());
     stats_.bytes_out += carry_.size();
   }
+  dirty_ = false;
   carry_.clear();
   run_start_ = pos;
   return true;
@@ -262,9 +339,15 @@ bool VmDumpRewriter::step(uint8_t*& pos, uint8_t* end) {
   }
   bool keep = false;
   if (!apply(pos, unit, at, &keep)) return false;
-  if (!keep) flush_run(pos);
-  pos += unit.size;
-  if (!keep) run_start_ = pos;
+  if (keep && file_mode_ && dirty_) {
+    write_patched(pos, pos + unit.size);
+    pos += unit.size;
+  } else {
+    if (!keep) flush_run(pos);
+    pos += unit.size;
+    if (!keep) run_start_ = pos;
+  }
+  dirty_ = false;
   return true;
 }
 
@@ -306,6 +389,10 @@ void VmDumpRewriter::sub_records(uint8_t*& pos, uint8_t* end) {
     }
     if (total > segment_left_) goto done;  // measure() reports it
     patch_sub_record(p);
+    if (file_mode_ && dirty_) {
+      write_patched(p, p + std::min<uint64_t>(total, kPatchedPrefix));
+      dirty_ = false;
+    }
     ++stats_.sub_records;
     if (total > static_cast<uint64_t>(limit - p)) {
       // The values run on into the next block (limit is the block's end: total fits the segment).
@@ -484,8 +571,8 @@ bool VmDumpRewriter::apply_record(uint8_t* p, uint64_t at, bool* keep) {
       }
       if (inserted) entry->number = next_serial(numbering_.next_class_serial_);
       class_ids_.try_emplace(class_id, entry->number);
-      store32(body, entry->number);
-      store32(body + 4 + kId, trace_reference(load32(body + 4 + kId)));
+      set32(body, entry->number);
+      set32(body + 4 + kId, trace_reference(load32(body + 4 + kId)));
       patch_name(body + 4 + kId + 4);
       return true;
     }
@@ -497,11 +584,11 @@ bool VmDumpRewriter::apply_record(uint8_t* p, uint64_t at, bool* keep) {
       if (!inserted && entry->defined) return fail(at, "STACK FRAME 0x%" PRIx64 " twice in one dump", frame);
       if (inserted) entry->id = make_id(IdSpace::kVmDumpFrame, numbering_.next_frame_index_++);
       entry->defined = true;
-      store64(body, entry->id);
+      set64(body, entry->id);
       patch_name(body + kId);
       patch_name(body + 2 * kId);
       patch_name(body + 3 * kId);
-      store32(body + 4 * kId, output_serial(class_serials_, numbering_.next_class_serial_, load32(body + 4 * kId)));
+      set32(body + 4 * kId, output_serial(class_serials_, numbering_.next_class_serial_, load32(body + 4 * kId)));
       return true;
     }
     case RecordTag::kStackTrace: return apply_stack_trace(p, length, at, keep);
@@ -566,7 +653,7 @@ bool VmDumpRewriter::apply_utf8(uint8_t* p, uint32_t length, uint64_t at, bool* 
   }
   ++numbering_.next_name_index_;
   renames_added_.push_back(key);
-  store64(body, fresh);
+  set64(body, fresh);
   ++stats_.utf8_renamed;
   *keep = true;
   return true;
@@ -586,18 +673,30 @@ bool VmDumpRewriter::apply_stack_trace(uint8_t* p, uint32_t length, uint64_t at,
   entry->defined = true;
   last_trace_in_ = 0;  // the cache may hold this serial's forward reference
   last_trace_out_ = 0;
-  if (count == 0 && thread == 0) {  // the JDK's dummy trace: fasthprof's empty trace stands for it
+  if (count == 0 && thread == 0) {
+    // The JDK's dummy trace, which objects name. Its serial stays as it is where fasthprof's own
+    // traces cannot have it: defined once per output, by the first dump that brings it; references
+    // made before it (LOAD CLASS) keep fasthprof's empty trace. Otherwise that trace stands for it.
+    if (serial != 0 && serial < kFirstTraceSerial &&
+        (numbering_.dummy_trace_serial_ == 0 || numbering_.dummy_trace_serial_ == serial)) {
+      entry->number = serial;
+      if (numbering_.dummy_trace_serial_ == 0) {
+        numbering_.dummy_trace_serial_ = serial;
+        defined_dummy_ = true;
+        return true;
+      }
+    }
     *keep = false;
     ++stats_.records_dropped;
     return true;
   }
   // A trace with frames: fresh serial (references made before it keep the empty trace).
   entry->number = next_serial(numbering_.next_trace_serial_);
-  store32(body, entry->number);
-  store32(body + 4, output_serial(thread_serials_, numbering_.next_thread_serial_, thread));
+  set32(body, entry->number);
+  set32(body + 4, output_serial(thread_serials_, numbering_.next_thread_serial_, thread));
   for (uint32_t i = 0; i < count; ++i) {
     uint8_t* field = body + 12 + uint64_t{i} * kId;
-    store64(field, frame_id(load64(field)));
+    set64(field, frame_id(load64(field)));
   }
   *keep = true;
   return true;
@@ -612,24 +711,24 @@ void VmDumpRewriter::patch_sub_record(uint8_t* p) {
     case HeapTag::kPrimitiveArrayDump: {
       uint32_t trace = load32(p + 1 + kId);
       if (trace != last_trace_in_) trace_reference(trace);
-      store32(p + 1 + kId, last_trace_out_);
+      set32(p + 1 + kId, last_trace_out_);
       return;
     }
     case HeapTag::kRootThreadObject:
-      store32(p + 1 + kId + 4, trace_reference(load32(p + 1 + kId + 4)));
+      set32(p + 1 + kId + 4, trace_reference(load32(p + 1 + kId + 4)));
       [[fallthrough]];
     case HeapTag::kRootJniLocal:
     case HeapTag::kRootJavaFrame:
     case HeapTag::kRootNativeStack:
     case HeapTag::kRootThreadBlock:
-      store32(p + 1 + kId, output_serial(thread_serials_, numbering_.next_thread_serial_, load32(p + 1 + kId)));
+      set32(p + 1 + kId, output_serial(thread_serials_, numbering_.next_thread_serial_, load32(p + 1 + kId)));
       return;
     default: return;  // roots that name only objects
   }
 }
 
 void VmDumpRewriter::patch_class_dump(uint8_t* p) {
-  store32(p + 1 + kId, trace_reference(load32(p + 1 + kId)));
+  set32(p + 1 + kId, trace_reference(load32(p + 1 + kId)));
   if (renames_.size() == 0) return;
   uint64_t pos = kClassDumpFixed;
   uint32_t constants = load16(p + pos);
@@ -676,10 +775,10 @@ uint64_t VmDumpRewriter::frame_id(uint64_t frame) {
   return entry->id;
 }
 
-void VmDumpRewriter::patch_name(uint8_t* at) const {
+void VmDumpRewriter::patch_name(uint8_t* at) {
   if (renames_.size() == 0) return;
   const uint64_t* renamed = renames_.find(load64(at));
-  if (renamed != nullptr) store64(at, *renamed);
+  if (renamed != nullptr) set64(at, *renamed);
 }
 
 }  // namespace fasthprof

@@ -15,8 +15,11 @@
 //                                 CLASS of a class ID in one dump (JDK 17 writes two for array
 //                                 classes) is dropped, its serial standing for the first one's
 //   STACK FRAME                   frame ID (IdSpace::kVmDumpFrame), names, class serial renumbered
-//   STACK TRACE                   serial, thread serial, frame IDs renumbered; the empty trace of
-//                                 no thread is dropped: it stands for fasthprof's empty trace
+//   STACK TRACE                   serial, thread serial, frame IDs renumbered; the JDK's dummy
+//                                 trace (no thread, no frames, named by every object) keeps its
+//                                 serial (1 in HotSpot) when that is below fasthprof's trace
+//                                 serials: written by the first VM dump of the output, dropped by
+//                                 the later ones, so that objects need no patch (see Speed)
 //   HEAP DUMP SEGMENT             header copied with its length; sub-records streamed, their
 //                                 thread serials, trace serials and field name IDs patched
 //   HEAP DUMP END                 kept; nothing may follow it
@@ -39,7 +42,9 @@
 // fresh serial that later references use.
 //
 // Speed: bytes are patched in the buffer they arrive in and written as contiguous runs; the work
-// per object is a tag switch, one length and one trace serial (cached). Memory: per dump, maps of
+// per object is a tag switch, one length and one trace serial (cached), which keeps its value (the
+// dummy trace's serial is kept). So in a JDK 22+ segment file almost nothing changes: feed_file
+// hands the unchanged runs to the kernel to copy, as jcmd's own merge does. Memory: per dump, maps of
 // classes, threads, traces and frames; per run, one entry per distinct symbol ID written.
 #pragma once
 
@@ -64,6 +69,9 @@ struct VmDumpStats {
   uint64_t sub_records = 0;
   uint64_t utf8_dropped = 0;     // already written with the same text
   uint64_t utf8_renamed = 0;     // written before with another text: fresh ID
+  uint64_t file_bytes = 0;       // of bytes_in: read from a side file (feed_file)
+  uint64_t file_ranges = 0;      // runs handed to the output as file ranges
+  uint64_t file_range_bytes = 0; // their bytes
 };
 
 // The numbering state of all VM dumps of one run: serial and ID counters, and the symbol IDs
@@ -93,6 +101,8 @@ class VmDumpNumbering {
   uint32_t next_trace_serial_;
   uint64_t next_name_index_ = 1;
   uint64_t next_frame_index_ = 1;
+  // The JDK dummy trace serial the output defines (kept from the first VM dump), 0 if none yet.
+  uint32_t dummy_trace_serial_ = 0;
   // JDK symbol ID -> XXH3 of the text written under it; sized for a JDK's symbol table from the start
   FlatMap<uint64_t, uint64_t> name_hashes_{1 << 17};
   FlatMap<uint64_t, uint64_t> renamed_;      // hash of (symbol ID, text hash) -> the fresh ID written
@@ -118,6 +128,12 @@ class VmDumpRewriter {
   bool feed(const uint8_t* data, size_t size);
   // As feed, but patches the caller's bytes in place (they are scratch afterwards): the fast path.
   bool feed_in_place(uint8_t* data, size_t size);
+  // As feed, with the next size bytes of the JDK's stream read from the file fd (from its offset
+  // 0): the segment file that HotSpot 22+ writes beside the path it is given and then copies into
+  // that path. The file is mapped a window at a time; the runs it keeps unchanged go to the output
+  // with OutputStream::write_file_range (copied by the kernel, never through this process), what
+  // it patches is written from memory. fd must stay open until the output has been flushed.
+  bool feed_file(int fd, uint64_t size);
   // The end of the JDK's stream: true when it ended at a record boundary after HEAP DUMP END (and no
   // error came before). Call once, after the last feed.
   bool finish();
@@ -162,7 +178,12 @@ class VmDumpRewriter {
   uint32_t output_serial(FlatMap<uint32_t, Serial>& map, uint32_t& counter, uint32_t serial);
   uint32_t trace_reference(uint32_t serial);
   uint64_t frame_id(uint64_t frame);
-  void patch_name(uint8_t* at) const;
+  void patch_name(uint8_t* at);
+  // Stores a patched field; marks the unit being applied as changed when the value differs.
+  void set32(uint8_t* p, uint32_t value);
+  void set64(uint8_t* p, uint64_t value);
+  // File mode: writes [from, to), which holds patched bytes, from memory, after the run before it.
+  void write_patched(const uint8_t* from, const uint8_t* to);
 
   VmDumpNumbering& numbering_;
   OutputStream& out_;
@@ -178,6 +199,12 @@ class VmDumpRewriter {
   std::vector<uint8_t> carry_;  // a unit split across feeds: its first bytes
   uint64_t carry_offset_ = 0;
   std::vector<uint8_t> scratch_;  // feed's copy of the caller's bytes
+  // feed_file: the block is a window of this file at this offset; runs go out as file ranges.
+  bool file_mode_ = false;
+  int source_fd_ = -1;
+  uint64_t source_offset_ = 0;
+  bool dirty_ = false;  // a set32/set64 changed the unit being applied (file mode reads it)
+  uint64_t source_error_at_ = 0;  // 1 + the side file offset that could not be read, 0 if none
 
   FlatMap<uint32_t, Serial> class_serials_;   // JDK serial -> output serial, this dump
   FlatMap<uint64_t, uint32_t> class_ids_;     // class object ID -> output serial, this dump
@@ -189,6 +216,7 @@ class VmDumpRewriter {
   std::vector<uint64_t> renames_added_;       // keys this dump added to numbering_.renamed_
   uint32_t last_trace_in_ = 0;  // one-entry cache of trace_reference: objects name one trace
   uint32_t last_trace_out_ = 0;
+  bool defined_dummy_ = false;  // this dump wrote the output's dummy trace (abandon() undoes it)
   bool exhausted_ = false;      // a serial counter reached the end of the u4 range
   bool abandoned_ = false;
 };

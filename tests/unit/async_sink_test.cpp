@@ -358,6 +358,115 @@ TEST(AsyncSink, FileSizeLimitKeepsTheCompleteReportsAndLaterReportsAppend) {
   unlink(path.c_str());
 }
 
+// write_file_range: the ranges land between the buffers written before and after them, whether
+// the backend has the kernel copy them (a file), falls back to reading them (a file opened for
+// appending, where copy_file_range and sendfile refuse) or has no kernel copy at all (memory).
+TEST(AsyncSink, FileRangesLandBetweenTheBuffersInOrder) {
+  const std::string source_path = temp_path("range_source");
+  const Bytes source = noise_bytes((size_t{3} << 20) + 11, 5);
+  {
+    std::ofstream(source_path, std::ios::binary).write(reinterpret_cast<const char*>(source.data()), source.size());
+  }
+  const int source_fd = open(source_path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(source_fd, 0);
+  const Bytes a(1000, 'a'), b(5000, 'b');
+  const Bytes range1(source.begin() + 5, source.begin() + 5 + (size_t{2} << 20) + 17);
+  const Bytes range2(source.begin(), source.begin() + 10);
+  const Bytes expected = concat({&a, &range1, &b, &range2, &a});
+  auto write_all_parts = [&](AsyncSink* sink) {
+    sink->begin_report();
+    sink->write(a.data(), a.size());
+    EXPECT_TRUE(sink->write_file_range(source_fd, 5, range1.size()));
+    sink->write(b.data(), b.size());
+    EXPECT_TRUE(sink->write_file_range(source_fd, 0, range2.size()));
+    sink->write(a.data(), a.size());
+    EXPECT_TRUE(sink->end_report());
+  };
+  const std::string path = temp_path("ranges");
+  for (bool append : {false, true}) {
+    unlink(path.c_str());
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | (append ? O_APPEND : 0) | O_CLOEXEC, 0600);
+    ASSERT_GE(fd, 0);
+    auto sink = make_sink(std::make_unique<FileBackend>(fd, path), 4096, nullptr, 4);
+    write_all_parts(sink.get());
+    sink->close();
+    EXPECT_EQ(read_file(path), expected) << (append ? "O_APPEND" : "plain file");
+  }
+  MemoryState state;
+  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 4096, nullptr, 2);
+  write_all_parts(sink.get());
+  sink->close();
+  EXPECT_EQ(state.data, expected) << "memory backend";
+  close(source_fd);
+  unlink(path.c_str());
+  unlink(source_path.c_str());
+}
+
+// A file range that passes the file size limit fails the report like a failed write: cut back to
+// the last complete report, one message, the next report appends.
+TEST(AsyncSink, FileRangePastTheSizeLimitCutsTheReportBack) {
+  const std::string path = temp_path("range_fsize");
+  const std::string source_path = temp_path("range_fsize_source");
+  const Bytes source = noise_bytes(200000, 9);
+  {
+    std::ofstream(source_path, std::ios::binary).write(reinterpret_cast<const char*>(source.data()), source.size());
+  }
+  const Bytes r1(20000, 'a'), r3(1000, 'c');
+  int message_pipe[2];
+  ASSERT_EQ(pipe(message_pipe), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(message_pipe[0]);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit;
+    getrlimit(RLIMIT_FSIZE, &limit);
+    limit.rlim_cur = 64 * 1024;
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(20);
+    const int source_fd = open(source_path.c_str(), O_RDONLY | O_CLOEXEC);
+    std::string error;
+    auto backend = FileBackend::open(path, &error);
+    if (backend == nullptr || source_fd < 0) _exit(21);
+    AsyncSinkOptions options;
+    options.buffer_size = 4096;
+    const int out = message_pipe[1];
+    options.reporter = [out](const std::string& line) {
+      const std::string text = line + "\n";
+      if (::write(out, text.data(), text.size()) < 0) _exit(22);
+    };
+    auto sink = AsyncSink::create(std::move(backend), options, &error);
+    if (sink == nullptr) _exit(23);
+    sink->begin_report();
+    write_report(sink.get(), r1, 1000);
+    if (!sink->end_report()) _exit(24);
+    sink->begin_report();
+    sink->write(r3.data(), r3.size());
+    sink->write_file_range(source_fd, 0, source.size());
+    if (sink->end_report()) _exit(25);
+    sink->begin_report();
+    write_report(sink.get(), r3, 1000);
+    if (!sink->end_report()) _exit(26);
+    sink->close();
+    _exit(0);
+  }
+  close(message_pipe[1]);
+  std::string messages;
+  char buffer[512];
+  ssize_t n;
+  while ((n = read(message_pipe[0], buffer, sizeof buffer)) > 0) messages.append(buffer, n);
+  close(message_pipe[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "child died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "step that failed: see the _exit codes in the child";
+  EXPECT_EQ(messages, "fasthprof: error writing " + path +
+                          ": File too large; the file was truncated to the last complete report "
+                          "(20000 bytes)\n");
+  EXPECT_EQ(read_file(path), concat({&r1, &r3}));
+  unlink(path.c_str());
+  unlink(source_path.c_str());
+}
+
 TEST(FileBackend, CreatesTheFileWithMode0600) {
   const std::string path = temp_path("mode");
   unlink(path.c_str());

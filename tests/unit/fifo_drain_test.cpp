@@ -65,6 +65,36 @@ TEST_F(FifoDrainTest, ReadsEverythingInOrderAndRemovesThePipe) {
   EXPECT_FALSE(exists(path));
 }
 
+// skip(): bytes the consumer asks to skip never reach it, whatever the writer's chunks, and the
+// rest follows in order (JDK 22+: the copy of a side file the consumer read from the file itself).
+TEST_F(FifoDrainTest, SkippedBytesNeverReachTheConsumer) {
+  std::string bytes;
+  for (int i = 0; i < 3000000; ++i) bytes.push_back(static_cast<char>(i * 7 + i / 251));
+  for (size_t first : {size_t{10}, size_t{65536}}) {
+    std::string error;
+    auto drain = FifoDrain::create(folder_, &error);
+    ASSERT_TRUE(drain) << error;
+    FifoDrain* pipe = drain.get();
+    const uint64_t skipped = 2500000 - first;
+    std::string got;
+    bool asked = false;
+    ASSERT_TRUE(drain->start([&](const void* data, size_t size) {
+      got.append(static_cast<const char*>(data), size);
+      if (!asked && got.size() >= first) {
+        // The chunk may hold more than `first` bytes: skip from where it ends.
+        asked = true;
+        pipe->skip(skipped - (got.size() - first));
+        got.resize(first);
+      }
+      return true;
+    }, &error)) << error;
+    std::thread writer([&] { write_all(drain->path(), bytes, 70000); });
+    writer.join();
+    EXPECT_EQ(bytes.size(), drain->finish());
+    EXPECT_EQ(bytes.substr(0, first) + bytes.substr(first + skipped), got) << first;
+  }
+}
+
 TEST_F(FifoDrainTest, WaitsForALaterWriterAfterAnEmptyOne) {
   std::string error;
   auto drain = FifoDrain::create(folder_, &error);

@@ -5,6 +5,10 @@
 // must pass the verifier in strict mode.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -15,6 +19,7 @@
 #include "ids.h"
 #include "memory_stream.h"
 #include "profile_writer.h"
+#include "vm_dump_pipe.h"
 #include "vm_dump_rewriter.h"
 
 namespace fasthprof {
@@ -263,7 +268,8 @@ TEST(VmDumpRewriter, PatchesEveryFieldThatCouldCollide) {
   // The header is gone: the output starts with the first UTF8, which keeps its ID.
   ASSERT_EQ(o[0], static_cast<uint8_t>(RecordTag::kUtf8));
   EXPECT_EQ(u8_at(o, 9), kSymObject);
-  // LOAD CLASS: serials from kFirstVmDumpSerial, the dummy trace becomes fasthprof's empty trace.
+  // LOAD CLASS: serials from kFirstVmDumpSerial; the dummy trace, named before it is defined, becomes
+  // fasthprof's empty trace there.
   const uint32_t first = kFirstVmDumpSerial;
   size_t load = nth_record(o, 0x02, 0);
   EXPECT_EQ(u4_at(o, load), first);
@@ -272,14 +278,18 @@ TEST(VmDumpRewriter, PatchesEveryFieldThatCouldCollide) {
   EXPECT_EQ(u8_at(o, load + 16), kSymObject);
   EXPECT_EQ(u4_at(o, nth_record(o, 0x02, 1)), first + 1);
   EXPECT_EQ(u4_at(o, nth_record(o, 0x02, 3)), first + 3);
-  // The second LOAD CLASS of the array class is dropped; the dummy trace too.
+  // The second LOAD CLASS of the array class is dropped; the dummy trace is kept, with its serial.
   size_t loads = 0, traces = 0;
   for (const Record& r : records_of(o)) {
     loads += r.tag == 0x02;
     traces += r.tag == 0x05;
   }
   EXPECT_EQ(loads, 4u);
-  EXPECT_EQ(traces, 1u);
+  EXPECT_EQ(traces, 2u);
+  size_t dummy = nth_record(o, 0x05, 0);
+  EXPECT_EQ(u4_at(o, dummy), kDummyTrace);
+  EXPECT_EQ(u4_at(o, dummy + 4), 0u);
+  EXPECT_EQ(u4_at(o, dummy + 8), 0u);
   // STACK FRAME: IDs in the VM-dump frame space, class serials renumbered (the repeated load's
   // serial stands for the first load of the same class), names untouched.
   size_t frame = nth_record(o, 0x04, 0);
@@ -292,7 +302,7 @@ TEST(VmDumpRewriter, PatchesEveryFieldThatCouldCollide) {
   EXPECT_EQ(u8_at(o, frame2), make_id(IdSpace::kVmDumpFrame, 2));
   EXPECT_EQ(u4_at(o, frame2 + 32), first + 2);
   // STACK TRACE: serial, thread serial and frames renumbered.
-  size_t trace = nth_record(o, 0x05, 0);
+  size_t trace = nth_record(o, 0x05, 1);
   EXPECT_EQ(u4_at(o, trace), first);
   EXPECT_EQ(u4_at(o, trace + 4), first);
   EXPECT_EQ(u4_at(o, trace + 8), 2u);
@@ -305,7 +315,7 @@ TEST(VmDumpRewriter, PatchesEveryFieldThatCouldCollide) {
   EXPECT_EQ(u4_at(o, segment1 - 4), u4_at(dump.data, l.segment1 + 5));
   EXPECT_EQ(u4_at(o, segment2 - 4), u4_at(dump.data, l.segment2 + 5));
   auto sub = [&](size_t in_segment_offset) { return segment1 + in_segment_offset; };
-  EXPECT_EQ(u4_at(o, sub(l.string_class) + 9), kFirstTraceSerial);      // CLASS DUMP trace
+  EXPECT_EQ(u4_at(o, sub(l.string_class) + 9), kDummyTrace);            // CLASS DUMP trace, as it was
   EXPECT_EQ(u4_at(o, sub(l.thread_root) + 9), first);                   // ROOT THREAD OBJECT thread
   EXPECT_EQ(u4_at(o, sub(l.thread_root) + 13), first);                  // ... and its trace
   EXPECT_EQ(u4_at(o, sub(l.java_frame) + 9), first);                    // ROOT JAVA FRAME thread
@@ -315,13 +325,13 @@ TEST(VmDumpRewriter, PatchesEveryFieldThatCouldCollide) {
   EXPECT_EQ(u4_at(o, sub(l.native_stack) + 9), first);                  // ROOT NATIVE STACK
   EXPECT_EQ(u4_at(o, sub(l.thread_block) + 9), first);                  // ROOT THREAD BLOCK
   EXPECT_EQ(u8_at(o, sub(l.sticky) + 1), kClassString);
-  EXPECT_EQ(u4_at(o, sub(l.string1) + 9), kFirstTraceSerial);           // INSTANCE DUMP
+  EXPECT_EQ(u4_at(o, sub(l.string1) + 9), kDummyTrace);                 // INSTANCE DUMP
   EXPECT_EQ(u8_at(o, sub(l.string1) + 13), kClassString);
   EXPECT_EQ(u8_at(o, sub(l.string1) + 25), kBytes1);                    // field values untouched
-  EXPECT_EQ(u4_at(o, sub(l.array) + 9), kFirstTraceSerial);             // OBJECT ARRAY DUMP
+  EXPECT_EQ(u4_at(o, sub(l.array) + 9), kDummyTrace);                   // OBJECT ARRAY DUMP
   EXPECT_EQ(u8_at(o, sub(l.array) + 25), kString1);
-  EXPECT_EQ(u4_at(o, sub(l.bytes1) + 9), kFirstTraceSerial);            // PRIMITIVE ARRAY DUMP
-  EXPECT_EQ(u4_at(o, segment2 + l.string2 + 9), kFirstTraceSerial);
+  EXPECT_EQ(u4_at(o, sub(l.bytes1) + 9), kDummyTrace);                  // PRIMITIVE ARRAY DUMP
+  EXPECT_EQ(u4_at(o, segment2 + l.string2 + 9), kDummyTrace);
   // The JNI GLOBAL root's reference ID and the CLASS DUMP's field names are left alone.
   EXPECT_EQ(o.back(), 0u);
   EXPECT_EQ(o[o.size() - 9], static_cast<uint8_t>(RecordTag::kHeapDumpEnd));
@@ -329,10 +339,10 @@ TEST(VmDumpRewriter, PatchesEveryFieldThatCouldCollide) {
   const VmDumpStats& stats = rewriter.stats();
   EXPECT_EQ(stats.bytes_in, dump.size());
   EXPECT_EQ(stats.bytes_out, o.size());
-  EXPECT_EQ(stats.bytes_in - stats.bytes_out, kJdkHeader + 9 + 24 + 9 + 12);  // header, load, dummy trace
+  EXPECT_EQ(stats.bytes_in - stats.bytes_out, kJdkHeader + 9 + 24);  // header, repeated load
   EXPECT_EQ(stats.segments, 2u);
   EXPECT_EQ(stats.sub_records, 19u);
-  EXPECT_EQ(stats.records_dropped, 2u);
+  EXPECT_EQ(stats.records_dropped, 1u);
   EXPECT_EQ(stats.utf8_dropped, 0u);
 
   // Behind fasthprof's header, the file passes the strict verifier.
@@ -462,7 +472,7 @@ TEST(VmDumpRewriter, DumpsInARowNeverDefineAnythingTwice) {
   EXPECT_EQ(utf8[kSymCount], "count");
   EXPECT_EQ(class_serials.size(), 12u);  // four per dump
   EXPECT_EQ(frames.size(), 6u);
-  EXPECT_EQ(trace_serials.size(), 4u);  // fasthprof's empty trace and one per dump
+  EXPECT_EQ(trace_serials.size(), 5u);  // fasthprof's empty trace, the JDK's dummy (once), one per dump
   EXPECT_EQ(dumps, 3);
   EXPECT_EQ(renamed_field_names, 2);
 
@@ -506,6 +516,9 @@ TEST(VmDumpRewriter, AbandonedDumpLeavesItsNamesToTheNext) {
   ASSERT_TRUE(rewrite(rewriter, dump.data));
   EXPECT_EQ(rewriter.stats().utf8_dropped, 0u);
   EXPECT_EQ(numbering.names_written(), 10u);
+  // The dummy trace the lost dump defined is defined again.
+  EXPECT_EQ(rewriter.stats().records_dropped, 1u);
+  EXPECT_EQ(u4_at(out.bytes, nth_record(out.bytes, 0x05, 0)), kDummyTrace);
 }
 
 TEST(VmDumpRewriter, TraceDefinedAfterItsFirstUseGetsAFreshSerialFromThen) {
@@ -541,7 +554,7 @@ TEST(VmDumpRewriter, DropsRecordsTheJdkDoesNotWrite) {
   MemoryStream out;
   VmDumpRewriter rewriter(numbering, out);
   ASSERT_TRUE(rewrite(rewriter, d.data)) << rewriter.error();
-  EXPECT_EQ(rewriter.stats().records_dropped, 4u);
+  EXPECT_EQ(rewriter.stats().records_dropped, 3u);
   size_t summaries = 0, starts = 0;
   for (const Record& r : records_of(out.bytes)) {
     summaries += r.tag == 0x07;
@@ -549,6 +562,180 @@ TEST(VmDumpRewriter, DropsRecordsTheJdkDoesNotWrite) {
   }
   EXPECT_EQ(summaries, 1u);
   EXPECT_EQ(starts, 0u);
+}
+
+// ---- side files (JDK 22+): feed_file and VmDumpPipeReader ----
+
+// The sample dump with a third, large segment (byte arrays, and a patched root in their midst), as
+// one stream; *segments is where its first HEAP DUMP SEGMENT starts and *end its HEAP DUMP END.
+JdkDump large_dump(size_t* segments, size_t* end, size_t arrays = 30000) {
+  Layout l{};
+  JdkDump d = sample_dump(&l);
+  d.data.resize(l.end);
+  Segment big;
+  for (size_t i = 0; i < arrays; ++i) {
+    big.byte_array(0x700000000 + i * 0x40, std::string(16 + i % 7, static_cast<char>('a' + i % 26)));
+    if (i == arrays / 2) big.frame_root(0x03, kString1, kMainThread, 0);  // thread serial: patched
+  }
+  d.segment(big);
+  *segments = l.segment1;
+  *end = d.end();
+  return d;
+}
+
+std::vector<uint8_t> rewritten_in_memory(const JdkDump& dump) {
+  VmDumpNumbering numbering;
+  MemoryStream out;
+  VmDumpRewriter rewriter(numbering, out);
+  EXPECT_TRUE(rewrite(rewriter, dump.data)) << rewriter.error();
+  return out.bytes;
+}
+
+// A MemoryStream that counts the file ranges it is given (and reads them, as the default does).
+class RangeCountingStream final : public OutputStream {
+ public:
+  void write(const void* data, size_t size) override { stream.write(data, size); }
+  bool write_file_range(int fd, uint64_t offset, uint64_t size) override {
+    ++ranges;
+    range_bytes += size;
+    return stream.write_file_range(fd, offset, size);
+  }
+  MemoryStream stream;
+  int ranges = 0;
+  uint64_t range_bytes = 0;
+};
+
+struct TempFolder {
+  TempFolder() {
+    const char* base = std::getenv("TMPDIR");
+    path = std::string(base != nullptr ? base : "/tmp") + "/fasthprof_vmdump_" + std::to_string(::getpid());
+    ::mkdir(path.c_str(), 0700);
+  }
+  ~TempFolder() { std::system(("rm -rf '" + path + "'").c_str()); }
+  std::string write(const std::string& name, const uint8_t* data, size_t size) const {
+    std::string file = path + "/" + name;
+    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    return file;
+  }
+  std::string path;
+};
+
+TEST(VmDumpRewriterFile, SideFileGivesTheSameBytesWithItsUnchangedRunsAsFileRanges) {
+  size_t segments = 0, end = 0;
+  JdkDump dump = large_dump(&segments, &end);
+  const std::vector<uint8_t> whole = rewritten_in_memory(dump);
+  TempFolder folder;
+  std::string side = folder.write("side.p0", dump.data.data() + segments, end - segments);
+  int fd = ::open(side.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  VmDumpNumbering numbering;
+  RangeCountingStream out;
+  VmDumpRewriter rewriter(numbering, out);
+  std::vector<uint8_t> copy = dump.data;
+  ASSERT_TRUE(rewriter.feed_in_place(copy.data(), segments)) << rewriter.error();
+  ASSERT_TRUE(rewriter.feed_file(fd, end - segments)) << rewriter.error();
+  ASSERT_TRUE(rewriter.feed(dump.data.data() + end, dump.size() - end)) << rewriter.error();
+  ASSERT_TRUE(rewriter.finish()) << rewriter.error();
+  ::close(fd);
+  EXPECT_EQ(out.stream.bytes, whole);
+  // The big segment's arrays are copied as ranges (two: the patched root splits them); the small
+  // segments' patched roots and the runs shorter than 128 KiB come from memory.
+  EXPECT_EQ(out.ranges, 2);
+  EXPECT_GT(out.range_bytes, 900000u);
+  EXPECT_EQ(rewriter.stats().file_ranges, 2u);
+  EXPECT_EQ(rewriter.stats().file_bytes, end - segments);
+  EXPECT_EQ(rewriter.stats().bytes_in, dump.size());
+  std::vector<uint8_t> file = fasthprof_header();
+  file.insert(file.end(), whole.begin(), whole.end());
+  VerifyResult result = verify(file);
+  ASSERT_TRUE(result.ok) << result.error << " at " << result.error_offset;
+  EXPECT_EQ(result.dumps[0].instances, 3u);
+}
+
+// Drives a VmDumpPipeReader as FifoDrain does: the stream in chunks of `chunk` bytes, bytes it asks
+// to skip taken from the stream unseen.
+struct PipeRun {
+  std::vector<uint8_t> out;
+  uint32_t side_files = 0;
+  uint64_t skipped = 0;
+  std::string note;
+};
+PipeRun run_pipe(const JdkDump& dump, const std::string& pipe_path, size_t chunk, bool side_files = true) {
+  PipeRun run;
+  VmDumpNumbering numbering;
+  MemoryStream out;
+  VmDumpRewriter rewriter(numbering, out);
+  uint64_t skip = 0;
+  {
+    VmDumpPipeReader reader(rewriter, pipe_path, side_files, [&skip](uint64_t n) { skip += n; });
+    std::vector<uint8_t> copy = dump.data;
+    size_t at = 0;
+    while (at < copy.size()) {
+      if (skip > 0) {
+        uint64_t n = std::min<uint64_t>(skip, copy.size() - at);
+        at += n;
+        skip -= n;
+        run.skipped += n;
+        continue;
+      }
+      size_t n = std::min(chunk, copy.size() - at);
+      EXPECT_TRUE(reader.take(copy.data() + at, n)) << rewriter.error();
+      at += n;
+    }
+    EXPECT_EQ(skip, 0u);
+    run.side_files = reader.side_files();
+    run.note = reader.note();
+  }
+  EXPECT_TRUE(rewriter.finish()) << rewriter.error();
+  run.out = out.bytes;
+  return run;
+}
+
+TEST(VmDumpPipeReader, ReadsTheSideFileInPlaceOfItsCopyInThePipe) {
+  size_t segments = 0, end = 0;
+  JdkDump dump = large_dump(&segments, &end);
+  const std::vector<uint8_t> whole = rewritten_in_memory(dump);
+  TempFolder folder;
+  const std::string pipe = folder.path + "/dump.fifo";
+  folder.write("dump.fifo.p0", dump.data.data() + segments, end - segments);
+  // Chunks that cut the first segment's header, that hold the whole side file, and pipe-sized ones.
+  for (size_t chunk : {segments + 3, size_t{4096}, size_t{1} << 20, dump.size()}) {
+    PipeRun run = run_pipe(dump, pipe, chunk);
+    EXPECT_EQ(run.out, whole) << chunk;
+    EXPECT_EQ(run.side_files, 1u) << chunk << ": " << run.note;
+    EXPECT_GE(run.skipped, chunk >= end ? size_t{0} : end - segments - chunk) << chunk;
+  }
+  // Two side files, as parallel dumpers write: the second begins at the second segment.
+  Layout l{};
+  sample_dump(&l);
+  folder.write("two.fifo.p0", dump.data.data() + segments, l.segment2 - l.segment1);
+  folder.write("two.fifo.p1", dump.data.data() + segments + (l.segment2 - l.segment1), end - segments - (l.segment2 - l.segment1));
+  PipeRun two = run_pipe(dump, folder.path + "/two.fifo", 4096);
+  EXPECT_EQ(two.out, whole);
+  EXPECT_EQ(two.side_files, 2u) << two.note;
+}
+
+TEST(VmDumpPipeReader, UsesThePipeWhenTheSideFileIsGoneOrDiffers) {
+  size_t segments = 0, end = 0;
+  JdkDump dump = large_dump(&segments, &end);
+  const std::vector<uint8_t> whole = rewritten_in_memory(dump);
+  TempFolder folder;
+  PipeRun gone = run_pipe(dump, folder.path + "/gone.fifo", 65536);
+  EXPECT_EQ(gone.out, whole);
+  EXPECT_EQ(gone.side_files, 0u);
+  EXPECT_EQ(gone.skipped, 0u);
+  EXPECT_NE(gone.note.find("no side file " + folder.path + "/gone.fifo.p0"), std::string::npos) << gone.note;
+  std::vector<uint8_t> other(dump.data.begin() + segments, dump.data.begin() + end);
+  other[20] ^= 1;  // within the first bytes the reader compares
+  folder.write("other.fifo.p0", other.data(), other.size());
+  PipeRun differs = run_pipe(dump, folder.path + "/other.fifo", 65536);
+  EXPECT_EQ(differs.out, whole);
+  EXPECT_EQ(differs.side_files, 0u);
+  EXPECT_NE(differs.note.find("is not what the JVM sends"), std::string::npos) << differs.note;
+  // JDK 17 has no side file and is never looked for one.
+  PipeRun jdk17 = run_pipe(dump, folder.path + "/other.fifo", 65536, false);
+  EXPECT_EQ(jdk17.out, whole);
+  EXPECT_TRUE(jdk17.note.empty());
 }
 
 // ---- malformed input ----
