@@ -120,6 +120,23 @@ def same_counts(label, ours_path, dump, jdk_path):
     print(f"{label} dump {dump}: {sum(ours.values())} objects, jcmd's {sum(theirs.values())}")
 
 
+def side_files_used(label, jdk, stderr):
+    """JDK 22+ writes the heap segments into a side file and copies it into the pipe: the agent reads
+    the file instead and has the kernel copy what it leaves unchanged (nearly all of it) into the
+    output. JDK 17 writes the pipe itself."""
+    stats = [dict(re.findall(r"(\w+)=([\d.]+)", line)) for line in
+             re.findall(r"fasthprof: heap dump stats: dumper=vm ([^\n]*)", stderr)]
+    check(stats, f"{label}: the VM dump's stats line:\n{stderr}")
+    first = stats[0]
+    files, file_bytes, copied = (int(first.get(k, -1)) for k in ("side_files", "side_file_bytes", "kernel_copied"))
+    if jdk == "jdk17":
+        check(files == 0, f"{label}: no side file on JDK 17: {first}")
+        return
+    check(files >= 1 and copied >= 0.9 * file_bytes > 0,
+          f"{label}: the side file read in place of the pipe, at least 90 % of it copied by the kernel: {first}\n{stderr}")
+    print(f"{label}: {files} side file(s), {file_bytes} bytes, {copied} copied by the kernel")
+
+
 def auto_run(jdk, home, gc):
     """auto: kill -QUIT and exit dumps by the JVM's dumper, counts equal to jcmd's."""
     label = f"{jdk} {gc} auto"
@@ -141,6 +158,7 @@ def auto_run(jdk, home, gc):
         check([who for _, who, _ in used] == ["vm", at_exit], f"{label}: kill -QUIT by the JVM's dumper, at exit by "
               f"{at_exit}: {used}\n{stderr}")
         check(at_exit == "vm" or "concurrent collector" in used[1][2], f"{label}: the walk at exit says why: {used}")
+        side_files_used(label, jdk, stderr)
         check(len(DUMP_LINE.findall(stderr)) == 2, f"{label}: the dump line stays whole:\n{stderr}")
         # The user's kill -QUIT prints the JVM's thread dump; the agent's own requests add none.
         check(read_text(folder / "stdout.txt").count("Full thread dump") == 1, f"{label}: one thread dump on stdout")
