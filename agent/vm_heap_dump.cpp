@@ -246,21 +246,30 @@ VmHeapDump::Outcome VmHeapDump::run(ReportContext& report, const DumperPlan& pla
   }
   // A write error of the sink (a full disk) cut the report back and said so: the names this dump
   // wrote are gone with it.
+  uint64_t flush_started = monotonic_ns();
   sink.flush();
+  double flush_seconds = seconds_since(flush_started);
   if (sink.failed()) rewriter.abandon();
   if (options.diagnostics()) {
     const VmDumpStats& stats = rewriter.stats();
+    // Seconds from the request to a time stamp taken on the drain thread (0 when it was not taken).
+    auto at = [request_started](uint64_t ns) {
+      return ns == 0 ? 0.0 : static_cast<double>(ns - request_started) / 1e9;
+    };
     char line[512];
     std::snprintf(line, sizeof line,
                   "fasthprof: heap dump stats: dumper=vm seconds=%.3f jvm_seconds=%.3f copy_seconds=%.3f "
                   "bytes_in=%llu bytes_out=%llu records=%llu segments=%llu sub_records=%llu utf8_dropped=%llu "
-                  "side_files=%u side_file_bytes=%llu kernel_copied=%llu\n",
+                  "side_files=%u side_file_bytes=%llu kernel_copied=%llu first_byte_seconds=%.3f "
+                  "side_file_opened_seconds=%.3f side_file_read_seconds=%.3f flush_seconds=%.3f\n",
                   seconds_since(started), jvm_seconds, copy_seconds, static_cast<unsigned long long>(bytes_in),
                   static_cast<unsigned long long>(stats.bytes_out), static_cast<unsigned long long>(stats.records),
                   static_cast<unsigned long long>(stats.segments), static_cast<unsigned long long>(stats.sub_records),
                   static_cast<unsigned long long>(stats.utf8_dropped), reader.side_files(),
                   static_cast<unsigned long long>(reader.side_file_bytes()),
-                  static_cast<unsigned long long>(stats.file_range_bytes));
+                  static_cast<unsigned long long>(stats.file_range_bytes),
+                  at(reader.first_byte_ns()), at(reader.side_file_opened_ns()), at(reader.side_file_read_ns()),
+                  flush_seconds);
     write_stderr(line);
     if (!reader.note().empty()) write_stderr("fasthprof: heap dump: the pipe's bytes were used: " + reader.note() + "\n");
   }

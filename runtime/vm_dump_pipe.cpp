@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "clock.h"
+
 namespace fasthprof {
 
 VmDumpPipeReader::VmDumpPipeReader(VmDumpRewriter& rewriter, std::string pipe_path, bool side_files,
@@ -20,6 +22,7 @@ VmDumpPipeReader::~VmDumpPipeReader() {
 
 bool VmDumpPipeReader::take(uint8_t* data, size_t size) {
   if (failed_) return false;
+  if (first_byte_ns_ == 0) first_byte_ns_ = monotonic_ns();
   size_t pos = 0;
   while (pos < size) {
     if (!looking_) {
@@ -107,10 +110,12 @@ bool VmDumpPipeReader::use_side_file(const uint8_t* data, size_t avail, size_t* 
     return false;
   }
   files_.push_back(fd);
+  if (side_opened_ns_ == 0) side_opened_ns_ = monotonic_ns();
   if (!rewriter_.feed_file(fd, size)) {
     failed_ = true;
     return false;
   }
+  side_read_ns_ = monotonic_ns();
   side_file_bytes_ += size;
   if (size > check) skip_(size - check);
   *used = check;

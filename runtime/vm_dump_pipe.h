@@ -44,6 +44,11 @@ class VmDumpPipeReader {
   // Side files read in place of their copy in the pipe, and their bytes.
   uint32_t side_files() const { return static_cast<uint32_t>(files_.size()); }
   uint64_t side_file_bytes() const { return side_file_bytes_; }
+  // Monotonic times: the first byte of the pipe, the first side file opened, the last one read
+  // (0 if none), for the stats line.
+  uint64_t first_byte_ns() const { return first_byte_ns_; }
+  uint64_t side_file_opened_ns() const { return side_opened_ns_; }
+  uint64_t side_file_read_ns() const { return side_read_ns_; }
   // Why the pipe's bytes were used where a side file was looked for (empty if it never was).
   const std::string& note() const { return note_; }
 
@@ -61,6 +66,9 @@ class VmDumpPipeReader {
   std::function<void(uint64_t)> skip_;
   std::vector<int> files_;
   uint64_t side_file_bytes_ = 0;
+  uint64_t first_byte_ns_ = 0;
+  uint64_t side_opened_ns_ = 0;
+  uint64_t side_read_ns_ = 0;
   std::string note_;
   bool failed_ = false;
   // scanner

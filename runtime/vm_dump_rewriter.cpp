@@ -8,7 +8,6 @@
 //            written already | pending, patched | not read yet
 #include "vm_dump_rewriter.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,10 +43,12 @@ constexpr size_t kClassDumpFixed = 1 + kId + 4 + 6 * kId + 4;
 // The bytes of a sub-record other than CLASS DUMP that a patch may change: the tag, an object ID,
 // then a thread serial, trace serial or frame number or two.
 constexpr size_t kPatchedPrefix = 1 + kId + 8;
-// feed_file: the window of the side file mapped at a time, and the shortest unchanged run handed
-// to the output as a file range (a shorter one is written from memory: a file range waits for the
-// sink's buffers before it, so a run between two patched roots is cheaper copied).
-constexpr uint64_t kFileWindow = uint64_t{64} << 20;
+// feed_file: the bytes of the side file read at a time (pread into one buffer, 4.5 times as fast
+// as a private mapping's page faults here: 4.5 against 1.0 GB/s), and the shortest unchanged run
+// handed to the output as a file range on its own (a shorter one is written from memory, unless it
+// continues the range before it: a range is queued like a buffer, so a run between two patched
+// roots is cheaper copied).
+constexpr size_t kFileChunk = size_t{1} << 20;
 constexpr uint64_t kMinFileRange = uint64_t{128} << 10;
 
 inline uint16_t load16(const uint8_t* p) {
@@ -120,17 +121,15 @@ bool VmDumpRewriter::fail(uint64_t offset, const char* format, ...) {
 void VmDumpRewriter::flush_run(const uint8_t* to) {
   if (to > run_start_) {
     const uint64_t length = static_cast<uint64_t>(to - run_start_);
-    if (file_mode_ && length >= kMinFileRange) {
-      const uint64_t at = source_offset_ + static_cast<uint64_t>(run_start_ - block_);
-      if (!out_.write_file_range(source_fd_, at, length)) {
-        // Noted here, failed at the end of the feed: the hot loop does not look for it.
-        if (source_error_at_ == 0) source_error_at_ = at + 1;
-        run_start_ = to;
-        return;
-      }
-      ++stats_.file_ranges;
-      stats_.file_range_bytes += length;
+    const uint64_t at = source_offset_ + static_cast<uint64_t>(run_start_ - block_);
+    if (file_mode_ && range_size_ > 0 && range_offset_ + range_size_ == at) {
+      range_size_ += length;  // the run goes on from the previous chunk's
+    } else if (file_mode_ && length >= kMinFileRange) {
+      emit_range();
+      range_offset_ = at;
+      range_size_ = length;
     } else {
+      emit_range();
       out_.write(run_start_, static_cast<size_t>(length));
     }
     stats_.bytes_out += length;
@@ -138,8 +137,20 @@ void VmDumpRewriter::flush_run(const uint8_t* to) {
   run_start_ = to;
 }
 
+void VmDumpRewriter::emit_range() {
+  if (range_size_ == 0) return;
+  if (!out_.write_file_range(source_fd_, range_offset_, range_size_)) {
+    // Noted here, failed at the end of the feed: the hot loop does not look for it.
+    if (source_error_at_ == 0) source_error_at_ = range_offset_ + 1;
+  }
+  ++stats_.file_ranges;
+  stats_.file_range_bytes += range_size_;
+  range_size_ = 0;
+}
+
 void VmDumpRewriter::write_patched(const uint8_t* from, const uint8_t* to) {
   flush_run(from);
+  emit_range();
   out_.write(from, static_cast<size_t>(to - from));
   stats_.bytes_out += static_cast<uint64_t>(to - from);
   run_start_ = to;
@@ -183,34 +194,39 @@ bool VmDumpRewriter::feed_in_place(uint8_t* data, size_t size) {
   }
   if (exhausted_) return fail(offset_ + size, "more VM dump serials than a u4 holds");
   flush_run(pos);
-  if (source_error_at_ != 0) {
-    return fail(offset_ + size, "cannot read the JVM's side file at byte %" PRIu64, source_error_at_ - 1);
-  }
   offset_ += size;
   return true;
 }
 
 bool VmDumpRewriter::feed_file(int fd, uint64_t size) {
   if (state_ == State::kFailed) return false;
-  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  const uint64_t window = kFileWindow / page * page;
+  if (file_chunk_.empty()) file_chunk_.resize(kFileChunk);
   bool ok = true;
-  for (uint64_t at = 0; ok && at < size; at += window) {
-    const uint64_t length = std::min(window, size - at);
-    // Private and writable: the few pages a patch touches are copied, the file stays as it is.
-    void* map = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, static_cast<off_t>(at));
-    if (map == MAP_FAILED) {
-      return fail(offset_, "cannot map the JVM's side file (%s)", std::strerror(errno));
+  for (uint64_t at = 0; ok && at < size;) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kFileChunk, size - at));
+    size_t have = 0;
+    while (have < want) {
+      const ssize_t got = ::pread(fd, file_chunk_.data() + have, want - have, static_cast<off_t>(at + have));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        emit_range();
+        return fail(offset_ + have, "cannot read the JVM's side file at byte %" PRIu64 " (%s)", at + have,
+                    got < 0 ? std::strerror(errno) : "it ends early");
+      }
+      have += static_cast<size_t>(got);
     }
-    ::madvise(map, length, MADV_SEQUENTIAL);
     file_mode_ = true;
     source_fd_ = fd;
     source_offset_ = at;
     dirty_ = false;
-    ok = feed_in_place(static_cast<uint8_t*>(map), static_cast<size_t>(length));
+    ok = feed_in_place(file_chunk_.data(), want);
     file_mode_ = false;
-    stats_.file_bytes += length;
-    ::munmap(map, length);
+    stats_.file_bytes += want;
+    at += want;
+  }
+  emit_range();
+  if (ok && source_error_at_ != 0) {
+    return fail(offset_, "cannot read the JVM's side file at byte %" PRIu64, source_error_at_ - 1);
   }
   block_ = nullptr;
   run_start_ = nullptr;
@@ -272,6 +288,7 @@ bool VmDumpRewriter::take_carried(uint8_t*& pos, uint8_t* end) {
   bool keep = false;
   if (!apply(carry_.data(), unit, carry_offset_, &keep)) return false;
   if (keep) {
+    emit_range();
     out_.write(carry_.data(), carry_.size());
     stats_.bytes_out += carry_.size();
   }

@@ -130,9 +130,11 @@ class VmDumpRewriter {
   bool feed_in_place(uint8_t* data, size_t size);
   // As feed, with the next size bytes of the JDK's stream read from the file fd (from its offset
   // 0): the segment file that HotSpot 22+ writes beside the path it is given and then copies into
-  // that path. The file is mapped a window at a time; the runs it keeps unchanged go to the output
-  // with OutputStream::write_file_range (copied by the kernel, never through this process), what
-  // it patches is written from memory. fd must stay open until the output has been flushed.
+  // that path. The runs it keeps unchanged go to the output
+  // with OutputStream::write_file_range (copied by the kernel, never written by this process),
+  // what it patches from memory. The file is read a chunk at a time into a buffer of the
+  // rewriter's (parsed there, never copied again). fd must stay open until the output has been
+  // flushed.
   bool feed_file(int fd, uint64_t size);
   // The end of the JDK's stream: true when it ended at a record boundary after HEAP DUMP END (and no
   // error came before). Call once, after the last feed.
@@ -184,6 +186,8 @@ class VmDumpRewriter {
   void set64(uint8_t* p, uint64_t value);
   // File mode: writes [from, to), which holds patched bytes, from memory, after the run before it.
   void write_patched(const uint8_t* from, const uint8_t* to);
+  // File mode: hands the pending file range to the output (before anything written from memory).
+  void emit_range();
 
   VmDumpNumbering& numbering_;
   OutputStream& out_;
@@ -205,6 +209,9 @@ class VmDumpRewriter {
   uint64_t source_offset_ = 0;
   bool dirty_ = false;  // a set32/set64 changed the unit being applied (file mode reads it)
   uint64_t source_error_at_ = 0;  // 1 + the side file offset that could not be read, 0 if none
+  uint64_t range_offset_ = 0;     // the file range not yet handed to the output
+  uint64_t range_size_ = 0;
+  std::vector<uint8_t> file_chunk_;  // feed_file's buffer
 
   FlatMap<uint32_t, Serial> class_serials_;   // JDK serial -> output serial, this dump
   FlatMap<uint64_t, uint32_t> class_ids_;     // class object ID -> output serial, this dump
