@@ -50,6 +50,9 @@ constexpr size_t kPatchedPrefix = 1 + kId + 8;
 // roots is cheaper copied).
 constexpr size_t kFileChunk = size_t{1} << 20;
 constexpr uint64_t kMinFileRange = uint64_t{128} << 10;
+// A range grows to this at most before it is handed over, so that the sink's io thread copies
+// while this thread reads on (one range for a whole side file would copy after the parse).
+constexpr uint64_t kMaxFileRange = uint64_t{8} << 20;
 
 inline uint16_t load16(const uint8_t* p) {
   uint16_t v;
@@ -122,12 +125,18 @@ void VmDumpRewriter::flush_run(const uint8_t* to) {
   if (to > run_start_) {
     const uint64_t length = static_cast<uint64_t>(to - run_start_);
     const uint64_t at = source_offset_ + static_cast<uint64_t>(run_start_ - block_);
-    if (file_mode_ && range_size_ > 0 && range_offset_ + range_size_ == at) {
+    if (file_mode_ && range_open_ && range_offset_ + range_size_ == at) {
       range_size_ += length;  // the run goes on from the previous chunk's
+      if (range_size_ >= kMaxFileRange) {
+        emit_range();
+        range_offset_ = at + length;
+        range_open_ = true;  // what follows on from it still joins it
+      }
     } else if (file_mode_ && length >= kMinFileRange) {
       emit_range();
       range_offset_ = at;
       range_size_ = length;
+      range_open_ = true;
     } else {
       emit_range();
       out_.write(run_start_, static_cast<size_t>(length));
@@ -138,6 +147,7 @@ void VmDumpRewriter::flush_run(const uint8_t* to) {
 }
 
 void VmDumpRewriter::emit_range() {
+  range_open_ = false;
   if (range_size_ == 0) return;
   if (!out_.write_file_range(source_fd_, range_offset_, range_size_)) {
     // Noted here, failed at the end of the feed: the hot loop does not look for it.

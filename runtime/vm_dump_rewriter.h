@@ -211,6 +211,7 @@ class VmDumpRewriter {
   uint64_t source_error_at_ = 0;  // 1 + the side file offset that could not be read, 0 if none
   uint64_t range_offset_ = 0;     // the file range not yet handed to the output
   uint64_t range_size_ = 0;
+  bool range_open_ = false;       // a run that starts where the range ends joins it
   std::vector<uint8_t> file_chunk_;  // feed_file's buffer
 
   FlatMap<uint32_t, Serial> class_serials_;   // JDK serial -> output serial, this dump

@@ -598,11 +598,13 @@ class RangeCountingStream final : public OutputStream {
   bool write_file_range(int fd, uint64_t offset, uint64_t size) override {
     ++ranges;
     range_bytes += size;
+    largest = std::max(largest, size);
     return stream.write_file_range(fd, offset, size);
   }
   MemoryStream stream;
   int ranges = 0;
   uint64_t range_bytes = 0;
+  uint64_t largest = 0;
 };
 
 struct TempFolder {
@@ -619,6 +621,39 @@ struct TempFolder {
   }
   std::string path;
 };
+
+// Rewrites the dump with everything from `segments` to `end` read from a file.
+RangeCountingStream rewrite_through_file(const JdkDump& dump, size_t segments, size_t end, VmDumpStats* stats) {
+  TempFolder folder;
+  std::string side = folder.write("side.p0", dump.data.data() + segments, end - segments);
+  int fd = ::open(side.c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(fd, 0);
+  VmDumpNumbering numbering;
+  RangeCountingStream out;
+  VmDumpRewriter rewriter(numbering, out);
+  std::vector<uint8_t> copy = dump.data;
+  EXPECT_TRUE(rewriter.feed_in_place(copy.data(), segments)) << rewriter.error();
+  EXPECT_TRUE(rewriter.feed_file(fd, end - segments)) << rewriter.error();
+  EXPECT_TRUE(rewriter.feed(dump.data.data() + end, dump.size() - end)) << rewriter.error();
+  EXPECT_TRUE(rewriter.finish()) << rewriter.error();
+  ::close(fd);
+  *stats = rewriter.stats();
+  return out;
+}
+
+// A side file of 20 MB: its one unchanged run goes out in ranges of at most 8 MiB, so that the sink
+// copies while the rewriter reads on.
+TEST(VmDumpRewriterFile, LongRunsAreHandedOverInPieces) {
+  size_t segments = 0, end = 0;
+  JdkDump dump = large_dump(&segments, &end, 600000);
+  VmDumpStats stats;
+  RangeCountingStream out = rewrite_through_file(dump, segments, end, &stats);
+  EXPECT_EQ(out.stream.bytes, rewritten_in_memory(dump));
+  EXPECT_GE(out.ranges, 3);
+  EXPECT_LE(out.largest, (uint64_t{8} << 20) + (uint64_t{1} << 20));
+  EXPECT_GT(out.range_bytes, (end - segments) * 9 / 10);
+  EXPECT_EQ(stats.file_ranges, static_cast<uint64_t>(out.ranges));
+}
 
 TEST(VmDumpRewriterFile, SideFileGivesTheSameBytesWithItsUnchangedRunsAsFileRanges) {
   size_t segments = 0, end = 0;
