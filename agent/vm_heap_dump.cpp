@@ -1,5 +1,7 @@
 #include "vm_heap_dump.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -8,6 +10,7 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <vector>
 
 #include "clock.h"
 #include "fifo_drain.h"
@@ -39,6 +42,37 @@ class RewriterInput final : public OutputStream {
 };
 
 std::string megabytes(uint64_t bytes) { return std::to_string(bytes >> 20) + " MB"; }
+
+// Closes the JVM's side files on a thread of its own (a plain pthread that calls nothing but
+// close): their last close frees the dump's pages in the page cache (about 0.25 s for 350 MB here),
+// which need not stand between the dump and its "done." line. Inline if no thread can be had.
+void close_in_background(std::vector<int> fds) {
+  if (fds.empty()) return;
+  auto* owned = new (std::nothrow) std::vector<int>(std::move(fds));
+  if (owned == nullptr) {  // nothing was moved
+    for (int fd : fds) ::close(fd);
+    return;
+  }
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);  // the VM's signals stay with its own threads
+  pthread_t thread;
+  int made = pthread_create(&thread, &attributes, [](void* arg) -> void* {
+    auto* list = static_cast<std::vector<int>*>(arg);
+    for (int fd : *list) ::close(fd);
+    delete list;
+    return nullptr;
+  }, owned);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  pthread_attr_destroy(&attributes);
+  if (made != 0) {
+    for (int fd : *owned) ::close(fd);
+    delete owned;
+  }
+}
 
 // The reply of a dump that worked: status 0 and HotSpot's "Heap dump file created" line.
 bool dump_succeeded(const AttachReply& reply) {
@@ -163,7 +197,9 @@ VmHeapDump::Outcome VmHeapDump::run(ReportContext& report, const DumperPlan& pla
     AsyncSink& sink;
     VmDumpPipeReader& reader;
     ~FlushFirst() {
-      if (reader.side_files() > 0) sink.flush();
+      if (reader.side_files() == 0) return;
+      sink.flush();
+      close_in_background(reader.release_files());
     }
   } flush_first{sink, reader};
   std::string consumer_failure;  // set by the drain thread, read after it ended
