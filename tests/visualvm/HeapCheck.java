@@ -64,7 +64,14 @@ public class HeapCheck {
         int failedJobs = 0;
         for (int i = 0; i < args.length; i += 3) {
             System.out.println("HeapCheck job " + i / 3 + ": " + args[i] + " " + args[i + 1] + " " + args[i + 2]);
-            if (run(args[i], args[i + 1], Integer.parseInt(args[i + 2])) != 0) failedJobs++;
+            try {
+                if (run(args[i], args[i + 1], Integer.parseInt(args[i + 2])) != 0) failedJobs++;
+            } catch (Exception | Error e) {
+                // A dump the library throws on fails its own job; the next jobs are still checked.
+                e.printStackTrace(System.out);
+                System.out.println("FAIL: the library rejects the dump: " + e);
+                failedJobs++;
+            }
         }
         System.exit(failedJobs == 0 ? 0 : 1);
     }
