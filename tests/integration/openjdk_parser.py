@@ -12,24 +12,14 @@ run by tools/install-deps.sh); without them this test is skipped (exit 77) and s
 """
 import os
 import signal
-import subprocess
 
-from harness import agentpath, check, finish, java_bin, java_process, jdks, read_text, terminate, wait_for
-
-CHECK_CLASSES = os.environ.get("OPENJDK_HEAP_CHECK_CLASSES", "")
-JAVA17 = os.environ["JAVA17_HOME"]
+from harness import agentpath, check, finish, java_process, jdks, read_text, terminate, wait_for
+from readers import parser_built, parser_check
 
 
 def dumps_done(folder):
     """Dumps whose bytes are in the file: the agent's verbose line ends with " done." then."""
     return read_text(folder / "stderr.txt").count(" done.\n")
-
-
-def parser_check(mode, path, dump):
-    """Runs OpenJdkHeapCheck; returns (ok, output)."""
-    proc = subprocess.run([java_bin(JAVA17), "-Xmx1g", "-cp", CHECK_CLASSES, "OpenJdkHeapCheck", mode, str(path),
-                           str(dump)], capture_output=True, text=True, timeout=300)
-    return proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def run(jdk, home, heap):
@@ -50,22 +40,24 @@ def run(jdk, home, heap):
         check(not any(bad in said for bad in ("HPROF ERROR", "FATAL ERROR", "WARNING")),
               f"{label}: neither the agent nor -Xcheck:jni complains:\n{said[-3000:]}")
 
-        ok, output = parser_check("alloc" if heap == "all" else "shapes", dump, 0)
-        check(ok, f"{label}: the OpenJDK parser reads the dump and finds the known heap:\n{output[-4000:]}")
-        print(f"{label}: dump 0: " + " ".join(line for line in output.splitlines()
-                                             if line.startswith(("OpenJdkHeapCheck:", "objects:", "roots by type:"))))
-        ok, output = parser_check("read", dump, 1)
-        check(ok, f"{label}: the OpenJDK parser reads the dump at exit:\n{output[-4000:]}")
-
         # The first half of the file: the parser must complain (here: "Unexpected EOF").
         truncated = folder / "truncated.hprof"
         with open(dump, "rb") as whole, open(truncated, "wb") as part:
             part.write(whole.read(dump.stat().st_size // 4))
-        ok, output = parser_check("read", truncated, 0)
+        # One parser JVM for the three (readers.py): each is read as if alone.
+        results = parser_check([("alloc" if heap == "all" else "shapes", dump, 0), ("read", dump, 1),
+                                ("read", truncated, 0)])
+        ok, output = results[0]
+        check(ok, f"{label}: the OpenJDK parser reads the dump and finds the known heap:\n{output[-4000:]}")
+        print(f"{label}: dump 0: " + " ".join(line for line in output.splitlines()
+                                             if line.startswith(("OpenJdkHeapCheck:", "objects:", "roots by type:"))))
+        ok, output = results[1]
+        check(ok, f"{label}: the OpenJDK parser reads the dump at exit:\n{output[-4000:]}")
+        ok, output = results[2]
         check(not ok and "FAIL: the parser" in output, f"{label}: a truncated copy is refused:\n{output[-2000:]}")
 
 
-if not CHECK_CLASSES or not os.path.isfile(os.path.join(CHECK_CLASSES, "OpenJdkHeapCheck.class")):
+if not parser_built():
     print("SKIP: the OpenJDK HPROF parser is not built: its sources come from Debian's openjdk-17 source "
           "package (run tools/fetch-openjdk-test-lib.sh, then meson setup --reconfigure)")
     raise SystemExit(77)

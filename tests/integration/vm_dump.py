@@ -29,12 +29,10 @@ import time
 
 import heap_model
 import hprof_records
-from harness import (prlimit_fsize, TEST_CLASSES, agentpath, check, java_bin, java_command, java_process, jdks, read_text,
+from readers import heap_check, parser_check
+from harness import (prlimit_fsize, TEST_CLASSES, agentpath, check, java_bin, java_process, jdks, read_text,
                      run_cases, skip, terminate, verify_binary, wait_for)
 
-HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
-OPENJDK_CHECK = os.environ.get("OPENJDK_HEAP_CHECK_CLASSES", "")
-JAVA17 = os.environ["JAVA17_HOME"]
 # The verbose line; verbose=y's figures line lands inside it, as for the walk.
 DUMP_LINE = re.compile(r"^Dumping Java heap \.\.\. done\.\n", re.M)
 VM_LINE = re.compile(r"fasthprof: heap dump: (dumper=[a-z+]+): (the JVM's own dumper|the JVMTI walk)([^\n]*)")
@@ -67,34 +65,18 @@ def leftovers(folder):
     return found
 
 
-def heap_check(mode, path, dump):
-    if not HEAP_CHECK or not os.path.isdir(HEAP_CHECK.split(":")[0]):
-        return False, "the VisualVM checker is not built: install `visualvm` (tools/install-deps.sh)"
-    proc = subprocess.run(java_command(JAVA17, "-cp", HEAP_CHECK, "HeapCheck", mode, str(path), str(dump)),
-                          capture_output=True, text=True, timeout=600)
-    return proc.returncode == 0, proc.stdout + proc.stderr
-
-
-def parser_check(mode, path, dump):
-    if not OPENJDK_CHECK or not os.path.isfile(os.path.join(OPENJDK_CHECK, "OpenJdkHeapCheck.class")):
-        return False, "the OpenJDK HPROF parser is not built (tools/fetch-openjdk-test-lib.sh)"
-    proc = subprocess.run([java_bin(JAVA17), "-Xmx2g", "-cp", OPENJDK_CHECK, "OpenJdkHeapCheck", mode, str(path),
-                           str(dump)], capture_output=True, text=True, timeout=600)
-    return proc.returncode == 0, proc.stdout + proc.stderr
-
-
 def readers_accept(label, path, dumps, shapes=()):
     """hprof-verify --strict on the file (it must count `dumps` heap dumps), then VisualVM's library
-    and the OpenJDK parser on every dump: the known heap of HeapShapes in the dumps listed in
-    shapes, a generic read of the others."""
+    and the OpenJDK parser on every dump (one JVM each for the whole file, readers.py): the known
+    heap of HeapShapes in the dumps listed in shapes, a generic read of the others."""
     ok, output = verify_binary(path)
     check(ok and f"heap dumps: {dumps}" in output, f"{label}: hprof-verify --strict accepts {dumps} dumps:\n"
           f"{output[-3000:]}")
-    for dump in range(dumps):
-        ok, output = heap_check("shapes" if dump in shapes else "generic", path, dump)
-        check(ok, f"{label}: VisualVM's library reads dump {dump}:\n{output[-3000:]}")
-        ok, output = parser_check("shapes" if dump in shapes else "read", path, dump)
-        check(ok, f"{label}: the OpenJDK parser reads dump {dump}:\n{output[-3000:]}")
+    visualvm = heap_check([("shapes" if dump in shapes else "generic", path, dump) for dump in range(dumps)])
+    parser = parser_check([("shapes" if dump in shapes else "read", path, dump) for dump in range(dumps)], xmx="2g")
+    for dump, ((ok_visualvm, said_visualvm), (ok_parser, said_parser)) in enumerate(zip(visualvm, parser)):
+        check(ok_visualvm, f"{label}: VisualVM's library reads dump {dump}:\n{said_visualvm[-3000:]}")
+        check(ok_parser, f"{label}: the OpenJDK parser reads dump {dump}:\n{said_parser[-3000:]}")
 
 
 def jcmd_dump(home, pid, path, label):
@@ -216,10 +198,9 @@ def many_classes_run(jdk, home):
         check(all(c > 20000 for c in classes), f"{label}: every dump holds the 20 000 classes ({classes})")
         ok, output = verify_binary(dump)
         check(ok and "heap dumps: 6" in output, f"{label}: hprof-verify --strict accepts six dumps:\n{output[-3000:]}")
-        for n in (0, 5):
-            ok, output = parser_check("read", dump, n)
+        for n, (ok, output) in zip((0, 5), parser_check([("read", dump, 0), ("read", dump, 5)], xmx="2g")):
             check(ok, f"{label}: the OpenJDK parser reads dump {n}:\n{output[-3000:]}")
-        ok, output = heap_check("generic", dump, 5)
+        [(ok, output)] = heap_check([("generic", dump, 5)])
         check(ok, f"{label}: VisualVM's library reads the last dump:\n{output[-3000:]}")
 
 

@@ -9,32 +9,24 @@ On JDK 17 and, when installed, JDK 25."""
 import os
 import subprocess
 
-from harness import check, check_no_warnings, finish, java_bin, java_command, java_process, jdks, verify_binary, wait_for
+from harness import check, finish, java_bin, java_process, jdks, verify_binary, wait_for
 import hprof_records
+from readers import heap_check, parser_built, parser_check, visualvm_built
 
 REWRITE = os.environ["FASTHPROF_VM_DUMP_REWRITE"]
-JAVA17 = os.environ["JAVA17_HOME"]
-HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
-OPENJDK_CHECK = os.environ.get("OPENJDK_HEAP_CHECK_CLASSES", "")
 
 
 def readers(label, path, dumps):
-    """VisualVM's heap library (HeapCheck shapes) and the OpenJDK parser (read) on every dump."""
-    if HEAP_CHECK and os.path.isdir(HEAP_CHECK.split(":")[0]):
-        for dump in range(dumps):
-            proc = subprocess.run(java_command(JAVA17, "-cp", HEAP_CHECK, "HeapCheck", "shapes", str(path), str(dump)),
-                                  capture_output=True, text=True, timeout=300)
-            check_no_warnings(f"HeapCheck shapes {path.name} {dump}", proc.stdout, proc.stderr)
-            check(proc.returncode == 0, f"{label}: VisualVM reads dump {dump + 1} with HeapShapes' objects as they are\n"
-                  + (proc.stdout + proc.stderr)[-2000:])
+    """VisualVM's heap library (HeapCheck shapes) and the OpenJDK parser (read) on every dump, one
+    JVM each for the whole file (readers.py)."""
+    if visualvm_built():
+        for dump, (ok, output) in enumerate(heap_check([("shapes", path, dump) for dump in range(dumps)], timeout=300)):
+            check(ok, f"{label}: VisualVM reads dump {dump + 1} with HeapShapes' objects as they are\n" + output[-2000:])
     else:
         print("SKIP: the VisualVM checker is not built (install `visualvm`)", flush=True)
-    if OPENJDK_CHECK and os.path.isfile(os.path.join(OPENJDK_CHECK, "OpenJdkHeapCheck.class")):
-        for dump in range(dumps):
-            proc = subprocess.run([java_bin(JAVA17), "-Xmx1g", "-cp", OPENJDK_CHECK, "OpenJdkHeapCheck", "read",
-                                   str(path), str(dump)], capture_output=True, text=True, timeout=300)
-            check(proc.returncode == 0, f"{label}: the OpenJDK parser reads dump {dump + 1}\n"
-                  + (proc.stdout + proc.stderr)[-2000:])
+    if parser_built():
+        for dump, (ok, output) in enumerate(parser_check([("read", path, dump) for dump in range(dumps)], timeout=300)):
+            check(ok, f"{label}: the OpenJDK parser reads dump {dump + 1}\n" + output[-2000:])
     else:
         print("SKIP: the OpenJDK parser checker is not built (tools/fetch-openjdk-test-lib.sh)", flush=True)
 

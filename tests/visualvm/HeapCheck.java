@@ -27,6 +27,13 @@ import org.graalvm.visualvm.lib.jfluid.heap.ThreadObjectGCRoot;
  *
  * DUMP selects the dump of a file holding several (0 = the first). Prints one line per failure and
  * a summary; exits 1 when anything failed.
+ *
+ *   HeapCheck MODE FILE DUMP MODE FILE DUMP ...
+ *
+ * checks several dumps in one JVM, one after the other, each as if alone (its own heap, counts and
+ * failures): each starts with a line "HeapCheck job N: MODE FILE DUMP" and ends with its summary.
+ * A reader JVM's start-up and warm-up cost more than a small dump's check, and the integration
+ * tests check every dump of a file (tests/integration/readers.py).
  */
 public class HeapCheck {
     static int checks = 0;
@@ -46,16 +53,42 @@ public class HeapCheck {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length < 2) {
-            System.err.println("usage: HeapCheck histogram|generic|shapes FILE [DUMP]");
+        if (args.length < 2 || (args.length > 3 && args.length % 3 != 0)) {
+            System.err.println("usage: HeapCheck histogram|generic|shapes|blank FILE [DUMP] | (MODE FILE DUMP)...");
             System.exit(2);
         }
-        int dump = args.length > 2 ? Integer.parseInt(args[2]) : 0;
-        Heap heap = HeapFactory.createHeap(new File(args[1]), dump);
-        switch (args[0]) {
+        if (args.length <= 3) {
+            int failed = run(args[0], args[1], args.length > 2 ? Integer.parseInt(args[2]) : 0);
+            System.exit(failed == 0 ? 0 : 1);
+        }
+        int failedJobs = 0;
+        for (int i = 0; i < args.length; i += 3) {
+            System.out.println("HeapCheck job " + i / 3 + ": " + args[i] + " " + args[i + 1] + " " + args[i + 2]);
+            try {
+                if (run(args[i], args[i + 1], Integer.parseInt(args[i + 2])) != 0) failedJobs++;
+            } catch (Exception | Error e) {
+                // A dump the library throws on fails its own job; the next jobs are still checked.
+                e.printStackTrace(System.out);
+                System.out.println("FAIL: the library rejects the dump: " + e);
+                failedJobs++;
+            }
+        }
+        System.exit(failedJobs == 0 ? 0 : 1);
+    }
+
+    /** One dump checked as if alone; returns its failures (histogram: 0). */
+    static int run(String mode, String file, int dump) throws Exception {
+        if (!List.of("histogram", "generic", "shapes", "blank").contains(mode)) {
+            System.err.println("unknown mode " + mode);
+            System.exit(2);
+        }
+        checks = 0;
+        failures.clear();
+        Heap heap = HeapFactory.createHeap(new File(file), dump);
+        switch (mode) {
             case "histogram":
                 histogram(heap);
-                return;
+                return 0;
             case "generic":
                 generic(heap);
                 break;
@@ -63,16 +96,13 @@ public class HeapCheck {
                 generic(heap);
                 shapes(heap);
                 break;
-            case "blank":
+            default:
                 generic(heap);
                 blank(heap);
                 break;
-            default:
-                System.err.println("unknown mode " + args[0]);
-                System.exit(2);
         }
         System.out.println("HeapCheck: " + checks + " checks, " + failures.size() + " failures");
-        System.exit(failures.isEmpty() ? 0 : 1);
+        return failures.size();
     }
 
     static void histogram(Heap heap) {
