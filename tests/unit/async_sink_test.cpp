@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <string>
@@ -294,66 +295,87 @@ TEST(AsyncSink, EmptyReportsBetweenFailuresDoNotRepeatTheMessage) {
   EXPECT_EQ(messages.get().size(), 1u);
 }
 
-// RLIMIT_FSIZE stands in for a full disk: writes past it fail with EFBIG. It is per process, so
-// the scenario runs in a child; the child reports its messages through a pipe.
-TEST(AsyncSink, FileSizeLimitKeepsTheCompleteReportsAndLaterReportsAppend) {
-  const std::string path = temp_path("fsize");
-  const Bytes r1(20000, 'a'), r2(20000, 'b'), r3(30000, 'c'), r4(20000, 'd');
+// RLIMIT_FSIZE stands in for a full disk: writes past it fail with EFBIG. It is per process, so a
+// scenario runs in a child: body gets a sink (4 KiB buffers) on a new file at path under a limit of
+// `limit` bytes, and a call that puts the original limit back; it returns the child's exit code (0
+// when every step passed). The sink's messages come back through a pipe.
+struct LimitedRun {
+  bool exited = false;
+  int code = -1;  // exit code, or the signal that ended the child
+  std::string messages;
+};
+LimitedRun run_with_size_limit(const std::string& path, rlim_t limit,
+                               const std::function<int(AsyncSink&, const std::function<bool()>&)>& body) {
+  LimitedRun run;
   int message_pipe[2];
-  ASSERT_EQ(pipe(message_pipe), 0);
+  if (pipe(message_pipe) != 0) return run;
   const pid_t child = fork();
-  ASSERT_GE(child, 0);
+  if (child < 0) return run;
   if (child == 0) {
     close(message_pipe[0]);
     signal(SIGXFSZ, SIG_IGN);
-    struct rlimit limit;
-    getrlimit(RLIMIT_FSIZE, &limit);
-    const rlim_t original = limit.rlim_cur;
-    limit.rlim_cur = 64 * 1024;
-    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(20);
+    struct rlimit limits;
+    getrlimit(RLIMIT_FSIZE, &limits);
+    const rlim_t original = limits.rlim_cur;
+    limits.rlim_cur = limit;
+    if (setrlimit(RLIMIT_FSIZE, &limits) != 0) _exit(120);
     std::string error;
     auto backend = FileBackend::open(path, &error);
-    if (backend == nullptr) _exit(21);
+    if (backend == nullptr) _exit(121);
     AsyncSinkOptions options;
     options.buffer_size = 4096;
     const int out = message_pipe[1];
     options.reporter = [out](const std::string& line) {
       const std::string text = line + "\n";
-      if (::write(out, text.data(), text.size()) < 0) _exit(22);
+      if (::write(out, text.data(), text.size()) < 0) _exit(122);
     };
     auto sink = AsyncSink::create(std::move(backend), options, &error);
-    if (sink == nullptr) _exit(23);
-    for (const Bytes* report : {&r1, &r2}) {
-      sink->begin_report();
-      write_report(sink.get(), *report, 1000);
-      if (!sink->end_report()) _exit(24);
-    }
-    sink->begin_report();
-    write_report(sink.get(), r3, 1000);
-    if (sink->end_report()) _exit(25);
-    struct stat st;
-    if (stat(path.c_str(), &st) != 0 || st.st_size != 40000) _exit(26);
-    limit.rlim_cur = original;
-    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(27);
-    sink->begin_report();
-    write_report(sink.get(), r4, 1000);
-    if (!sink->end_report()) _exit(28);
+    if (sink == nullptr) _exit(123);
+    auto raise_limit = [&limits, original] {
+      limits.rlim_cur = original;
+      return setrlimit(RLIMIT_FSIZE, &limits) == 0;
+    };
+    const int code = body(*sink, raise_limit);
     sink->close();
-    _exit(0);
+    _exit(code);
   }
   close(message_pipe[1]);
-  std::string messages;
   char buffer[512];
   ssize_t n;
-  while ((n = read(message_pipe[0], buffer, sizeof buffer)) > 0) messages.append(buffer, n);
+  while ((n = read(message_pipe[0], buffer, sizeof buffer)) > 0) run.messages.append(buffer, n);
   close(message_pipe[0]);
   int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status)) << "child died of signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "step that failed: see the _exit codes in the child";
-  EXPECT_EQ(messages, "fasthprof: error writing " + path +
-                          ": File too large; the file was truncated to the last complete report "
-                          "(40000 bytes)\n");
+  if (waitpid(child, &status, 0) != child) return run;
+  run.exited = WIFEXITED(status);
+  run.code = run.exited ? WEXITSTATUS(status) : WTERMSIG(status);
+  return run;
+}
+
+TEST(AsyncSink, FileSizeLimitKeepsTheCompleteReportsAndLaterReportsAppend) {
+  const std::string path = temp_path("fsize");
+  const Bytes r1(20000, 'a'), r2(20000, 'b'), r3(30000, 'c'), r4(20000, 'd');
+  LimitedRun run = run_with_size_limit(path, 64 * 1024, [&](AsyncSink& sink, const std::function<bool()>& raise_limit) {
+    for (const Bytes* report : {&r1, &r2}) {
+      sink.begin_report();
+      write_report(&sink, *report, 1000);
+      if (!sink.end_report()) return 24;
+    }
+    sink.begin_report();
+    write_report(&sink, r3, 1000);
+    if (sink.end_report()) return 25;
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || st.st_size != 40000) return 26;
+    if (!raise_limit()) return 27;
+    sink.begin_report();
+    write_report(&sink, r4, 1000);
+    if (!sink.end_report()) return 28;
+    return 0;
+  });
+  ASSERT_TRUE(run.exited) << "child died of signal " << run.code;
+  EXPECT_EQ(run.code, 0) << "step that failed: see the return codes in the child";
+  EXPECT_EQ(run.messages, "fasthprof: error writing " + path +
+                              ": File too large; the file was truncated to the last complete report "
+                              "(40000 bytes)\n");
   EXPECT_EQ(read_file(path), concat({&r1, &r2, &r4}));
   unlink(path.c_str());
 }
@@ -412,56 +434,26 @@ TEST(AsyncSink, FileRangePastTheSizeLimitCutsTheReportBack) {
     std::ofstream(source_path, std::ios::binary).write(reinterpret_cast<const char*>(source.data()), source.size());
   }
   const Bytes r1(20000, 'a'), r3(1000, 'c');
-  int message_pipe[2];
-  ASSERT_EQ(pipe(message_pipe), 0);
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    close(message_pipe[0]);
-    signal(SIGXFSZ, SIG_IGN);
-    struct rlimit limit;
-    getrlimit(RLIMIT_FSIZE, &limit);
-    limit.rlim_cur = 64 * 1024;
-    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(20);
+  LimitedRun run = run_with_size_limit(path, 64 * 1024, [&](AsyncSink& sink, const std::function<bool()>&) {
     const int source_fd = open(source_path.c_str(), O_RDONLY | O_CLOEXEC);
-    std::string error;
-    auto backend = FileBackend::open(path, &error);
-    if (backend == nullptr || source_fd < 0) _exit(21);
-    AsyncSinkOptions options;
-    options.buffer_size = 4096;
-    const int out = message_pipe[1];
-    options.reporter = [out](const std::string& line) {
-      const std::string text = line + "\n";
-      if (::write(out, text.data(), text.size()) < 0) _exit(22);
-    };
-    auto sink = AsyncSink::create(std::move(backend), options, &error);
-    if (sink == nullptr) _exit(23);
-    sink->begin_report();
-    write_report(sink.get(), r1, 1000);
-    if (!sink->end_report()) _exit(24);
-    sink->begin_report();
-    sink->write(r3.data(), r3.size());
-    sink->write_file_range(source_fd, 0, source.size());
-    if (sink->end_report()) _exit(25);
-    sink->begin_report();
-    write_report(sink.get(), r3, 1000);
-    if (!sink->end_report()) _exit(26);
-    sink->close();
-    _exit(0);
-  }
-  close(message_pipe[1]);
-  std::string messages;
-  char buffer[512];
-  ssize_t n;
-  while ((n = read(message_pipe[0], buffer, sizeof buffer)) > 0) messages.append(buffer, n);
-  close(message_pipe[0]);
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status)) << "child died of signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "step that failed: see the _exit codes in the child";
-  EXPECT_EQ(messages, "fasthprof: error writing " + path +
-                          ": File too large; the file was truncated to the last complete report "
-                          "(20000 bytes)\n");
+    if (source_fd < 0) return 21;
+    sink.begin_report();
+    write_report(&sink, r1, 1000);
+    if (!sink.end_report()) return 24;
+    sink.begin_report();
+    sink.write(r3.data(), r3.size());
+    sink.write_file_range(source_fd, 0, source.size());
+    if (sink.end_report()) return 25;
+    sink.begin_report();
+    write_report(&sink, r3, 1000);
+    if (!sink.end_report()) return 26;
+    return 0;
+  });
+  ASSERT_TRUE(run.exited) << "child died of signal " << run.code;
+  EXPECT_EQ(run.code, 0) << "step that failed: see the return codes in the child";
+  EXPECT_EQ(run.messages, "fasthprof: error writing " + path +
+                              ": File too large; the file was truncated to the last complete report "
+                              "(20000 bytes)\n");
   EXPECT_EQ(read_file(path), concat({&r1, &r3}));
   unlink(path.c_str());
   unlink(source_path.c_str());

@@ -659,27 +659,16 @@ TEST(VmDumpRewriterFile, SideFileGivesTheSameBytesWithItsUnchangedRunsAsFileRang
   size_t segments = 0, end = 0;
   JdkDump dump = large_dump(&segments, &end);
   const std::vector<uint8_t> whole = rewritten_in_memory(dump);
-  TempFolder folder;
-  std::string side = folder.write("side.p0", dump.data.data() + segments, end - segments);
-  int fd = ::open(side.c_str(), O_RDONLY | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  VmDumpNumbering numbering;
-  RangeCountingStream out;
-  VmDumpRewriter rewriter(numbering, out);
-  std::vector<uint8_t> copy = dump.data;
-  ASSERT_TRUE(rewriter.feed_in_place(copy.data(), segments)) << rewriter.error();
-  ASSERT_TRUE(rewriter.feed_file(fd, end - segments)) << rewriter.error();
-  ASSERT_TRUE(rewriter.feed(dump.data.data() + end, dump.size() - end)) << rewriter.error();
-  ASSERT_TRUE(rewriter.finish()) << rewriter.error();
-  ::close(fd);
+  VmDumpStats stats;
+  RangeCountingStream out = rewrite_through_file(dump, segments, end, &stats);
   EXPECT_EQ(out.stream.bytes, whole);
   // The big segment's arrays are copied as ranges (two: the patched root splits them); the small
   // segments' patched roots and the runs shorter than 128 KiB come from memory.
   EXPECT_EQ(out.ranges, 2);
   EXPECT_GT(out.range_bytes, 900000u);
-  EXPECT_EQ(rewriter.stats().file_ranges, 2u);
-  EXPECT_EQ(rewriter.stats().file_bytes, end - segments);
-  EXPECT_EQ(rewriter.stats().bytes_in, dump.size());
+  EXPECT_EQ(stats.file_ranges, 2u);
+  EXPECT_EQ(stats.file_bytes, end - segments);
+  EXPECT_EQ(stats.bytes_in, dump.size());
   std::vector<uint8_t> file = fasthprof_header();
   file.insert(file.end(), whole.begin(), whole.end());
   VerifyResult result = verify(file);
