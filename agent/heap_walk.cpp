@@ -41,8 +41,8 @@ struct WalkState {
   // runs (the dump's thread waits in FollowReferences), so the VM thread counts here without an
   // atomic read-modify-write per object and stores the count back when the walk returns.
   uint64_t last_id_index = 0;
-  // Object arrays (every object in text mode) reported but not walked yet: a few hundred at a time,
-  // looked up once per object array walked.
+  // Object arrays (every object in text mode) reported but not walked yet, looked up once per
+  // object array walked (a few hundred entries at a time in the bench's binary dumps).
   FlatMap<uint64_t, Pending, IdHash> pending;
   std::unordered_set<uint64_t> walked_pretagged;  // tagged before the walk, already walked
   std::vector<std::pair<uint64_t, uint64_t>> class_instances;  // (ID, size)
