@@ -11,6 +11,7 @@
 #include "allocation_tracker.h"
 #include "clock.h"
 #include "entry_guard.h"
+#include "flat_map.h"
 #include "ids.h"
 #include "stderr_line.h"
 
@@ -26,11 +27,23 @@ struct Pending {
   uint64_t size = 0;
 };
 
+// Object IDs are handed out in sequence; a multiplicative hash spreads them over the table
+// (FlatMap keeps the low 32 bits: the high half of the product, where every bit of the ID counts).
+struct IdHash {
+  uint64_t operator()(uint64_t id) const { return (id * 0x9E3779B97F4A7C15u) >> 32; }
+};
+
 struct WalkState {
   const HeapWalkSetup* setup = nullptr;
   HeapDumpAssembler* out = nullptr;
   uint64_t ids_before_walk = 0;  // IDs up to this were set before the walk
-  std::unordered_map<uint64_t, Pending> pending;
+  // The index of the last ID handed out. The walk is the only taker of heap-dump IDs while it
+  // runs (the dump's thread waits in FollowReferences), so the VM thread counts here without an
+  // atomic read-modify-write per object and stores the count back when the walk returns.
+  uint64_t last_id_index = 0;
+  // Object arrays (every object in text mode) reported but not walked yet, looked up once per
+  // object array walked (a few hundred entries at a time in the bench's binary dumps).
+  FlatMap<uint64_t, Pending, IdHash> pending;
   std::unordered_set<uint64_t> walked_pretagged;  // tagged before the walk, already walked
   std::vector<std::pair<uint64_t, uint64_t>> class_instances;  // (ID, size)
   std::unordered_set<uint64_t> class_instance_seen;
@@ -82,19 +95,29 @@ void print_progress(WalkState& state) {
   if (n > 0) write_stderr(std::string_view(line, std::min(static_cast<size_t>(n), sizeof line - 1)));
 }
 
+// Whether the walk carries an object's length and size from the reference to it (visit_reference):
+// every object's in text mode, an object array's otherwise.
+bool carries_length(const WalkState& state, const ClassLayout* layout) {
+  return state.setup->text || (layout != nullptr && layout->description->is_array &&
+                               layout->description->element_type == BasicType::kObject);
+}
+
 void begin_walked_object(WalkState& state, uint64_t id, uint64_t class_id) {
   if (id == state.setup->holder_id && id != 0) {
     state.out->skip_object();
     return;
   }
+  // One layout lookup per object, shared with the assembler.
+  const ClassLayout* layout = state.setup->classes->find(class_id);
   Pending carried;
-  auto found = state.pending.find(id);
-  if (found != state.pending.end()) {
-    carried = found->second;
-    state.pending.erase(found);
-    if (set_before_walk(state, id)) state.walked_pretagged.insert(id);
+  if (carries_length(state, layout)) {
+    if (const Pending* found = state.pending.find(id)) {
+      carried = *found;
+      state.pending.erase(id);
+      if (set_before_walk(state, id)) state.walked_pretagged.insert(id);
+    }
   }
-  state.out->begin_object(id, class_id, allocation_trace_of(id), carried.length, carried.size);
+  state.out->begin_object(id, class_id, layout, allocation_trace_of(id), carried.length, carried.size);
   if ((++state.objects & 0xFFFF) == 0 && state.setup->progress) print_progress(state);
 }
 
@@ -140,7 +163,7 @@ jint visit_reference(WalkState& state, jvmtiHeapReferenceKind kind, const jvmtiH
                      jlong class_tag, jlong referrer_class_tag, jlong size, jlong* tag_ptr, jlong* referrer_tag_ptr,
                      jint length) {
   bool fresh = *tag_ptr == 0;
-  if (fresh) *tag_ptr = static_cast<jlong>(next_heap_dump_id());
+  if (fresh) *tag_ptr = static_cast<jlong>(make_id(IdSpace::kFirstHeapDumpTag, ++state.last_id_index));
   uint64_t id = static_cast<uint64_t>(*tag_ptr);
   uint64_t class_id = static_cast<uint64_t>(class_tag);
 
@@ -150,14 +173,9 @@ jint visit_reference(WalkState& state, jvmtiHeapReferenceKind kind, const jvmtiH
       state.class_instances.emplace_back(id, static_cast<uint64_t>(size));
     }
   } else if (length >= 0 || state.setup->text) {
-    bool needed = state.setup->text;
-    if (!needed) {
-      const ClassLayout* layout = state.setup->classes->find(class_id);
-      needed = layout != nullptr && layout->description->is_array &&
-               layout->description->element_type == BasicType::kObject;
-    }
+    bool needed = state.setup->text || carries_length(state, state.setup->classes->find(class_id));
     if (needed && (fresh || (set_before_walk(state, id) && state.walked_pretagged.count(id) == 0))) {
-      state.pending.emplace(id, Pending{length, static_cast<uint64_t>(size)});
+      state.pending.try_emplace(id, Pending{length, static_cast<uint64_t>(size)});
       if (state.pending.size() > state.peak_pending) state.peak_pending = state.pending.size();
     }
   }
@@ -271,7 +289,7 @@ HeapWalkResult run_heap_walk(jvmtiEnv* jvmti, const HeapWalkSetup& setup) {
   WalkState state;
   state.setup = &setup;
   state.out = setup.assembler;
-  state.ids_before_walk = last_heap_dump_id();
+  state.ids_before_walk = state.last_id_index = last_heap_dump_id();
   state.started_ns = state.last_progress_ns = monotonic_ns();
 
   jvmtiHeapCallbacks callbacks{};
@@ -281,6 +299,7 @@ HeapWalkResult run_heap_walk(jvmtiEnv* jvmti, const HeapWalkSetup& setup) {
 
   HeapWalkResult result;
   result.error = jvmti->FollowReferences(0, nullptr, nullptr, &callbacks, &state);
+  heap_dump_ids.store(state.last_id_index);
   state.out->end_object();
   for (const auto& [id, size] : state.class_instances) state.out->class_instance(id, size);
   result.class_instances = state.class_instances.size();

@@ -1,13 +1,35 @@
 #include "heap_dump_assembler.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace fasthprof {
 namespace {
 
+// One store per field (the VM thread runs this for every field of every instance).
 void store_big_endian(uint8_t* at, BasicType type, uint64_t bits) {
-  size_t size = basic_type_size(type);
-  for (size_t i = 0; i < size; ++i) at[i] = static_cast<uint8_t>(bits >> (8 * (size - 1 - i)));
+  switch (basic_type_size(type)) {
+    case 1:
+      *at = static_cast<uint8_t>(bits);
+      break;
+    case 2: {
+      uint16_t value = __builtin_bswap16(static_cast<uint16_t>(bits));
+      std::memcpy(at, &value, sizeof value);
+      break;
+    }
+    case 4: {
+      uint32_t value = __builtin_bswap32(static_cast<uint32_t>(bits));
+      std::memcpy(at, &value, sizeof value);
+      break;
+    }
+    case 8: {
+      uint64_t value = __builtin_bswap64(bits);
+      std::memcpy(at, &value, sizeof value);
+      break;
+    }
+    default:
+      break;  // an unknown type code takes no room
+  }
 }
 
 }  // namespace
@@ -73,14 +95,14 @@ void HeapDumpAssembler::write_class(const ClassLayout& layout) {
   out_.class_dump(layout);
 }
 
-void HeapDumpAssembler::begin_object(uint64_t object_id, uint64_t class_id, uint32_t trace_serial,
-                                     int64_t length, uint64_t size) {
+void HeapDumpAssembler::begin_object(uint64_t object_id, uint64_t class_id, const ClassLayout* layout,
+                                     uint32_t trace_serial, int64_t length, uint64_t size) {
   end_object();
   current_id_ = object_id;
   current_trace_ = trace_serial;
   current_size_ = size;
   current_class_id_ = class_id;
-  current_layout_ = classes_.find(class_id);
+  current_layout_ = layout;
   primitive_written_ = false;
   if (current_layout_ == nullptr) {
     // A class loaded after the layouts were taken: its instances become plain objects.

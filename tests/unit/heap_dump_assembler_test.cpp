@@ -237,6 +237,69 @@ TEST(HeapDumpAssembler, InstanceValuesLandWhereTheClassDumpSaysInBigEndian) {
   EXPECT_EQ(1u, counts.unknown_classes);
 }
 
+// Every value size (1, 2, 4 and 8 bytes, and IDs) is stored big-endian at its slot, through the
+// begin_object() that takes the layout the walk looked up.
+TEST(HeapDumpAssembler, EveryFieldTypeIsStoredBigEndianWithTheCallersLayout) {
+  ClassLayoutTable table;
+  ClassDescription object;
+  object.class_id = class_id(1);
+  object.name = "java.lang.Object";
+  table.add(object);
+  ClassDescription klass;
+  klass.class_id = class_id(2);
+  klass.super_id = class_id(1);
+  klass.name = "java.lang.Class";
+  table.add(klass);
+  ClassDescription all;
+  all.class_id = class_id(3);
+  all.super_id = class_id(1);
+  all.name = "AllTypes";
+  all.fields = {field("z", BasicType::kBoolean), field("c", BasicType::kChar), field("s", BasicType::kShort),
+                field("f", BasicType::kFloat), field("d", BasicType::kDouble), field("b", BasicType::kByte),
+                field("i", BasicType::kInt), field("j", BasicType::kLong), field("r", BasicType::kObject)};
+  table.add(all);
+  table.resolve();
+  const ClassLayout* layout = table.find(class_id(3));
+  ASSERT_NE(nullptr, layout);
+
+  MemoryStream stream;
+  RecordWriter records(stream, 0, [] { return uint64_t{0}; });
+  HeapDumpWriter segments(records);
+  BinaryHeapDumpOutput out(segments);
+  HeapDumpAssembler assembler(table, out, class_id(1), class_id(2), true);
+  assembler.begin_object(0x2000000000000020, class_id(3), layout, 300000, -1, 0);
+  // JVMTI indices: java.lang.Object has no fields, so AllTypes's start at 0.
+  assembler.primitive_field(0, 1);
+  assembler.primitive_field(1, 0xC3A9);
+  assembler.primitive_field(2, 0x8001);
+  assembler.primitive_field(3, 0x3FC00000);
+  assembler.primitive_field(4, 0x400921FB54442D18);
+  assembler.primitive_field(5, 0x80);
+  assembler.primitive_field(6, 0xDEADBEEF);
+  assembler.primitive_field(7, 0x0102030405060708);
+  assembler.field(8, 0x2000000000000021);
+  assembler.end_object();
+  segments.finish();
+  records.flush();
+
+  Bytes instance = {0x21};
+  put(&instance, 0x2000000000000020, 8);
+  put(&instance, 300000, 4);
+  put(&instance, class_id(3), 8);
+  put(&instance, 1 + 2 + 2 + 4 + 8 + 1 + 4 + 8 + 8, 4);
+  put(&instance, 1, 1);
+  put(&instance, 0xC3A9, 2);
+  put(&instance, 0x8001, 2);
+  put(&instance, 0x3FC00000, 4);
+  put(&instance, 0x400921FB54442D18, 8);
+  put(&instance, 0x80, 1);
+  put(&instance, 0xDEADBEEF, 4);
+  put(&instance, 0x0102030405060708, 8);
+  put(&instance, 0x2000000000000021, 8);
+  EXPECT_TRUE(contains(stream.bytes, instance));
+  EXPECT_EQ(1u, assembler.counts().instances);
+}
+
 TEST(HeapDumpAssembler, PrimitiveFieldsAndArraysCanBeLeftOut) {
   ClassLayoutTable table;
   add_classes(&table);
