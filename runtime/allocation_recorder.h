@@ -20,7 +20,6 @@
 #include "allocation_event.h"
 #include "allocation_pipeline.h"
 #include "memory.h"
-#include "planted_regression.h"
 #include "site_slot_table.h"
 #include "site_table.h"
 
@@ -72,7 +71,6 @@ class AllocationRecorder {
                   std::span<const SlotFrame> frames, uint64_t size, MakeHandle&& make_handle, SetTag&& set_tag) {
     if (!thread.producer) thread.producer = pipeline_.make_producer();
     uint64_t key = SiteSlotTable::key_of(class_key, thread_key, frames);
-    planted_alloc_work(key);
     SlotClaim claim = slots_.find_or_claim(key, class_key, thread_key, frames, make_handle);
     if (claim.slot == 0) return 0;
     set_tag(make_allocation_tag(claim.slot, thread.sequence.next(sequence_counter_)));

@@ -5,7 +5,8 @@ default run: `meson test -C build --benchmark --suite gate-proof`, or by hand:
   tests/bench/gate_proof.py [--planted N] [--planted-tries 10] [--same-tries 20] [--workdir DIR]
 
 Builds the current commit three times from `git archive` (base; a second, independent build of the
-same commit; the planted build with -Dplanted_alloc_regression=N, extra work per allocation event),
+same commit; the planted build: bench/planted_regression.patch applied, N steps of extra work per
+allocation event),
 then runs bench/gate on the quick set, alternating try by try: base against the second build (must
 pass) and base against the planted build (must fail). The builds are shared by the tries; every try
 is a whole gate run (its own interleaved pairs, its own statistic). Prints the rates and each try's
@@ -23,6 +24,7 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GATE = ROOT / "bench" / "gate"
+PLANTED_PATCH = ROOT / "bench" / "planted_regression.patch"
 loader = importlib.machinery.SourceFileLoader("gate", str(GATE))
 spec = importlib.util.spec_from_loader("gate", loader)
 gate = importlib.util.module_from_spec(spec)
@@ -67,7 +69,8 @@ def detectable(logs, figure, threshold, sizes=(8, 12, 16), shifts=(0.0, 0.05, 0.
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--planted", type=int, default=54, help="-Dplanted_alloc_regression=N (default 54)")
+    parser.add_argument("--planted", type=int, default=54,
+                        help="steps per allocation event of bench/planted_regression.patch (default 54)")
     parser.add_argument("--planted-tries", type=int, default=10)
     parser.add_argument("--same-tries", type=int, default=20)
     parser.add_argument("--analyse", type=pathlib.Path, metavar="LOGS",
@@ -87,7 +90,8 @@ def main():
     config = json.loads((ROOT / "bench" / "thresholds.json").read_text())
     names = list(config["quick"])
     workdir = args.workdir or pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-gate-proof-"))
-    options = {"base": [], "same": [], "planted": [f"-Dplanted_alloc_regression={args.planted}"]}
+    options = {"base": [], "same": [], "planted": [f"-Dcpp_args=-DFASTHPROF_PLANTED_ALLOC_WORK={args.planted}"]}
+    patches = {"planted": [PLANTED_PATCH]}
     builds = {}
     if args.logs:
         args.logs.mkdir(parents=True, exist_ok=True)
@@ -97,7 +101,7 @@ def main():
             build = workdir / label / "build"
             if not (build / "build.ninja").exists():
                 shutil.rmtree(workdir / label, ignore_errors=True)
-                build = gate.setup(commit, workdir / label, ["-Dtests=disabled", *extra])
+                build = gate.setup(commit, workdir / label, ["-Dtests=disabled", *extra], patches.get(label, []))
             gate.compile_targets(build, targets, 2, f"{label} ({commit[:12]} {' '.join(extra)})")
             builds[label] = build
         tries = []
@@ -132,7 +136,7 @@ def main():
     passed = sum(1 for t in tries if t["label"] == "same" and t["status"] == 0)
     same_changes = sorted(t["figures"][names[0]]["change"] for t in tries if t["label"] == "same")
     planted_changes = sorted(t["figures"][names[0]]["change"] for t in tries if t["label"] == "planted")
-    print(f"planted (-Dplanted_alloc_regression={args.planted}): gate failed {caught}/{args.planted_tries}; "
+    print(f"planted (planted_regression.patch, {args.planted} steps): gate failed {caught}/{args.planted_tries}; "
           f"change {100 * planted_changes[0]:+.1f} .. {100 * planted_changes[-1]:+.1f} %" if planted_changes else "")
     print(f"same commit, two builds: gate passed {passed}/{args.same_tries}; change "
           f"{100 * same_changes[0]:+.1f} .. {100 * same_changes[-1]:+.1f} %" if same_changes else "")
