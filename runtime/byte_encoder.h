@@ -40,6 +40,20 @@ constexpr uint64_t to_big_endian64(uint64_t v) {
   return v;
 }
 
+// One field stored big-endian at p (no bounds check): for code that patches bytes in place.
+inline void store_be16(uint8_t* p, uint16_t v) {
+  v = to_big_endian16(v);
+  std::memcpy(p, &v, sizeof v);
+}
+inline void store_be32(uint8_t* p, uint32_t v) {
+  v = to_big_endian32(v);
+  std::memcpy(p, &v, sizeof v);
+}
+inline void store_be64(uint8_t* p, uint64_t v) {
+  v = to_big_endian64(v);
+  std::memcpy(p, &v, sizeof v);
+}
+
 namespace detail {
 template <typename T, T (*swap)(T)>
 inline void copy_swapped(uint8_t* dst, const uint8_t* src, size_t count) {

@@ -15,6 +15,8 @@
 #include <string>
 #include <utility>
 
+#include "byte_decoder.h"
+
 namespace fasthprof {
 namespace {
 
@@ -66,11 +68,7 @@ uint8_t inverted(uint8_t op) {
 }
 uint32_t switch_padding(uint32_t at) { return (4 - (at + 1) % 4) % 4; }
 
-uint16_t get_u2(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
-uint32_t get_u4(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 | static_cast<uint32_t>(p[2]) << 8 | p[3];
-}
-int32_t get_s4(const uint8_t* p) { return static_cast<int32_t>(get_u4(p)); }
+int32_t get_s4(const uint8_t* p) { return static_cast<int32_t>(load_be32(p)); }
 
 // Bounds-checked reading: a read past the end sets failed() and returns 0, so that a parse can
 // check once per structure instead of before every field.
@@ -79,8 +77,8 @@ class Reader {
   Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
   bool has(size_t n) const { return !failed_ && n <= size_ - at_; }
   uint8_t u1() { return take(1) ? data_[at_ - 1] : 0; }
-  uint16_t u2() { return take(2) ? get_u2(data_ + at_ - 2) : 0; }
-  uint32_t u4() { return take(4) ? get_u4(data_ + at_ - 4) : 0; }
+  uint16_t u2() { return take(2) ? load_be16(data_ + at_ - 2) : 0; }
+  uint32_t u4() { return take(4) ? load_be32(data_ + at_ - 4) : 0; }
   const uint8_t* bytes(size_t n) { return take(n) ? data_ + at_ - n : nullptr; }
   size_t at() const { return at_; }
   const uint8_t* data() const { return data_; }
@@ -133,11 +131,11 @@ struct ConstantPool {
   bool utf8(uint32_t index, std::string_view* out) const {
     if (!is(index, kUtf8)) return false;
     const uint8_t* p = data + offset[index];
-    *out = std::string_view(reinterpret_cast<const char*>(p + 3), get_u2(p + 1));
+    *out = std::string_view(reinterpret_cast<const char*>(p + 3), load_be16(p + 1));
     return true;
   }
   bool class_name(uint32_t index, std::string_view* out) const {
-    return is(index, kClass) && utf8(get_u2(data + offset[index] + 1), out);
+    return is(index, kClass) && utf8(load_be16(data + offset[index] + 1), out);
   }
 };
 
@@ -246,7 +244,7 @@ class CodeRewriter {
     if (in.failed()) return malformed("exception table truncated");
     for (uint32_t i = 0; i < handler_count_; ++i) {
       const uint8_t* h = handlers_ + i * 8;
-      uint32_t start = get_u2(h), end = get_u2(h + 2), handler = get_u2(h + 4);
+      uint32_t start = load_be16(h), end = load_be16(h + 2), handler = load_be16(h + 4);
       if (start >= end || !boundary(start) || !(end == code_length_ || boundary(end)) || !boundary(handler))
         return malformed("exception table entry " + std::to_string(i) + " names no instruction");
     }
@@ -267,10 +265,10 @@ class CodeRewriter {
     w.u2(handler_count_);
     for (uint32_t i = 0; i < handler_count_; ++i) {
       const uint8_t* h = handlers_ + i * 8;
-      w.u2(map_target(get_u2(h)));
-      w.u2(map_target(get_u2(h + 2)));
-      w.u2(map_target(get_u2(h + 4)));
-      w.u2(get_u2(h + 6));
+      w.u2(map_target(load_be16(h)));
+      w.u2(map_target(load_be16(h + 2)));
+      w.u2(map_target(load_be16(h + 4)));
+      w.u2(load_be16(h + 6));
     }
     return emit_attributes(w);
   }
@@ -336,7 +334,7 @@ class CodeRewriter {
       if (is_branch16(op) || op == kGotoW || op == kJsrW) {
         insn.first_target = static_cast<uint32_t>(targets_.size());
         int32_t offset = op == kGotoW || op == kJsrW ? get_s4(code_ + at + 1)
-                                                     : static_cast<int16_t>(get_u2(code_ + at + 1));
+                                                     : static_cast<int16_t>(load_be16(code_ + at + 1));
         if (!add_target(at, offset)) return false;
         insn.target_count = 1;
       }
@@ -805,7 +803,7 @@ bool parse_class(const uint8_t* data, size_t size, ClassFile& cf, RewriteResult&
     }
     const uint8_t* body = in.bytes(length);
     std::string_view source;
-    if (body != nullptr && attribute == "SourceFile" && length == 2 && cf.pool.utf8(get_u2(body), &source))
+    if (body != nullptr && attribute == "SourceFile" && length == 2 && cf.pool.utf8(load_be16(body), &source))
       result.source_file = std::string(source);
   }
   if (!in.at_end()) {

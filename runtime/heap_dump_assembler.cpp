@@ -3,32 +3,19 @@
 #include <algorithm>
 #include <cstring>
 
+#include "byte_encoder.h"
+
 namespace fasthprof {
 namespace {
 
 // One store per field (the VM thread runs this for every field of every instance).
 void store_big_endian(uint8_t* at, BasicType type, uint64_t bits) {
   switch (basic_type_size(type)) {
-    case 1:
-      *at = static_cast<uint8_t>(bits);
-      break;
-    case 2: {
-      uint16_t value = __builtin_bswap16(static_cast<uint16_t>(bits));
-      std::memcpy(at, &value, sizeof value);
-      break;
-    }
-    case 4: {
-      uint32_t value = __builtin_bswap32(static_cast<uint32_t>(bits));
-      std::memcpy(at, &value, sizeof value);
-      break;
-    }
-    case 8: {
-      uint64_t value = __builtin_bswap64(bits);
-      std::memcpy(at, &value, sizeof value);
-      break;
-    }
-    default:
-      break;  // an unknown type code takes no room
+    case 1: *at = static_cast<uint8_t>(bits); break;
+    case 2: store_be16(at, static_cast<uint16_t>(bits)); break;
+    case 4: store_be32(at, static_cast<uint32_t>(bits)); break;
+    case 8: store_be64(at, bits); break;
+    default: break;  // an unknown type code takes no room
   }
 }
 

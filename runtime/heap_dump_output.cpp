@@ -1,13 +1,10 @@
 #include "heap_dump_output.h"
 
+#include "byte_decoder.h"
+
 namespace fasthprof {
 namespace {
 
-uint64_t load_big_endian(const uint8_t* at, size_t size) {
-  uint64_t bits = 0;
-  for (size_t i = 0; i < size; ++i) bits = (bits << 8) | at[i];
-  return bits;
-}
 
 }  // namespace
 
@@ -129,7 +126,7 @@ void TextHeapDumpOutput::instance(uint64_t object_id, uint64_t size, uint32_t tr
   if (layout == nullptr || values.empty()) return;
   for (uint32_t at : layout->reference_slots) {
     const FieldSlot& slot = layout->slots[at];
-    objects_.object_field(*slot.name, load_big_endian(values.data() + slot.offset, kIdSize));
+    objects_.object_field(*slot.name, load_be(values.data() + slot.offset, kIdSize));
   }
 }
 

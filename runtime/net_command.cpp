@@ -5,17 +5,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "byte_decoder.h"
+
 namespace fasthprof {
 
 namespace {
-
-uint16_t get_u2(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
-
-uint32_t get_u4(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
-}
-
-uint64_t get_u8(const uint8_t* p) { return (uint64_t{get_u4(p)} << 32) | get_u4(p + 4); }
 
 void put_u2(std::vector<uint8_t>& out, uint16_t value) {
   out.push_back(static_cast<uint8_t>(value >> 8));
@@ -122,14 +116,14 @@ void NetCommandParser::feed(const uint8_t* data, size_t size, std::vector<NetCom
       if (pending_.size() < kNetCommandHeader) return;
       ++seen_;
       uint8_t tag = pending_[0];
-      uint32_t length = get_u4(&pending_[5]);
+      uint32_t length = load_be32(&pending_[5]);
       // CONTROL's size depends on its sub-command, checked once the body is in.
       bool fits = known_tag(tag) && (tag == static_cast<uint8_t>(NetCommandTag::kControl)
                                          ? (length == 2 || length == 4 || length == 10)
                                          : static_cast<int>(length) == net_command_body_size(tag, 0));
       if (!fits) {
         std::string what = "command " + std::to_string(seen_) + " (" + net_command_name(tag) + ", serial " +
-                           std::to_string(get_u4(&pending_[1])) + ")";
+                           std::to_string(load_be32(&pending_[1])) + ")";
         pending_.clear();
         if (length > kMaxSkippedBody) {
           out_of_step_ = true;
@@ -144,7 +138,7 @@ void NetCommandParser::feed(const uint8_t* data, size_t size, std::vector<NetCom
         continue;
       }
     }
-    uint32_t length = get_u4(&pending_[5]);
+    uint32_t length = load_be32(&pending_[5]);
     size_t wanted = std::min<size_t>(kNetCommandHeader + length - pending_.size(), size);
     pending_.insert(pending_.end(), data, data + wanted);
     data += wanted;
@@ -160,15 +154,15 @@ void NetCommandParser::take(const uint8_t* body, std::vector<NetCommand>* comman
   NetCommand command;
   uint8_t tag = pending_[0];
   command.tag = static_cast<NetCommandTag>(tag);
-  command.serial = get_u4(&pending_[1]);
-  uint32_t length = get_u4(&pending_[5]);
+  command.serial = load_be32(&pending_[1]);
+  uint32_t length = load_be32(&pending_[5]);
   std::string what = "command " + std::to_string(seen_) + " (" + net_command_name(tag) + ", serial " +
                      std::to_string(command.serial) + ")";
   switch (command.tag) {
     case NetCommandTag::kAllocSites:
     case NetCommandTag::kCpuSamples: {
-      command.flags = get_u2(body);
-      command.cutoff = float_of_bits(get_u4(body + 2));
+      command.flags = load_be16(body);
+      command.cutoff = float_of_bits(load_be32(body + 2));
       if (!std::isfinite(command.cutoff) || command.cutoff < 0.0f || command.cutoff > 1.0f) {
         char text[48];
         std::snprintf(text, sizeof(text), "%g", static_cast<double>(command.cutoff));
@@ -189,7 +183,7 @@ void NetCommandParser::take(const uint8_t* body, std::vector<NetCommand>* comman
       break;
     }
     case NetCommandTag::kControl: {
-      uint16_t control = get_u2(body);
+      uint16_t control = load_be16(body);
       if (control < 1 || control > 7) {
         messages->push_back(what + ": unknown sub-command " + std::to_string(control) + "; ignored");
         return;
@@ -200,8 +194,8 @@ void NetCommandParser::take(const uint8_t* body, std::vector<NetCommand>* comman
         return;
       }
       command.control = static_cast<NetControl>(control);
-      if (length == 10) command.thread_id = get_u8(body + 2);
-      if (length == 4) command.depth = get_u2(body + 2);
+      if (length == 10) command.thread_id = load_be64(body + 2);
+      if (length == 4) command.depth = load_be16(body + 2);
       break;
     }
     default:

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "byte_decoder.h"
 #include "clock.h"
 
 namespace fasthprof {
@@ -72,7 +73,7 @@ size_t VmDumpPipeReader::scan(const uint8_t* data, size_t size) {
     if (head_have_ == 0 && data[i] == static_cast<uint8_t>(RecordTag::kHeapDumpSegment)) return i;
     head_[head_have_++] = data[i++];
     if (head_have_ == kRecordHeaderSize) {
-      body_left_ = (uint32_t{head_[5]} << 24) | (uint32_t{head_[6]} << 16) | (uint32_t{head_[7]} << 8) | head_[8];
+      body_left_ = load_be32(head_ + 5);
       head_have_ = 0;
     }
   }

@@ -17,6 +17,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "byte_decoder.h"
+#include "byte_encoder.h"
 #include "ids.h"
 
 namespace fasthprof {
@@ -53,30 +55,6 @@ constexpr uint64_t kMinFileRange = uint64_t{128} << 10;
 // A range grows to this at most before it is handed over, so that the sink's io thread copies
 // while this thread reads on (one range for a whole side file would copy after the parse).
 constexpr uint64_t kMaxFileRange = uint64_t{8} << 20;
-
-inline uint16_t load16(const uint8_t* p) {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
-  return __builtin_bswap16(v);
-}
-inline uint32_t load32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return __builtin_bswap32(v);
-}
-inline uint64_t load64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return __builtin_bswap64(v);
-}
-inline void store32(uint8_t* p, uint32_t v) {
-  v = __builtin_bswap32(v);
-  std::memcpy(p, &v, 4);
-}
-inline void store64(uint8_t* p, uint64_t v) {
-  v = __builtin_bswap64(v);
-  std::memcpy(p, &v, 8);
-}
 
 // Size of a value of basic type code, 0 for a code HPROF does not define.
 inline size_t value_size(uint8_t code) {
@@ -167,14 +145,14 @@ void VmDumpRewriter::write_patched(const uint8_t* from, const uint8_t* to) {
 }
 
 void VmDumpRewriter::set32(uint8_t* p, uint32_t value) {
-  if (load32(p) == value) return;
-  store32(p, value);
+  if (load_be32(p) == value) return;
+  store_be32(p, value);
   dirty_ = true;
 }
 
 void VmDumpRewriter::set64(uint8_t* p, uint64_t value) {
-  if (load64(p) == value) return;
-  store64(p, value);
+  if (load_be64(p) == value) return;
+  store_be64(p, value);
   dirty_ = true;
 }
 
@@ -315,8 +293,8 @@ void VmDumpRewriter::prefetch_names(const uint8_t* pos, const uint8_t* end) {
   const uint8_t* p = std::max<const uint8_t*>(pos, prefetched_until_);
   for (int records = 0; records < kPrefetchRecords && end - p >= static_cast<ptrdiff_t>(kRecordHeaderSize + kId); ++records) {
     if (p[0] != static_cast<uint8_t>(RecordTag::kUtf8)) break;
-    numbering_.name_hashes_.prefetch(load64(p + kRecordHeaderSize));
-    uint64_t record = kRecordHeaderSize + uint64_t{load32(p + 5)};
+    numbering_.name_hashes_.prefetch(load_be64(p + kRecordHeaderSize));
+    uint64_t record = kRecordHeaderSize + uint64_t{load_be32(p + 5)};
     if (record > static_cast<uint64_t>(end - p)) break;
     p += record;
   }
@@ -386,15 +364,15 @@ void VmDumpRewriter::sub_records(uint8_t*& pos, uint8_t* end) {
     uint64_t total;
     switch (static_cast<HeapTag>(p[0])) {
       case HeapTag::kInstanceDump:
-        total = kLongestFixedPart + load32(p + 1 + kId + 4 + kId);
+        total = kLongestFixedPart + load_be32(p + 1 + kId + 4 + kId);
         break;
       case HeapTag::kObjectArrayDump:
-        total = kLongestFixedPart + uint64_t{load32(p + 1 + kId + 4)} * kId;
+        total = kLongestFixedPart + uint64_t{load_be32(p + 1 + kId + 4)} * kId;
         break;
       case HeapTag::kPrimitiveArrayDump: {
         size_t element = value_size(p[1 + kId + 8]);
         if (element == 0 || p[1 + kId + 8] == static_cast<uint8_t>(BasicType::kObject)) goto done;
-        total = 1 + kId + 4 + 4 + 1 + uint64_t{load32(p + 1 + kId + 4)} * element;
+        total = 1 + kId + 4 + 4 + 1 + uint64_t{load_be32(p + 1 + kId + 4)} * element;
         break;
       }
       case HeapTag::kRootJniLocal:
@@ -455,7 +433,7 @@ bool VmDumpRewriter::measure(const uint8_t* p, uint64_t avail, uint64_t at, bool
     case State::kRecords: {
       if (avail < kRecordHeaderSize) return need(kRecordHeaderSize);
       uint8_t tag = p[0];
-      uint32_t length = load32(p + 5);
+      uint32_t length = load_be32(p + 5);
       if (tag == static_cast<uint8_t>(RecordTag::kHeapDumpSegment) || tag == static_cast<uint8_t>(RecordTag::kHeapDumpEnd)) {
         unit->size = kRecordHeaderSize;
         return true;
@@ -487,8 +465,8 @@ bool VmDumpRewriter::measure(const uint8_t* p, uint64_t avail, uint64_t at, bool
     case HeapTag::kObjectArrayDump:
       fixed = kLongestFixedPart;
       if (avail < fixed) return need(fixed);
-      unit->body = p[0] == static_cast<uint8_t>(HeapTag::kInstanceDump) ? load32(p + 1 + kId + 4 + kId)
-                                                                         : uint64_t{load32(p + 1 + kId + 4)} * kId;
+      unit->body = p[0] == static_cast<uint8_t>(HeapTag::kInstanceDump) ? load_be32(p + 1 + kId + 4 + kId)
+                                                                         : uint64_t{load_be32(p + 1 + kId + 4)} * kId;
       break;
     case HeapTag::kPrimitiveArrayDump: {
       fixed = 1 + kId + 4 + 4 + 1;
@@ -498,7 +476,7 @@ bool VmDumpRewriter::measure(const uint8_t* p, uint64_t avail, uint64_t at, bool
       if (element == 0 || type == static_cast<uint8_t>(BasicType::kObject)) {
         return fail(at, "PRIMITIVE ARRAY DUMP with element type %u", type);
       }
-      unit->body = uint64_t{load32(p + 1 + kId + 4)} * element;
+      unit->body = uint64_t{load_be32(p + 1 + kId + 4)} * element;
       break;
     }
     case HeapTag::kClassDump: {
@@ -507,7 +485,7 @@ bool VmDumpRewriter::measure(const uint8_t* p, uint64_t avail, uint64_t at, bool
       uint64_t pos = kClassDumpFixed;
       for (int list = 0; list < 3; ++list) {
         if (avail < pos + 2) return need(pos + 2);
-        uint32_t count = load16(p + pos);
+        uint32_t count = load_be16(p + pos);
         pos += 2;
         const uint64_t head = list == 0 ? 2 : kId;  // before the type byte
         for (uint32_t i = 0; i < count; ++i) {
@@ -540,7 +518,7 @@ bool VmDumpRewriter::apply(uint8_t* p, const Unit& unit, uint64_t at, bool* keep
       if (std::memcmp(p, kBinaryHeaderVersion, sizeof(kBinaryHeaderVersion)) != 0) {
         return fail(at, "not a \"%s\" file header", kBinaryHeaderVersion);
       }
-      uint32_t id_size = load32(p + sizeof(kBinaryHeaderVersion));
+      uint32_t id_size = load_be32(p + sizeof(kBinaryHeaderVersion));
       if (id_size != kIdSize) return fail(at, "identifier size %" PRIu32 " (only %" PRIu32 " is supported)", id_size, kIdSize);
       state_ = State::kRecords;
       return true;
@@ -570,7 +548,7 @@ bool VmDumpRewriter::apply(uint8_t* p, const Unit& unit, uint64_t at, bool* keep
 
 bool VmDumpRewriter::apply_record(uint8_t* p, uint64_t at, bool* keep) {
   const uint8_t tag = p[0];
-  const uint32_t length = load32(p + 5);
+  const uint32_t length = load_be32(p + 5);
   uint8_t* body = p + kRecordHeaderSize;
   *keep = true;
   auto expect = [&](const char* what, uint32_t expected) {
@@ -581,8 +559,8 @@ bool VmDumpRewriter::apply_record(uint8_t* p, uint64_t at, bool* keep) {
     case RecordTag::kUtf8: return apply_utf8(p, length, at, keep);
     case RecordTag::kLoadClass: {
       if (!expect("LOAD CLASS", 4 + kId + 4 + kId)) return false;
-      uint32_t serial = load32(body);
-      uint64_t class_id = load64(body + 4);
+      uint32_t serial = load_be32(body);
+      uint64_t class_id = load_be64(body + 4);
       if (serial == 0) return fail(at, "LOAD CLASS with class serial 0");
       auto [entry, inserted] = class_serials_.try_emplace(serial, Serial{0, false});
       if (!inserted && entry->defined) return fail(at, "LOAD CLASS of class serial %" PRIu32 " twice in one dump", serial);
@@ -599,13 +577,13 @@ bool VmDumpRewriter::apply_record(uint8_t* p, uint64_t at, bool* keep) {
       if (inserted) entry->number = next_serial(numbering_.next_class_serial_);
       class_ids_.try_emplace(class_id, entry->number);
       set32(body, entry->number);
-      set32(body + 4 + kId, trace_reference(load32(body + 4 + kId)));
+      set32(body + 4 + kId, trace_reference(load_be32(body + 4 + kId)));
       patch_name(body + 4 + kId + 4);
       return true;
     }
     case RecordTag::kStackFrame: {
       if (!expect("STACK FRAME", 4 * kId + 8)) return false;
-      uint64_t frame = load64(body);
+      uint64_t frame = load_be64(body);
       if (frame == 0) return fail(at, "STACK FRAME with frame ID 0");
       auto [entry, inserted] = frames_.try_emplace(frame, Frame{0, false});
       if (!inserted && entry->defined) return fail(at, "STACK FRAME 0x%" PRIx64 " twice in one dump", frame);
@@ -615,7 +593,7 @@ bool VmDumpRewriter::apply_record(uint8_t* p, uint64_t at, bool* keep) {
       patch_name(body + kId);
       patch_name(body + 2 * kId);
       patch_name(body + 3 * kId);
-      set32(body + 4 * kId, output_serial(class_serials_, numbering_.next_class_serial_, load32(body + 4 * kId)));
+      set32(body + 4 * kId, output_serial(class_serials_, numbering_.next_class_serial_, load_be32(body + 4 * kId)));
       return true;
     }
     case RecordTag::kStackTrace: return apply_stack_trace(p, length, at, keep);
@@ -651,7 +629,7 @@ bool VmDumpRewriter::apply_record(uint8_t* p, uint64_t at, bool* keep) {
 bool VmDumpRewriter::apply_utf8(uint8_t* p, uint32_t length, uint64_t at, bool* keep) {
   if (length < kId) return fail(at, "UTF8 record of length %" PRIu32 " is shorter than an ID", length);
   uint8_t* body = p + kRecordHeaderSize;
-  uint64_t name = load64(body);
+  uint64_t name = load_be64(body);
   if (name == 0 || id_space(name) != IdSpace::kNone) {
     return fail(at, "UTF8 ID 0x%" PRIx64 " is not a JDK symbol address", name);
   }
@@ -689,9 +667,9 @@ bool VmDumpRewriter::apply_utf8(uint8_t* p, uint32_t length, uint64_t at, bool* 
 bool VmDumpRewriter::apply_stack_trace(uint8_t* p, uint32_t length, uint64_t at, bool* keep) {
   if (length < 12) return fail(at, "STACK TRACE record of length %" PRIu32 " is shorter than 12", length);
   uint8_t* body = p + kRecordHeaderSize;
-  uint32_t serial = load32(body);
-  uint32_t thread = load32(body + 4);
-  uint32_t count = load32(body + 8);
+  uint32_t serial = load_be32(body);
+  uint32_t thread = load_be32(body + 4);
+  uint32_t count = load_be32(body + 8);
   if (uint64_t{length} != 12 + uint64_t{count} * kId) {
     return fail(at, "STACK TRACE of %" PRIu32 " frames has length %" PRIu32, count, length);
   }
@@ -723,7 +701,7 @@ bool VmDumpRewriter::apply_stack_trace(uint8_t* p, uint32_t length, uint64_t at,
   set32(body + 4, output_serial(thread_serials_, numbering_.next_thread_serial_, thread));
   for (uint32_t i = 0; i < count; ++i) {
     uint8_t* field = body + 12 + uint64_t{i} * kId;
-    set64(field, frame_id(load64(field)));
+    set64(field, frame_id(load_be64(field)));
   }
   *keep = true;
   return true;
@@ -736,38 +714,38 @@ void VmDumpRewriter::patch_sub_record(uint8_t* p) {
     case HeapTag::kInstanceDump:
     case HeapTag::kObjectArrayDump:
     case HeapTag::kPrimitiveArrayDump: {
-      uint32_t trace = load32(p + 1 + kId);
+      uint32_t trace = load_be32(p + 1 + kId);
       if (trace != last_trace_in_) trace_reference(trace);
       set32(p + 1 + kId, last_trace_out_);
       return;
     }
     case HeapTag::kRootThreadObject:
-      set32(p + 1 + kId + 4, trace_reference(load32(p + 1 + kId + 4)));
+      set32(p + 1 + kId + 4, trace_reference(load_be32(p + 1 + kId + 4)));
       [[fallthrough]];
     case HeapTag::kRootJniLocal:
     case HeapTag::kRootJavaFrame:
     case HeapTag::kRootNativeStack:
     case HeapTag::kRootThreadBlock:
-      set32(p + 1 + kId, output_serial(thread_serials_, numbering_.next_thread_serial_, load32(p + 1 + kId)));
+      set32(p + 1 + kId, output_serial(thread_serials_, numbering_.next_thread_serial_, load_be32(p + 1 + kId)));
       return;
     default: return;  // roots that name only objects
   }
 }
 
 void VmDumpRewriter::patch_class_dump(uint8_t* p) {
-  set32(p + 1 + kId, trace_reference(load32(p + 1 + kId)));
+  set32(p + 1 + kId, trace_reference(load_be32(p + 1 + kId)));
   if (renames_.size() == 0) return;
   uint64_t pos = kClassDumpFixed;
-  uint32_t constants = load16(p + pos);
+  uint32_t constants = load_be16(p + pos);
   pos += 2;
   for (uint32_t i = 0; i < constants; ++i) pos += 3 + value_size(p[pos + 2]);
-  uint32_t statics = load16(p + pos);
+  uint32_t statics = load_be16(p + pos);
   pos += 2;
   for (uint32_t i = 0; i < statics; ++i) {
     patch_name(p + pos);
     pos += kId + 1 + value_size(p[pos + kId]);
   }
-  uint32_t fields = load16(p + pos);
+  uint32_t fields = load_be16(p + pos);
   pos += 2;
   for (uint32_t i = 0; i < fields; ++i, pos += kId + 1) patch_name(p + pos);
 }
@@ -804,7 +782,7 @@ uint64_t VmDumpRewriter::frame_id(uint64_t frame) {
 
 void VmDumpRewriter::patch_name(uint8_t* at) {
   if (renames_.size() == 0) return;
-  const uint64_t* renamed = renames_.find(load64(at));
+  const uint64_t* renamed = renames_.find(load_be64(at));
   if (renamed != nullptr) set64(at, *renamed);
 }
 
