@@ -140,7 +140,7 @@ void AllocationTracker::start(JNIEnv* jni) {
 // lost with Serial and Parallel). A collection retires every TLAB (ZGC's too, at mark start), so
 // each thread's next allocation refills and is sampled; at VMInit it costs a few milliseconds.
 // Not under attach: there a running thread is unseen until its first sampling point, drawn at
-// the default interval, whatever its TLAB (README).
+// the default interval, whatever its TLAB (docs/allocation-sites.md).
 void AllocationTracker::retire_allocation_buffers() {
   jvmtiError collected = context_.jvmti->ForceGarbageCollection();
   if (collected != JVMTI_ERROR_NONE) {
@@ -341,7 +341,7 @@ void AllocationTracker::count_live(JNIEnv* jni) {
 void AllocationTracker::write_report(ReportContext& report) {
   if (!started_) return;
   // ZGC and Shenandoah collect on threads that HotSpot has already stopped at VM death: there
-  // the live counts of the exit report include the garbage not yet collected (README).
+  // the live counts of the exit report include the garbage not yet collected (docs/allocation-sites.md).
   if (report.force_gc && !(report.at_exit && gc_stops_before_death_)) context_.jvmti->ForceGarbageCollection();
   drain_events(report.jni);
   count_live(report.jni);

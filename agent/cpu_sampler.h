@@ -5,7 +5,7 @@
 // nor the agent's own threads ("fasthprof ..."). Each count goes to the trace of the thread's
 // stack; the report writes CPU SAMPLES and restarts the counts.
 //
-// Mechanism (measured, see bench/README.md "cpu=samples"). Counting needs no stack: state and CPU
+// Mechanism (measured, see docs/cpu.md "How the stacks are taken"). Counting needs no stack: state and CPU
 // time of each thread stop nothing, so "fasthprof cpu sampler" keeps the rounds at the interval and
 // the stacks are taken apart from the count, one of two ways (the debug option
 // cpustacks=signal|deferred chooses; signal is the default):

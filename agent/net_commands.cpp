@@ -1,4 +1,4 @@
-// net= commands (README "net= commands", docs/ARCHITECTURE.md): the listener thread and the writer's
+// net= commands (docs/net.md, docs/ARCHITECTURE.md): the listener thread and the writer's
 // side of each command. The listener only reads, parses and queues; every command that writes
 // output runs on the writer thread, the profile's owner, between rounds and behind the kill -QUIT
 // reports queued before it, bracketed like a report so that the output is cut back only to
@@ -33,7 +33,7 @@ constexpr size_t kMaxQueuedCommands = 1024;
 // buffers (each allocation-tracking thread's, the CPU sampler's signal slots) are sized for it
 // from the start, so that the depth can change while the program's threads use them, with no
 // handshake. Walks take only the frames of the depth asked for, so a larger capacity costs memory
-// (1 KiB per tracking thread; the sampler's slots fit its fixed 4 MiB), not time (README).
+// (1 KiB per tracking thread; the sampler's slots fit its fixed 4 MiB), not time (docs/net.md).
 constexpr int kCommandDepthCapacity = 64;
 
 std::string describe(const NetCommand& command) {

@@ -1,6 +1,6 @@
 // dumper=vm: a binary heap dump written by HotSpot's own dumper (the one `jcmd GC.heap_dump`
 // runs), at the JVM's speed, and inserted into fasthprof's output as the heap dump section of the
-// report (docs/decisions.md, "Heap dumps by the JVM's own dumper").
+// report (docs/decisions.md "Binary format", `dumper=auto`; docs/heap-dumps.md "Who writes the dump").
 //
 // One dump, on the writer thread (the owner), between the sink's begin_report and end_report:
 //   1. a named pipe (runtime/fifo_drain.h) in the output's folder (the working folder with net=),

@@ -8,8 +8,8 @@
    - raw: run time / interval x busy threads (the issue's formula);
    - rule: what the CPU-time rule makes due: threads counted per round (median over the runs of
      both paths) x rounds due. The in-round variants and the `count` baseline (rounds that took no
-     stack at all) were removed from the agent (bench/README.md says when); their figures stay in
-     bench/README.md. With more busy threads than CPUs a thread that waits for the CPU through a
+     stack at all) were removed from the agent (docs/cpu.md says when); their figures stay in
+     docs/cpu.md "How the stacks are taken". With more busy threads than CPUs a thread that waits for the CPU through a
      whole interval is not due a sample, so this, not raw, is what a mechanism can reach;
    - own: the variant's own counts (rounds x threads that passed the rule) scaled to the rounds
      due: what it lost between counting and recording, and by missing rounds;

@@ -36,7 +36,8 @@ class HotSpotAttach {
   // sends SIGQUIT to this process and waits up to timeout_ms for the socket. Call only when attach
   // is enabled and signals are not reduced (-Xrs): otherwise the signal prints a thread dump or ends
   // the VM. A SIGQUIT the user sends while the trigger exists is taken by the JVM as part of this
-  // start (the README says so). Returns false with *error set when the socket did not appear.
+  // start (docs/heap-dumps.md "How the JVM's dumper is asked" says so). Returns false with
+  // *error set when the socket did not appear.
   bool start_listener(int timeout_ms, std::string* error);
 
   // Sends "jcmd <command line>" and waits for the whole reply (the command has finished then).

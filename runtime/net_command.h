@@ -1,5 +1,5 @@
 // The net= command protocol: what a front end sends back on the agent's connection, and the parser
-// that turns the byte stream into commands (docs/decisions.md, README "net= commands").
+// that turns the byte stream into commands (docs/decisions.md, docs/net.md).
 //
 // Every command is u1 tag, u4 serial, u4 length, then `length` bytes of body, all big-endian. The
 // body's size is fixed per tag (and per sub-command of CONTROL); a thread ID is 8 bytes, the

@@ -79,7 +79,7 @@ struct SiteRow {
   SiteCounts counts;
 };
 
-// What a SITES report lists (the flags of a net= ALLOC SITES command, README "net= commands").
+// What a SITES report lists (the flags of a net= ALLOC SITES command, docs/net.md).
 struct SiteSelection {
   // Only the sites whose counts differ from those at the previous SITES output (a report's or a
   // command's, mark_reported()), or that appeared since: what the original called changed sites

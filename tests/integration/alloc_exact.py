@@ -56,7 +56,7 @@ def run_start(label, home, collector, kind):
     dropped = site(traces, rows, "long[]", frame("makeDropped", "dropped"))
     check(first[:2] == (4000, 4000), f"{label}: the first line of main, 4000 byte[16] made and live: {first}", run)
     check(early[:2] == (2000, 2000), f"{label}: 2000 Early made and live: {early}", run)
-    # ZGC cannot collect at VM death (README): its exit report counts the dropped half as live.
+    # ZGC cannot collect at VM death (docs/allocation-sites.md): its exit report counts the dropped half as live.
     live_dropped = (500, 1000) if collector == "Z" else (500, 500)
     check(dropped[0] == 1000 and live_dropped[0] <= dropped[1] <= live_dropped[1],
           f"{label}: 1000 long[2] made, {live_dropped[0]} live: {dropped}", run)
@@ -93,7 +93,7 @@ def run_attach(label, home, collector):
             check(late[:2] == (count, count), f"{label}: {count} Late from {caller} after the attach: {late}")
         # At once after the attach, a running thread is exact on JDK 23+ once it has allocated past
         # the sampling point drawn when it started (8 MiB here); on JDK 17 only from that point
-        # after the attach (README).
+        # after the attach (docs/allocation-sites.md).
         now_main = site(traces, rows, "byte[]", frame("main", "attached"))
         now_worker = site(traces, rows, "int[]", frame("worker", "workerNow"))
         if label.startswith("jdk17"):

@@ -236,7 +236,7 @@ def quiescent_histograms(jdk, home):
             ids = int(re.search(r"identifier size (\d+)", summary.stdout).group(1))
             counts = {name: value[0] for name, value in rows.items()}
             # Every class, java.lang.Class (from the CLASS DUMPs) included: with -Xshare:off the heap
-            # holds no archived mirrors of classes that were never loaded (see README).
+            # holds no archived mirrors of classes that were never loaded (see docs/command.md).
             # The agent's dump is compared with the histogram taken after it: on JDK 25 the kill -QUIT
             # leaves an interned String behind (its table node, bytes and a lock object).
             reference = after if file_name == "agent.hprof" else expected

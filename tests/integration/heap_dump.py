@@ -170,7 +170,7 @@ def reachable(model, starts):
 
 def explained_differences(label, jdk, model, main_class):
     """{category: object IDs} of the JDK's dump that JVMTI cannot see, each category measured and
-    explained in the README. Objects that nothing in the JDK's dump reaches are either held by the
+    explained in docs/heap-dumps.md. Objects that nothing in the JDK's dump reaches are either held by the
     fields of java.lang.Class objects (which its CLASS DUMPs do not show; fasthprof has them) or
     in one of these categories."""
     everything = set(model.instances) | set(model.object_arrays) | set(model.primitive_arrays)

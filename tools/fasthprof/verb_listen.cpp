@@ -47,7 +47,7 @@ const char kListenUsage[] =
     "format=a, .hprof.gz for gz=y), and sends them commands. Listens on loopback (127.0.0.1 and ::1)\n"
     "unless --address is given (0.0.0.0, ::, or any local address); --port 0 picks a free port.\n"
     "The channel is plaintext and unauthenticated: anyone who can reach the port can send profiles\n"
-    "or ask for heap dumps, which hold the program's secrets. Tunnel it (README, net= commands).\n"
+    "or ask for heap dumps, which hold the program's secrets. Tunnel it (docs/net.md).\n"
     "\n"
     "On start it prints `listening on ADDR:PORT` per socket; then one line per event:\n"
     "  connected ID PEER FILE | closed ID PEER BYTES bytes [cut back to N: a record was cut short]\n"
