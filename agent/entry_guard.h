@@ -18,6 +18,9 @@ namespace fasthprof {
 // thread, outside signal handlers.
 void report_entry_failure(const char* where, const char* cause, const char* consequence) noexcept;
 
+// The consequence of a failure that stops all profiling (the profiler's own callbacks, the writer).
+inline constexpr const char* kProfilingStopped = "profiling stopped; the file keeps every complete report";
+
 // Runs body(); if it throws, reports what was thrown (std::bad_alloc as "out of memory") with
 // `consequence`, then runs on_failure() (whose own exceptions are swallowed) and returns
 // `fallback`. Returns body()'s result otherwise. Allocates nothing itself. Any thread.

@@ -25,10 +25,6 @@ namespace fasthprof {
 
 namespace {
 
-// Commands queued and not yet run: a peer sending faster than the writer runs them waits (the
-// listener stops reading, TCP holds the peer back) instead of growing the queue without end.
-constexpr size_t kMaxQueuedCommands = 1024;
-
 // The deepest stack a net= CONTROL may ask for when depth= at start was less: the agent's stack
 // buffers (each allocation-tracking thread's, the CPU sampler's signal slots) are sized for it
 // from the start, so that the depth can change while the program's threads use them, with no
@@ -100,7 +96,7 @@ void Profiler::listen(JNIEnv* jni) {
         exit_on_command(jni);
         continue;
       }
-      if (!queue_command(command)) {
+      if (!writer_thread_.queue_command(command)) {
         say("the writer thread has ended: no more commands are run");
         queue_closed = true;
       }
@@ -109,29 +105,9 @@ void Profiler::listen(JNIEnv* jni) {
   }
 }
 
-bool Profiler::queue_command(const NetCommand& command) {
-  jvmti_->RawMonitorEnter(writer_lock_);
-  while (pending_commands_.size() >= kMaxQueuedCommands && !stop_requested_ && writer_running_) {
-    jvmti_->RawMonitorWait(writer_lock_, 100);
-  }
-  bool open = !stop_requested_ && writer_running_;
-  if (open) {
-    pending_commands_.push_back(command);
-    ++commands_queued_;
-    jvmti_->RawMonitorNotifyAll(writer_lock_);
-  }
-  jvmti_->RawMonitorExit(writer_lock_);
-  return open;
-}
-
 void Profiler::exit_on_command(JNIEnv* jni) {
   // The commands sent before EXIT run first (their output is what the peer asked for).
-  jvmti_->RawMonitorEnter(writer_lock_);
-  uint64_t before = commands_queued_;
-  while (commands_done_ < before && !stop_requested_ && writer_running_) jvmti_->RawMonitorWait(writer_lock_, 100);
-  bool dying = stop_requested_;
-  jvmti_->RawMonitorExit(writer_lock_);
-  if (dying) return;
+  if (!writer_thread_.wait_for_queued_commands()) return;  // the VM is dying meanwhile
   write_stderr("HPROF: received exit event, exiting ...\n");
   jclass system = jni->FindClass("java/lang/System");
   jmethodID exit = system == nullptr ? nullptr : jni->GetStaticMethodID(system, "exit", "(I)V");

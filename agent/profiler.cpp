@@ -37,8 +37,6 @@ Profiler* profiler = nullptr;
 bool load_claimed = false;
 Profiler* being_loaded = nullptr;
 
-constexpr const char* kProfilingStopped = "profiling stopped; the file keeps every complete report";
-
 constexpr const char* kTwiceMessage =
     "Cannot load this JVM TI agent twice, check your java command line for duplicate hprof options.";
 
@@ -282,7 +280,7 @@ bool Profiler::set_up_jvmti(std::string* error) {
     callbacks.ExceptionCatch = &on_exception_catch;
   }
   if (jvmti_->SetEventCallbacks(&callbacks, sizeof(callbacks)) != JVMTI_ERROR_NONE ||
-      jvmti_->CreateRawMonitor("fasthprof writer", &writer_lock_) != JVMTI_ERROR_NONE) {
+      !writer_thread_.create(jvmti_)) {
     *error = "Unable to set up the JVMTI callbacks.";
     return false;
   }
@@ -322,10 +320,12 @@ void Profiler::go_live(JNIEnv* jni) {
     apply_lifecycle(jni);
   }
 
+  // Allocation events arrive by the million: drain them every millisecond so that the next round
+  // takes a batch rather than contending with the producers for every few events. Without them
+  // only thread and class events and CPU samples wait, and a slower round is enough.
+  const int64_t round_ms = allocation_hook_ == nullptr ? 10 : 1;
   std::string error;
-  writer_running_ = true;
-  if (!jvmti::start_agent_thread(jvmti_, jni, "fasthprof writer", &writer_main, this, &error)) {
-    writer_running_ = false;
+  if (!writer_thread_.start(jni, this, round_ms, &error)) {
     jvmti::print_error(error + "; nothing more is recorded and kill -QUIT produces no report");
     live_.store(false);
     return;
@@ -334,61 +334,29 @@ void Profiler::go_live(JNIEnv* jni) {
   start_command_listener(jni);
 }
 
-void JNICALL Profiler::writer_main(jvmtiEnv*, JNIEnv* jni, void* arg) {
-  auto* self = static_cast<Profiler*>(arg);
-  {
-    ProfileOwner::Scope owner;
-    guarded("the writer thread", [&] { self->writer_loop(jni); });
-  }
-  self->jvmti_->RawMonitorEnter(self->writer_lock_);
-  self->writer_running_ = false;
-  self->jvmti_->RawMonitorNotifyAll(self->writer_lock_);
-  self->jvmti_->RawMonitorExit(self->writer_lock_);
+void Profiler::before_round() {
+  if (cut_pending_.load()) cut_back_after_failure();
 }
 
-void Profiler::writer_loop(JNIEnv* jni) {
-  // Allocation events arrive by the million: drain them every millisecond so that the next round
-  // takes a batch rather than contending with the producers for every few events. Without them
-  // only thread and class events and CPU samples wait, and a slower round is enough.
-  const jlong round_ms = allocation_hook_ == nullptr ? 10 : 1;
-  for (;;) {
-    jvmti_->RawMonitorEnter(writer_lock_);
-    if (!stop_requested_ && pending_reports_ == 0 && pending_commands_.empty() && !writer_busy_draining_) {
-      jvmti_->RawMonitorWait(writer_lock_, round_ms);
-    }
-    bool stop = stop_requested_;
-    bool report = !stop && pending_reports_ > 0;
-    if (report) --pending_reports_;
-    bool command = !stop && !report && !pending_commands_.empty();
-    NetCommand next;
-    if (command) {
-      next = pending_commands_.front();
-      pending_commands_.pop_front();
-    }
-    jvmti_->RawMonitorExit(writer_lock_);
+size_t Profiler::drain(JNIEnv* jni) {
+  size_t taken = 0;
+  guarded("the writer thread", [&] { taken = drain_all(jni); });
+  return taken;
+}
 
-    if (cut_pending_.load()) cut_back_after_failure();
-    if (stop) {
-      // VM death: the VMDeath callback waits in shut_down() until this returns, so the final
-      // report may still walk the heap and take stacks. Requests still queued are covered by it.
-      if (options_.doe && !failed_.load()) {
-        guarded("the report at VM death", [&] { run_report(jni, /*at_exit=*/true); });
-      }
-      return;
-    }
-    if (report) {
-      guarded("the writer thread's report", [&] { run_report(jni, /*at_exit=*/false); });
-    } else if (command) {
-      guarded("a net= command", [&] { run_command(jni, next); });
-      jvmti_->RawMonitorEnter(writer_lock_);
-      ++commands_done_;
-      jvmti_->RawMonitorNotifyAll(writer_lock_);
-      jvmti_->RawMonitorExit(writer_lock_);
-    } else {
-      guarded("the writer thread", [&] { drain_all(jni); });
-    }
+void Profiler::report(JNIEnv* jni, bool at_exit) {
+  if (!at_exit) {
+    guarded("the writer thread's report", [&] { run_report(jni, /*at_exit=*/false); });
+  } else if (options_.doe && !failed_.load()) {
+    guarded("the report at VM death", [&] { run_report(jni, /*at_exit=*/true); });
   }
 }
+
+void Profiler::command(JNIEnv* jni, const NetCommand& command) {
+  guarded("a net= command", [&] { run_command(jni, command); });
+}
+
+void Profiler::loop_failed() { stop_after_failure(); }
 
 void Profiler::apply_lifecycle(JNIEnv* jni) {
   lifecycle_.drain([&](LifecycleEvent& event) {
@@ -404,7 +372,7 @@ void Profiler::apply_lifecycle(JNIEnv* jni) {
   });
 }
 
-void Profiler::drain_all(JNIEnv* jni) {
+size_t Profiler::drain_all(JNIEnv* jni) {
   apply_lifecycle(jni);
   size_t taken = 0;
   for (size_t i = 0; i < features_.size(); ++i) {
@@ -413,7 +381,7 @@ void Profiler::drain_all(JNIEnv* jni) {
         "the writer thread", "that feature records nothing more",
         [&] { taken += features_[i]->drain(jni); }, [&] { feature_failed_[i] = true; });
   }
-  writer_busy_draining_ = taken >= 4096;
+  return taken;
 }
 
 void Profiler::run_report(JNIEnv* jni, bool at_exit) {
@@ -477,12 +445,7 @@ void Profiler::next_report() {
 
 void Profiler::shut_down(JNIEnv* jni) {
   jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_DATA_DUMP_REQUEST, nullptr);
-  jvmti_->RawMonitorEnter(writer_lock_);
-  bool writer_started = writer_running_;
-  stop_requested_ = true;
-  jvmti_->RawMonitorNotifyAll(writer_lock_);
-  while (writer_running_) jvmti_->RawMonitorWait(writer_lock_, 100);
-  jvmti_->RawMonitorExit(writer_lock_);
+  bool writer_started = writer_thread_.stop_and_wait();
 
   // The writer thread is gone (it ran the final report): this thread owns the profile to the end.
   ProfileOwner::Scope owner;
@@ -641,12 +604,9 @@ void JNICALL Profiler::on_exception_catch(jvmtiEnv*, JNIEnv* jni, jthread, jmeth
   profiler->leave_callback();
 }
 
-void JNICALL Profiler::on_data_dump_request(jvmtiEnv* jvmti) {
+void JNICALL Profiler::on_data_dump_request(jvmtiEnv*) {
   if (!profiler->enter_callback()) return;
-  jvmti->RawMonitorEnter(profiler->writer_lock_);
-  ++profiler->pending_reports_;
-  jvmti->RawMonitorNotifyAll(profiler->writer_lock_);
-  jvmti->RawMonitorExit(profiler->writer_lock_);
+  profiler->writer_thread_.request_report();
   profiler->leave_callback();
 }
 

@@ -1,13 +1,12 @@
 // The agent's one global object: options, output, the JVMTI wiring (capabilities, the one callback
-// table, enabled events), the features, and the writer thread that owns the profile and runs the
-// reports (docs/ARCHITECTURE.md). Each JVMTI callback is a short trampoline into the part that owns
+// table, enabled events), the features, and what the writer thread (writer_thread.h), the owner of
+// the profile, runs: drains, reports, net= commands (docs/ARCHITECTURE.md). Each JVMTI callback is a short trampoline into the part that owns
 // the work.
 #pragma once
 
 #include <jvmti.h>
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <vector>
 
@@ -19,6 +18,7 @@
 #include "options.h"
 #include "profile_writer.h"
 #include "thread_tracker.h"
+#include "writer_thread.h"
 
 namespace fasthprof {
 
@@ -26,7 +26,7 @@ class AllocationTracker;
 class MonitorTracker;
 class CpuTimer;
 
-class Profiler {
+class Profiler : private WriterJobs {
  public:
   // Agent_OnLoad (attach=false) and Agent_OnAttach (attach=true). Returns JNI_OK, or JNI_ERR
   // after printing why; at OnLoad the original's exits (help, option errors, files) are kept,
@@ -49,13 +49,17 @@ class Profiler {
   void create_features();
   bool set_up_jvmti(std::string* error);
   void go_live(JNIEnv* jni);
-  // The writer thread: drains the queues, runs the reports, and the final one at VM death.
-  static void JNICALL writer_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
-  void writer_loop(JNIEnv* jni);
+  // What the writer thread (writer_thread.h) runs: drains, reports (the final one at VM death),
+  // net= commands, each behind the entry guard.
+  void before_round() override;
+  size_t drain(JNIEnv* jni) override;
+  void report(JNIEnv* jni, bool at_exit) override;
+  void command(JNIEnv* jni, const NetCommand& command) override;
+  void loop_failed() override;
   // Applies every thread and class event queued so far. Owner only.
   void apply_lifecycle(JNIEnv* jni);
-  // apply_lifecycle(), then every feature's drain(). Owner only.
-  void drain_all(JNIEnv* jni);
+  // apply_lifecycle(), then every feature's drain(); returns the events taken. Owner only.
+  size_t drain_all(JNIEnv* jni);
   void run_report(JNIEnv* jni, bool at_exit);
   void run_report_sections(JNIEnv* jni, bool at_exit);
   // Ends the sink's current report (what the writer buffers flushed into it first), telling the
@@ -67,8 +71,6 @@ class Profiler {
   void start_command_listener(JNIEnv* jni);
   static void JNICALL listener_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
   void listen(JNIEnv* jni);
-  // False when the mailbox stays full until VM death. Listener thread.
-  bool queue_command(const NetCommand& command);
   void run_command(JNIEnv* jni, const NetCommand& command);
   void exit_on_command(JNIEnv* jni);
   // A callback threw: records and reports stop for the rest of the run, the unfinished report is
@@ -144,14 +146,8 @@ class Profiler {
   std::vector<bool> feature_failed_;  // per features_ entry: it threw; no more drains or reports
   std::atomic<int> active_callbacks_{0};
 
-  // The writer thread's mailbox: report requests, the stop at VM death, and its own end.
-  jrawMonitorID writer_lock_ = nullptr;
-  int pending_reports_ = 0;     // guarded by writer_lock_
-  bool stop_requested_ = false;  // guarded by writer_lock_
-  bool writer_running_ = false;  // guarded by writer_lock_
-  bool writer_busy_draining_ = false;  // the writer's own: its last round found a full batch
-  std::deque<NetCommand> pending_commands_;  // guarded by writer_lock_; run after pending reports
-  uint64_t commands_queued_ = 0, commands_done_ = 0;  // guarded by writer_lock_
+  // The writer thread and its mailbox: report requests, net= commands, the stop at VM death.
+  WriterThread writer_thread_;
   int command_fd_ = -1;  // net=: the listener's dup() of the socket, -1 without one
 };
 
