@@ -24,8 +24,6 @@ namespace fasthprof {
 
 namespace {
 
-std::atomic<AllocationTracker*> active_tracker{nullptr};
-
 static_assert(sizeof(jvmtiFrameInfo) == sizeof(SlotFrame));
 static_assert(offsetof(jvmtiFrameInfo, method) == offsetof(SlotFrame, method));
 static_assert(offsetof(jvmtiFrameInfo, location) == offsetof(SlotFrame, location));
@@ -69,8 +67,6 @@ AllocationTracker::AllocationTracker(const AgentContext& context)
 }
 
 AllocationTracker::~AllocationTracker() {
-  AllocationTracker* self = this;
-  active_tracker.compare_exchange_strong(self, nullptr);
   // The states of threads still running are left to them: no destructor runs after the delete.
   if (state_key_valid_) pthread_key_delete(state_key_);
   while (ThreadState* state = free_states_) {
@@ -80,7 +76,6 @@ AllocationTracker::~AllocationTracker() {
   }
 }
 
-AllocationTracker* AllocationTracker::active() { return active_tracker.load(std::memory_order_acquire); }
 
 void AllocationTracker::add_capabilities(jvmtiCapabilities* wanted) {
   wanted->can_generate_sampled_object_alloc_events = 1;
@@ -122,7 +117,6 @@ void AllocationTracker::start(JNIEnv* jni) {
     jvmti::print_error("Unable to set the heap sampling interval; heap=sites records nothing.");
     return;
   }
-  active_tracker.store(this, std::memory_order_release);
   started_ = true;
   accepting_.store(true, std::memory_order_release);
   jvmtiError enabled = jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
@@ -404,11 +398,9 @@ void AllocationTracker::intern_pending(ReportContext& report) {
   context_.writer->write_unwritten_traces();
 }
 
-bool AllocationTracker::trace_serial_of_tag(uint64_t tag, uint32_t* trace_serial) {
-  uint32_t slot = allocation_tag_slot(tag);
-  if (slot == 0) return false;
-  AllocationTracker* self = active_tracker.load(std::memory_order_acquire);
-  *trace_serial = self == nullptr ? 0 : self->recorder_.trace_serial_of_tag(tag);
+bool AllocationTracker::trace_serial_of_tag(uint64_t tag, uint32_t* trace_serial) const {
+  if (allocation_tag_slot(tag) == 0) return false;
+  *trace_serial = recorder_.trace_serial_of_tag(tag);
   return true;
 }
 

@@ -35,16 +35,18 @@
 #include <mutex>
 
 #include "allocation_recorder.h"
+#include "allocation_traces.h"
 #include "feature.h"
 
 namespace fasthprof {
 
-class AllocationTracker final : public Feature {
+class AllocationTracker final : public Feature, public AllocationTraces {
  public:
   explicit AllocationTracker(const AgentContext& context);
   ~AllocationTracker() override;
 
   const char* dump_message() const override { return " allocation sites ..."; }
+  void served_commands(FeatureCommands* commands) override { commands->alloc_sites = true; }
   void add_capabilities(jvmtiCapabilities* wanted) override;
   void on_load() override;
   void start(JNIEnv* jni) override;
@@ -56,22 +58,9 @@ class AllocationTracker final : public Feature {
   bool control(JNIEnv* jni, const NetCommand& command, std::string* refusal) override;
   void stop(JNIEnv* jni) override;
 
-  // ---- for heap=all dumps (agent/heap_dumper.*) ------------------------------------------------
-
-  // The running tracker, or nullptr (heap=dump alone, or before the agent went live).
-  static AllocationTracker* active();
-
-  // Interns every allocation queued so far and writes the TRACEs of every site interned up to
-  // now, so that trace_serial_of_tag() answers for the objects allocated before this call with
-  // serials already in the file. Call from a report (the owner).
-  void intern_pending(ReportContext& report);
-
-  // If tag was set by allocation tracking on an object, returns true and sets *trace_serial to the
-  // serial of its allocation trace (0 when its site has not been interned yet: call
-  // intern_pending() first, and name the empty trace for 0). Returns false for any other tag
-  // (class, thread and loader IDs, heap-dump tags, 0). Lock-free, allocates nothing: safe in
-  // heap-walk callbacks. Any thread.
-  static bool trace_serial_of_tag(uint64_t tag, uint32_t* trace_serial);
+  // ---- for heap=all dumps (agent/heap_dumper.*, through AllocationTraces) ---------------------
+  void intern_pending(ReportContext& report) override;
+  bool trace_serial_of_tag(uint64_t tag, uint32_t* trace_serial) const override;
 
  private:
   struct ThreadState;

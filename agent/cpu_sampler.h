@@ -61,6 +61,9 @@ class CpuSampler final : public Feature {
   explicit CpuSampler(const AgentContext& context);
 
   const char* dump_message() const override { return " CPU usage by sampling running threads ..."; }
+  void served_commands(FeatureCommands* commands) override {
+    commands->cpu_samples = commands->sampling_control = commands->clear_cpu = true;
+  }
   void add_capabilities(jvmtiCapabilities* wanted) override;
   void wanted_events(FeatureEvents* events) override;
   void on_thread_start(JNIEnv* jni, jthread thread) override;

@@ -62,6 +62,9 @@ class CpuTimer final : public Feature {
   const char* dump_message() const override {
     return context_.options->old_timing ? " CPU usage in old prof format ..." : " CPU usage by timing methods ...";
   }
+  // CPU SAMPLES as the original: cpu=times' CPU TIME (ms) section, cpu=old's table.
+  void served_commands(FeatureCommands* commands) override { commands->cpu_samples = commands->clear_cpu = true; }
+
   void add_capabilities(jvmtiCapabilities* wanted) override;
   void wanted_events(FeatureEvents* events) override;
   void start(JNIEnv* jni) override;

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <atomic>
 #include <functional>
+#include <memory>
 
 #include "async_sink.h"
 #include "lifecycle_queue.h"
@@ -65,6 +66,17 @@ struct FeatureEvents {
   bool exception_catch = false;
 };
 
+// The net= commands (docs/net.md) a feature serves, declared as its events are: the writer routes
+// a command to the first feature in report order that declares it (agent/net_commands.cpp), and
+// refuses it, saying which option it needs, when none does.
+struct FeatureCommands {
+  bool dump_heap = false;         // DUMP HEAP: the feature's section
+  bool alloc_sites = false;       // ALLOC SITES, HEAP SUMMARY; CONTROL alloc on/off, reset sites
+  bool cpu_samples = false;       // CPU SAMPLES (the first declaring feature's section)
+  bool sampling_control = false;  // CONTROL sampling on/off
+  bool clear_cpu = false;         // CONTROL clear CPU (every declaring feature)
+};
+
 struct ReportContext {
   JNIEnv* jni = nullptr;  // the writer thread's
   bool at_exit = false;   // VM death (doe=y) rather than a DataDumpRequest
@@ -95,6 +107,8 @@ class Feature {
 
   // The events whose hooks below the profiler's callback table must call for this feature.
   virtual void wanted_events(FeatureEvents* /*events*/) {}
+  // The net= commands the feature serves (FeatureCommands).
+  virtual void served_commands(FeatureCommands* /*commands*/) {}
 
   // Capabilities granted and the callback table set, still at load time: settings that must
   // precede the VM's threads (the heap sampling interval).
@@ -143,6 +157,17 @@ class Feature {
   // VM death, after the final report and after the writer thread stopped: disable events, stop
   // threads.
   virtual void stop(JNIEnv* /*jni*/) {}
+};
+
+// One feature as the Profiler holds it: the feature, what it declared at load, and whether it has
+// failed (it threw: no more drains, reports or commands; the rest of the profile goes on).
+struct FeatureSlot {
+  std::unique_ptr<Feature> feature;
+  FeatureEvents events;
+  FeatureCommands commands;
+  bool failed = false;
+
+  Feature* operator->() const { return feature.get(); }
 };
 
 }  // namespace fasthprof

@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "allocation_tracker.h"
 #include "clock.h"
 #include "class_linker.h"
 #include "class_tracker.h"
@@ -210,7 +209,7 @@ void HeapDumper::write_report(ReportContext& report) {
   // its TRACE now, so that objects tagged by allocation tracking name their allocation trace
   // (looked up from the tag during the walk).
   context_.apply_lifecycle(jni);
-  if (AllocationTracker* tracker = AllocationTracker::active()) tracker->intern_pending(report);
+  if (allocation_traces_ != nullptr) allocation_traces_->intern_pending(report);
   writer.write_unwritten_traces();
 
   std::unordered_map<uint64_t, DumpThread> threads;
@@ -237,6 +236,7 @@ void HeapDumper::write_report(ReportContext& report) {
   setup.class_class_id = collection.class_class_id;
   setup.holder_id = collection.class_field_holder_id;
   setup.threads = &threads;
+  setup.allocation_traces = allocation_traces_;
   setup.text = !writer.binary();
   setup.primitive_fields = options.primfields;
   setup.primitive_arrays = options.primarrays;

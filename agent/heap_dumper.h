@@ -21,6 +21,7 @@
 
 #include <jvmti.h>
 
+#include "allocation_traces.h"
 #include "feature.h"
 #include "vm_heap_dump.h"
 
@@ -28,14 +29,18 @@ namespace fasthprof {
 
 class HeapDumper final : public Feature {
  public:
-  explicit HeapDumper(const AgentContext& context) : context_(context), vm_dump_(context) {}
+  // allocation_traces: heap=all's allocation tracker (null with heap=dump alone).
+  HeapDumper(const AgentContext& context, AllocationTraces* allocation_traces)
+      : context_(context), allocation_traces_(allocation_traces), vm_dump_(context) {}
 
   const char* dump_message() const override { return " Java heap ..."; }
+  void served_commands(FeatureCommands* commands) override { commands->dump_heap = true; }
   void add_capabilities(jvmtiCapabilities* wanted) override;
   void write_report(ReportContext& report) override;
 
  private:
   AgentContext context_;
+  AllocationTraces* allocation_traces_;
   // dumper=vm|auto: HotSpot's own dumper (vm_heap_dump.h); reports so far pick the turn of a
   // dumper=a+b list.
   VmHeapDump vm_dump_;

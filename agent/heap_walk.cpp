@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "allocation_tracker.h"
+#include "allocation_traces.h"
 #include "clock.h"
 #include "entry_guard.h"
 #include "flat_map.h"
@@ -71,11 +71,12 @@ bool set_before_walk(const WalkState& state, uint64_t id) {
 
 // Trace of an object's allocation: with heap=all, objects tagged by allocation tracking (ids.h
 // 0x10-0x1F) name their allocation trace; every other object the empty trace.
-uint32_t allocation_trace_of(uint64_t object_id) {
+uint32_t allocation_trace_of(const WalkState& state, uint64_t object_id) {
   IdSpace space = id_space(object_id);
   if (space < IdSpace::kFirstAllocationTag || space > IdSpace::kLastAllocationTag) return kFirstTraceSerial;
+  const AllocationTraces* traces = state.setup->allocation_traces;
   uint32_t serial = 0;
-  if (!AllocationTracker::trace_serial_of_tag(object_id, &serial) || serial == 0) return kFirstTraceSerial;
+  if (traces == nullptr || !traces->trace_serial_of_tag(object_id, &serial) || serial == 0) return kFirstTraceSerial;
   return serial;
 }
 
@@ -117,7 +118,7 @@ void begin_walked_object(WalkState& state, uint64_t id, uint64_t class_id) {
       if (set_before_walk(state, id)) state.walked_pretagged.insert(id);
     }
   }
-  state.out->begin_object(id, class_id, layout, allocation_trace_of(id), carried.length, carried.size);
+  state.out->begin_object(id, class_id, layout, allocation_trace_of(state, id), carried.length, carried.size);
   if ((++state.objects & 0xFFFF) == 0 && state.setup->progress) print_progress(state);
 }
 
@@ -135,7 +136,7 @@ void root(WalkState& state, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenc
   };
   switch (kind) {
     case JVMTI_HEAP_REFERENCE_JNI_GLOBAL:
-      if (id != state.setup->holder_id) out.root_jni_global(id, ++state.jni_globals, allocation_trace_of(id));
+      if (id != state.setup->holder_id) out.root_jni_global(id, ++state.jni_globals, allocation_trace_of(state, id));
       break;
     case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS:
       out.root_system_class(id);

@@ -19,6 +19,8 @@
 
 namespace fasthprof {
 
+class AllocationTraces;
+
 // A thread whose stack the dump took: its serial and how many frames its STACK TRACE holds.
 struct DumpThread {
   uint32_t serial = 0;
@@ -33,6 +35,8 @@ struct HeapWalkSetup {
   uint64_t holder_id = 0;  // the class-field holder array: walked through, never written
   // Thread object ID -> thread; their ROOT THREAD OBJECTs are already written.
   const std::unordered_map<uint64_t, DumpThread>* threads = nullptr;
+  // heap=all: objects tagged by allocation tracking name their allocation trace (null: none do).
+  const AllocationTraces* allocation_traces = nullptr;
   bool text = false;             // text output needs every object's size
   bool primitive_fields = true;  // primfields=y
   bool primitive_arrays = true;  // primarrays=y

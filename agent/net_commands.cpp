@@ -13,8 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "allocation_tracker.h"
-#include "cpu_timer.h"
 #include "entry_guard.h"
 #include "jvmti_support.h"
 #include "profile_owner.h"
@@ -37,6 +35,11 @@ std::string describe(const NetCommand& command) {
 }
 
 void say(const std::string& text) { write_stderr("fasthprof: net= " + text + "\n"); }
+
+// One line saying why a command is not obeyed; the agent goes on.
+void refuse(const NetCommand& command, const std::string& why) {
+  say("command (" + describe(command) + "): " + why + "; ignored");
+}
 
 }  // namespace
 
@@ -117,141 +120,146 @@ void Profiler::exit_on_command(JNIEnv* jni) {
   say("EXIT: System.exit(0) did not exit; the program runs on");
 }
 
+FeatureSlot* Profiler::serving(bool FeatureCommands::*command) {
+  for (FeatureSlot& slot : features_) {
+    if (slot.commands.*command) return &slot;
+  }
+  return nullptr;
+}
+
 void Profiler::run_command(JNIEnv* jni, const NetCommand& command) {
   if (failed_.load()) return;
-  auto refuse = [&](const std::string& why) { say("command (" + describe(command) + "): " + why + "; ignored"); };
   bool changes_state = command.tag == NetCommandTag::kGc || command.tag == NetCommandTag::kControl;
   if (changes_state && options_.net_commands == Options::NetCommands::kReports) {
-    refuse("commands=reports obeys only the commands that write output");
-    return;
+    return refuse(command, "commands=reports obeys only the commands that write output");
   }
-  auto index_of = [&](Feature* feature) {
-    for (size_t i = 0; i < features_.size(); ++i) {
-      if (features_[i].get() == feature) return feature_failed_[i] ? features_.size() : i;
-    }
-    return features_.size();
-  };
-  Feature* sites = allocation_hook_;
   ReportContext report{jni, /*at_exit=*/false};
+  FeatureSlot* section = nullptr;  // the feature whose section the command writes; none: TRACEs
+  const char* needs = nullptr;     // the refusal when no feature serves the command
+  switch (command.tag) {
+    case NetCommandTag::kGc:
+      jvmti_->ForceGarbageCollection();
+      return;
+    case NetCommandTag::kControl:
+      return run_control(jni, command);
+    case NetCommandTag::kDumpTraces:
+    case NetCommandTag::kExit:  // the listener's; never queued
+      break;
+    case NetCommandTag::kDumpHeap:
+      section = serving(&FeatureCommands::dump_heap);
+      needs = "the heap dump needs heap=dump or heap=all";
+      break;
+    case NetCommandTag::kAllocSites:
+      section = serving(&FeatureCommands::alloc_sites);
+      needs = "allocation sites need heap=sites or heap=all";
+      report.sites_flags = command.flags;
+      report.cutoff = command.cutoff;
+      report.force_gc = (command.flags & kSitesForceGc) != 0;
+      break;
+    case NetCommandTag::kHeapSummary:
+      section = serving(&FeatureCommands::alloc_sites);
+      needs = "HEAP SUMMARY needs heap=sites or heap=all";
+      if (section != nullptr && options_.format != OutputFormat::kBinary) {
+        return refuse(command, "HEAP SUMMARY is a binary record (format=b)");
+      }
+      report.heap_summary_only = true;
+      break;
+    case NetCommandTag::kCpuSamples:
+      // As the original: the CPU SAMPLES section with cpu=samples, else cpu=times' CPU TIME (ms)
+      // (cpu=old: its prof table); the sampler comes first in report order.
+      section = serving(&FeatureCommands::cpu_samples);
+      needs = "CPU SAMPLES need cpu=samples or cpu=times";
+      report.cutoff = command.cutoff;
+      break;
+  }
+  if (needs != nullptr && section == nullptr) return refuse(command, needs);
+  if (section != nullptr && section->failed) return refuse(command, "that feature has stopped after an error");
+  write_command_section(jni, section, report);
+}
+
+void Profiler::write_command_section(JNIEnv* jni, FeatureSlot* slot, ReportContext& report) {
   report.pause_background = [this] {
     for (auto& feature : features_) feature->pause_background();
   };
   report.resume_background = [this] {
     for (auto& feature : features_) feature->resume_background();
   };
-  Feature* section = nullptr;  // the feature whose section the command writes
-  switch (command.tag) {
-    case NetCommandTag::kGc:
-      jvmti_->ForceGarbageCollection();
-      return;
-    case NetCommandTag::kDumpHeap:
-      if (heap_dump_feature_ == nullptr) return refuse("the heap dump needs heap=dump or heap=all");
-      section = heap_dump_feature_;
-      break;
-    case NetCommandTag::kAllocSites:
-      if (sites == nullptr) return refuse("allocation sites need heap=sites or heap=all");
-      report.sites_flags = command.flags;
-      report.cutoff = command.cutoff;
-      report.force_gc = (command.flags & kSitesForceGc) != 0;
-      section = sites;
-      break;
-    case NetCommandTag::kHeapSummary:
-      if (sites == nullptr) return refuse("HEAP SUMMARY needs heap=sites or heap=all");
-      if (options_.format != OutputFormat::kBinary) return refuse("HEAP SUMMARY is a binary record (format=b)");
-      report.heap_summary_only = true;
-      section = sites;
-      break;
-    case NetCommandTag::kCpuSamples:
-      // As the original: the CPU SAMPLES section with cpu=samples, else cpu=times' CPU TIME (ms)
-      // (cpu=old: its prof table).
-      if (cpu_samples_feature_ == nullptr && cpu_timer_ == nullptr) {
-        return refuse("CPU SAMPLES need cpu=samples or cpu=times");
-      }
-      report.cutoff = command.cutoff;
-      section = cpu_samples_feature_ != nullptr ? cpu_samples_feature_ : cpu_timer_;
-      break;
-    case NetCommandTag::kDumpTraces:
-    case NetCommandTag::kExit:  // the listener's; never queued
-      break;
-    case NetCommandTag::kControl: {
-      Feature* owner = nullptr;
-      switch (command.control) {
-        case NetControl::kAllocOn:
-        case NetControl::kAllocOff:
-        case NetControl::kResetSites:
-          if (sites == nullptr) return refuse("allocation tracking needs heap=sites or heap=all");
-          owner = sites;
-          break;
-        case NetControl::kSamplingOn:
-        case NetControl::kSamplingOff:
-          if (cpu_samples_feature_ == nullptr) return refuse("sampling needs cpu=samples");
-          if (command.thread_id != 0) {
-            apply_lifecycle(jni);  // a thread just started may still be queued
-            if (writer_->threads().find_by_object_id(command.thread_id) == nullptr) {
-              return refuse("thread object ID " + std::to_string(command.thread_id) +
-                            " names no thread of this output");
-            }
-          }
-          owner = cpu_samples_feature_;
-          break;
-        case NetControl::kClearCpu: {
-          if (cpu_samples_feature_ == nullptr && cpu_timer_ == nullptr) {
-            return refuse("CPU costs need cpu=samples or cpu=times");
-          }
-          drain_all(jni);  // what was counted before the command is cleared with the rest
-          // The original kept both in one trace table: the command cleared both.
-          for (Feature* feature : {cpu_samples_feature_, static_cast<Feature*>(cpu_timer_)}) {
-            if (feature == nullptr) continue;
-            if (index_of(feature) == features_.size()) return refuse("that feature has stopped after an error");
-            std::string refusal;
-            if (!feature->control(jni, command, &refusal)) refuse(refusal);
-          }
-          return;
-        }
-        case NetControl::kSetDepth: {
-          int capacity = context_.depth_capacity;
-          if (options_.depth <= 0) return refuse("depth=0 at start turns stack traces off for the whole run");
-          if (command.depth == 0) return refuse("depth 0 is only for depth= at start (no stack traces at all)");
-          if (command.depth > capacity) {
-            return refuse("depth " + std::to_string(command.depth) + " is above " + std::to_string(capacity) +
-                          ", the deepest the agent's stack buffers hold (depth= at start, at least " +
-                          std::to_string(kCommandDepthCapacity) + " with net= commands)");
-          }
-          // What was captured at the old depth is interned at it; traces from here on are cut to
-          // the new one (the STACK TRACE records already written stay as they are).
-          drain_all(jni);
-          writer_->set_trace_depth(command.depth);
-          trace_depth_.store(command.depth, std::memory_order_relaxed);
-          return;
-        }
-      }
-      if (index_of(owner) == features_.size()) return refuse("that feature has stopped after an error");
-      std::string refusal;
-      if (!owner->control(jni, command, &refusal)) refuse(refusal);
-      return;
-    }
-  }
-  size_t index = section == nullptr ? features_.size() : index_of(section);
-  if (section != nullptr && index == features_.size()) return refuse("that feature has stopped after an error");
-
   // A small report: the barrier, the one section (or the TRACEs), every record whole, flushed.
   for (auto& feature : features_) feature->settle_background();
   drain_all(jni);
   next_report();
   classes_.record_unloaded_classes(jni);
-  if (section == nullptr) {
+  if (slot == nullptr) {
     writer_->write_unwritten_traces();
   } else {
     guard_entry(
         "a net= command's section", "that section is left out of later reports too",
-        [&] { section->write_report(report); },
+        [&] { (*slot)->write_report(report); },
         [&] {
-          feature_failed_[index] = true;
+          slot->failed = true;
           writer_->flush();
           sink_->abandon_report("the command's output was left out: its section failed");
         });
   }
   next_report();
+}
+
+void Profiler::run_control(JNIEnv* jni, const NetCommand& command) {
+  FeatureSlot* owner = nullptr;
+  switch (command.control) {
+    case NetControl::kAllocOn:
+    case NetControl::kAllocOff:
+    case NetControl::kResetSites:
+      owner = serving(&FeatureCommands::alloc_sites);
+      if (owner == nullptr) return refuse(command, "allocation tracking needs heap=sites or heap=all");
+      break;
+    case NetControl::kSamplingOn:
+    case NetControl::kSamplingOff:
+      owner = serving(&FeatureCommands::sampling_control);
+      if (owner == nullptr) return refuse(command, "sampling needs cpu=samples");
+      if (command.thread_id != 0) {
+        apply_lifecycle(jni);  // a thread just started may still be queued
+        if (writer_->threads().find_by_object_id(command.thread_id) == nullptr) {
+          return refuse(command, "thread object ID " + std::to_string(command.thread_id) + " names no thread of this output");
+        }
+      }
+      break;
+    case NetControl::kClearCpu:
+      return clear_cpu(jni, command);
+    case NetControl::kSetDepth:
+      return set_depth(jni, command);
+  }
+  if (owner->failed) return refuse(command, "that feature has stopped after an error");
+  std::string refusal;
+  if (!(*owner)->control(jni, command, &refusal)) refuse(command, refusal);
+}
+
+void Profiler::clear_cpu(JNIEnv* jni, const NetCommand& command) {
+  if (serving(&FeatureCommands::clear_cpu) == nullptr) return refuse(command, "CPU costs need cpu=samples or cpu=times");
+  drain_all(jni);  // what was counted before the command is cleared with the rest
+  // The original kept samples and times in one trace table: the command clears both.
+  for (FeatureSlot& slot : features_) {
+    if (!slot.commands.clear_cpu) continue;
+    if (slot.failed) return refuse(command, "that feature has stopped after an error");
+    std::string refusal;
+    if (!slot->control(jni, command, &refusal)) refuse(command, refusal);
+  }
+}
+
+void Profiler::set_depth(JNIEnv* jni, const NetCommand& command) {
+  int capacity = context_.depth_capacity;
+  if (options_.depth <= 0) return refuse(command, "depth=0 at start turns stack traces off for the whole run");
+  if (command.depth == 0) return refuse(command, "depth 0 is only for depth= at start (no stack traces at all)");
+  if (command.depth > capacity) {
+    return refuse(command, "depth " + std::to_string(command.depth) + " is above " + std::to_string(capacity) +
+                  ", the deepest the agent's stack buffers hold (depth= at start, at least " +
+                  std::to_string(kCommandDepthCapacity) + " with net= commands)");
+  }
+  // What was captured at the old depth is interned at it; traces from here on are cut to the new
+  // one (the STACK TRACE records already written stay as they are).
+  drain_all(jni);
+  writer_->set_trace_depth(command.depth);
+  trace_depth_.store(command.depth, std::memory_order_relaxed);
 }
 
 }  // namespace fasthprof

@@ -205,39 +205,33 @@ bool Profiler::open_output(std::string* error) {
   return true;
 }
 
+template <typename F>
+F* Profiler::add_feature(std::unique_ptr<F> feature) {
+  FeatureSlot slot;
+  feature->wanted_events(&slot.events);
+  feature->served_commands(&slot.commands);
+  if (slot.events.class_load) class_load_hooks_.push_back(feature.get());
+  if (slot.events.compiled_method_load) compiled_method_hooks_.push_back(feature.get());
+  F* added = feature.get();
+  slot.feature = std::move(feature);
+  features_.push_back(std::move(slot));
+  return added;
+}
+
 // The features asked for, in the order their sections appear in a report (§2.5): monitors,
-// heap dump, allocation sites, CPU samples, CPU times. Each feature issue adds its line here.
+// heap dump, allocation sites, CPU samples, CPU times. A new feature is one line here; what it
+// serves (events, net= commands) it declares itself. The hot events keep typed hooks.
 void Profiler::create_features() {
-  if (options_.monitor_tracing) {
-    auto monitors = std::make_unique<MonitorTracker>(context_);
-    monitor_hook_ = monitors.get();
-    features_.push_back(std::move(monitors));
-  }
-  if (options_.heap_dump) {
-    features_.push_back(std::make_unique<HeapDumper>(context_));
-    heap_dump_feature_ = features_.back().get();
-  }
-  if (options_.alloc_sites) {
-    auto tracker = std::make_unique<AllocationTracker>(context_);
-    allocation_hook_ = tracker.get();
-    features_.push_back(std::move(tracker));
-  }
-  if (options_.cpu_sampling) {
-    features_.push_back(std::make_unique<CpuSampler>(context_));
-    cpu_samples_feature_ = features_.back().get();
-  }
+  if (options_.monitor_tracing) monitor_hook_ = add_feature(std::make_unique<MonitorTracker>(context_));
+  // heap=all: the heap dumper is given the allocation tracker's traces (a section before it).
+  std::unique_ptr<AllocationTracker> sites;
+  if (options_.alloc_sites) sites = std::make_unique<AllocationTracker>(context_);
+  if (options_.heap_dump) add_feature(std::make_unique<HeapDumper>(context_, sites.get()));
+  if (sites != nullptr) allocation_hook_ = add_feature(std::move(sites));
+  if (options_.cpu_sampling) add_feature(std::make_unique<CpuSampler>(context_));
   if (options_.cpu_timing) {
-    auto timer = std::make_unique<CpuTimer>(context_);
-    cpu_timer_ = timer.get();
-    classes_.set_injected_methods(timer->resolver());
-    features_.push_back(std::move(timer));
-  }
-  feature_failed_.assign(features_.size(), false);
-  for (auto& feature : features_) {
-    FeatureEvents events;
-    feature->wanted_events(&events);
-    if (events.class_load) class_load_hooks_.push_back(feature.get());
-    if (events.compiled_method_load) compiled_method_hooks_.push_back(feature.get());
+    cpu_timer_ = add_feature(std::make_unique<CpuTimer>(context_));
+    classes_.set_injected_methods(cpu_timer_->resolver());
   }
 }
 
@@ -375,11 +369,11 @@ void Profiler::apply_lifecycle(JNIEnv* jni) {
 size_t Profiler::drain_all(JNIEnv* jni) {
   apply_lifecycle(jni);
   size_t taken = 0;
-  for (size_t i = 0; i < features_.size(); ++i) {
-    if (feature_failed_[i]) continue;
+  for (FeatureSlot& slot : features_) {
+    if (slot.failed) continue;
     guard_entry(
         "the writer thread", "that feature records nothing more",
-        [&] { taken += features_[i]->drain(jni); }, [&] { feature_failed_[i] = true; });
+        [&] { taken += slot->drain(jni); }, [&] { slot.failed = true; });
   }
   return taken;
 }
@@ -412,9 +406,9 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
   // says meanwhile (warnings, verbose=y figures, a full disk) nor the program's own output can land
   // inside it. Those come on lines of their own, before it.
   std::string line = "Dumping";
-  for (size_t i = 0; i < features_.size(); ++i) {
-    if (feature_failed_[i]) continue;
-    Feature& feature = *features_[i];
+  for (FeatureSlot& slot : features_) {
+    if (slot.failed) continue;
+    Feature& feature = *slot.feature;
     line += feature.dump_message();
     // The section named in the message, e.g. "the report's allocation sites".
     std::string where = std::string("the report's") + feature.dump_message();
@@ -423,7 +417,7 @@ void Profiler::run_report_sections(JNIEnv* jni, bool at_exit) {
         where.c_str(), "that section is left out of this report and of later ones",
         [&] { feature.write_report(report); },
         [&] {
-          feature_failed_[i] = true;
+          slot.failed = true;
           writer_->flush();
           sink_->abandon_report("the report was left out: one of its sections failed");
         });

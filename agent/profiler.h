@@ -72,6 +72,16 @@ class Profiler : private WriterJobs {
   static void JNICALL listener_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
   void listen(JNIEnv* jni);
   void run_command(JNIEnv* jni, const NetCommand& command);
+  // The CONTROL commands, and the one section a reporting command writes (net_commands.cpp).
+  void run_control(JNIEnv* jni, const NetCommand& command);
+  void clear_cpu(JNIEnv* jni, const NetCommand& command);
+  void set_depth(JNIEnv* jni, const NetCommand& command);
+  void write_command_section(JNIEnv* jni, FeatureSlot* slot, ReportContext& report);
+  // The first feature in report order that serves a command (FeatureCommands), or null.
+  FeatureSlot* serving(bool FeatureCommands::*command);
+  // Adds a feature in report order with what it declares; returns it, for the typed hooks.
+  template <typename F>
+  F* add_feature(std::unique_ptr<F> feature);
   void exit_on_command(JNIEnv* jni);
   // A callback threw: records and reports stop for the rest of the run, the unfinished report is
   // cut back (by the owner: at once on it, otherwise at its next round), and the file keeps every
@@ -128,7 +138,7 @@ class Profiler : private WriterJobs {
   // The stack depth now (depth=, then a net= CONTROL's), and the most the buffers hold.
   std::atomic<int> trace_depth_{0};
   int depth_capacity() const;
-  std::vector<std::unique_ptr<Feature>> features_;  // in report order (docs/compatibility.md §2.5)
+  std::vector<FeatureSlot> features_;  // in report order (docs/compatibility.md §2.5)
   std::vector<Feature*> class_load_hooks_, compiled_method_hooks_;  // wanted_events()
   // SampledObjectAlloc, the hot event, goes to the allocation tracker alone (heap=sites|all).
   AllocationTracker* allocation_hook_ = nullptr;
@@ -136,14 +146,10 @@ class Profiler : private WriterJobs {
   MonitorTracker* monitor_hook_ = nullptr;
   // cpu=times|old: class rewriting and exits by exception go to the CPU timer alone.
   CpuTimer* cpu_timer_ = nullptr;
-  // The features net= commands name (agent/net_commands.cpp); null when not asked for.
-  Feature* heap_dump_feature_ = nullptr;
-  Feature* cpu_samples_feature_ = nullptr;
 
   std::atomic<bool> live_{false};
   std::atomic<bool> failed_{false};  // stop_after_failure() ran
   std::atomic<bool> cut_pending_{false};  // the owner has yet to cut the unfinished report back
-  std::vector<bool> feature_failed_;  // per features_ entry: it threw; no more drains or reports
   std::atomic<int> active_callbacks_{0};
 
   // The writer thread and its mailbox: report requests, net= commands, the stop at VM death.
