@@ -168,6 +168,220 @@ class HeldThreads {
   bool background_paused_ = false;
 };
 
+// A dump by the JVMTI heap walk, in its named phases (HeapDumper::write_report runs them in order).
+// Its statistics are gathered as it goes and printed in one line at the end (verbose=y).
+class WalkDump {
+ public:
+  WalkDump(const AgentContext& context, AllocationTraces* allocation_traces, ReportContext& report)
+      : context_(context),
+        options_(*context.options),
+        writer_(*context.writer),
+        jvmti_(context.jvmti),
+        jni_(report.jni),
+        report_(report),
+        allocation_traces_(allocation_traces),
+        held_(context.jvmti, report) {}
+
+  ~WalkDump() { release_class_collection(jni_, &collection_); }
+
+  // Holds the program: links the classes not linked yet (so that their fields are dumped),
+  // suspends every application thread, applies the queued events and, with heap=all, writes the
+  // allocation traces that objects will name; takes each thread's stack.
+  void hold();
+  // Describes every loaded class (layouts, CLASS DUMP data). False when they cannot be (said).
+  bool collect_classes();
+  // The roots, the walk and the objects, binary or text; the threads are let go when the walk ends.
+  void write();
+  // Warnings, the heap-dump tags cleared, and the statistics line (verbose=y).
+  void finish();
+
+ private:
+  void write_binary(const std::vector<std::pair<uint64_t, DumpThread>>& ordered);
+  void write_text(const std::vector<std::pair<uint64_t, DumpThread>>& ordered);
+  HeapWalkSetup walk_setup();
+  void print_stats(uint64_t cleared, double clear_seconds) const;
+
+  const AgentContext& context_;
+  const Options& options_;
+  ProfileWriter& writer_;
+  jvmtiEnv* jvmti_;
+  JNIEnv* jni_;
+  ReportContext& report_;
+  AllocationTraces* allocation_traces_;
+  HeldThreads held_;
+  uint64_t started_ = monotonic_ns();
+  ClassLinkResult linking_;
+  double link_seconds_ = 0;
+  std::unordered_map<uint64_t, DumpThread> threads_;
+  ClassLayoutTable classes_;
+  ClassCollection collection_;
+  double classes_seconds_ = 0;
+  HeapWalkResult walk_;
+  HeapDumpCounts counts_;
+};
+
+void WalkDump::hold() {
+  warn_if_disk_small(jni_, options_);
+  uint64_t link_started = monotonic_ns();
+  linking_ = link_unprepared_classes(jvmti_, jni_);
+  link_seconds_ = seconds_since(link_started);
+  if (!linking_.error.empty()) {
+    write_stderr("fasthprof: warning: classes that are not linked yet are dumped without fields: " + linking_.error +
+                 "\n");
+  } else if (linking_.failed != 0) {
+    write_stderr("fasthprof: warning: " + std::to_string(linking_.failed) +
+                 " classes could not be linked and are dumped without fields (first: " + linking_.first_failure +
+                 ")\n");
+  }
+  held_.hold(*context_.threads);
+  // Every thread and class event queued up to here is applied; with the program's threads held,
+  // no allocation is made until the walk is over: heap=all interns every one queued and writes
+  // its TRACE now, so that objects tagged by allocation tracking name their allocation trace
+  // (looked up from the tag during the walk).
+  context_.apply_lifecycle(jni_);
+  if (allocation_traces_ != nullptr) allocation_traces_->intern_pending(report_);
+  writer_.write_unwritten_traces();
+  held_.take_stacks(writer_, &threads_);
+}
+
+bool WalkDump::collect_classes() {
+  uint64_t classes_started = monotonic_ns();
+  if (!fasthprof::collect_classes(jvmti_, jni_, writer_, *context_.classes, options_.primfields, &next_heap_dump_id,
+                                  &classes_, &collection_)) {
+    held_.release();
+    write_stderr("fasthprof: the heap dump failed: the loaded classes could not be described\n");
+    return false;
+  }
+  classes_seconds_ = seconds_since(classes_started);
+  return true;
+}
+
+HeapWalkSetup WalkDump::walk_setup() {
+  HeapWalkSetup setup;
+  setup.classes = &classes_;
+  setup.class_class_id = collection_.class_class_id;
+  setup.holder_id = collection_.class_field_holder_id;
+  setup.threads = &threads_;
+  setup.allocation_traces = allocation_traces_;
+  setup.text = !writer_.binary();
+  setup.primitive_fields = options_.primfields;
+  setup.primitive_arrays = options_.primarrays;
+  return setup;
+}
+
+void WalkDump::write() {
+  // Threads in serial order, so that the file is stable for a stable program.
+  std::vector<std::pair<uint64_t, DumpThread>> ordered(threads_.begin(), threads_.end());
+  std::sort(ordered.begin(), ordered.end(),
+            [](const auto& a, const auto& b) { return a.second.serial < b.second.serial; });
+  if (writer_.binary()) {
+    write_binary(ordered);
+  } else {
+    write_text(ordered);
+  }
+}
+
+void WalkDump::write_binary(const std::vector<std::pair<uint64_t, DumpThread>>& ordered) {
+  HeapDumpWriter segments(writer_.records());
+  BinaryHeapDumpOutput out(segments);
+  HeapDumpAssembler assembler(classes_, out, collection_.object_class_id, collection_.class_class_id,
+                              options_.primfields);
+  HeapWalkSetup setup = walk_setup();
+  setup.assembler = &assembler;
+  setup.bytes_written = [this] { return writer_.records().position(); };
+  assembler.write_classes();
+  for (const auto& [id, thread] : ordered) assembler.root_thread(id, thread.serial, thread.trace_serial);
+  walk_ = run_heap_walk(jvmti_, setup);
+  held_.release();
+  segments.finish();
+  counts_ = assembler.counts();
+  if (walk_.failed) context_.sink->abandon_report("the heap dump was left out: its walk was stopped");
+}
+
+// Text: the objects go to a staging file during the walk, because the section's header line
+// gives their totals; roots and header follow the walk, then the staged objects.
+void WalkDump::write_text(const std::vector<std::pair<uint64_t, DumpThread>>& ordered) {
+  std::string staging_error;
+  std::string folder = options_.net_host.empty() ? folder_of(options_.output_path()) : std::string();
+  std::unique_ptr<StagingFile> staged = StagingFile::create(folder, &staging_error);
+  if (!staged) {
+    held_.release();
+    write_stderr("fasthprof: the heap dump failed: " + staging_error + "\n");
+    return;
+  }
+  StagingMemory roots;
+  {
+    TextWriter root_lines(roots);
+    TextWriter object_lines(*staged);
+    TextHeapDumpOutput out(root_lines, object_lines);
+    HeapDumpAssembler assembler(classes_, out, collection_.object_class_id, collection_.class_class_id,
+                                options_.primfields);
+    HeapWalkSetup setup = walk_setup();
+    setup.assembler = &assembler;
+    setup.bytes_written = [&staged] { return staged->size(); };
+    for (const auto& [id, thread] : ordered) assembler.root_thread(id, thread.serial, thread.trace_serial);
+    walk_ = run_heap_walk(jvmti_, setup);
+    held_.release();
+    assembler.write_classes();
+    counts_ = assembler.counts();
+  }
+  TextWriter& text = writer_.text();
+  text.flush();
+  // A dump without its objects would look complete (BEGIN, roots, END): the report is cut back
+  // as a failed write would cut it, so that the file holds only complete reports.
+  if (walk_.failed) {
+    context_.sink->abandon_report("the heap dump was left out: its walk was stopped");
+  } else if (staged->failed()) {
+    context_.sink->abandon_report("the heap dump was left out: " + staged->error());
+  } else {
+    text.heap_dump_begin(counts_.objects(), counts_.bytes, std::time(nullptr));
+    text.raw(roots.text());
+    text.flush();
+    if (staged->copy_to(*context_.sink, &staging_error)) {
+      text.heap_dump_end();
+    } else {
+      context_.sink->abandon_report("the heap dump was left out: " + staging_error);
+    }
+  }
+}
+
+void WalkDump::finish() {
+  release_class_collection(jni_, &collection_);
+  if (counts_.dropped_elements != 0) {
+    write_stderr("fasthprof: warning: " + std::to_string(counts_.dropped_elements) +
+                 " object-array elements came out of order or past their array's end and were written as null\n");
+  }
+  if (walk_.error != JVMTI_ERROR_NONE) {
+    write_stderr("fasthprof: the heap walk failed (" + jvmti::error_name(walk_.error) +
+                 "); the dump holds what was written before\n");
+  }
+  writer_.flush();
+  uint64_t cleared = 0;
+  double clear_seconds = clear_heap_dump_tags(jvmti_, &cleared);
+  if (options_.diagnostics()) print_stats(cleared, clear_seconds);
+}
+
+// One line of key=value figures (verbose=y), for the benchmarks and for a user's question of
+// where a dump's time went.
+void WalkDump::print_stats(uint64_t cleared, double clear_seconds) const {
+  using ull = unsigned long long;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "fasthprof: heap dump stats: seconds=%.3f link_seconds=%.3f classes_linked=%llu classes_seconds=%.3f "
+                "walk_seconds=%.3f objects=%llu instances=%llu "
+                "object_arrays=%llu primitive_arrays=%llu classes=%llu roots=%llu class_instances=%llu "
+                "unknown_class_objects=%llu class_field_objects=%llu threads=%zu suspended=%zu "
+                "peak_pending=%zu tags_cleared=%llu clear_seconds=%.3f\n",
+                seconds_since(started_), link_seconds_, static_cast<ull>(linking_.linked), classes_seconds_,
+                walk_.seconds, static_cast<ull>(counts_.objects()), static_cast<ull>(counts_.instances),
+                static_cast<ull>(counts_.object_arrays), static_cast<ull>(counts_.primitive_arrays),
+                static_cast<ull>(counts_.class_dumps), static_cast<ull>(counts_.roots),
+                static_cast<ull>(walk_.class_instances), static_cast<ull>(counts_.unknown_classes),
+                static_cast<ull>(collection_.class_field_objects), threads_.size(), held_.suspended(),
+                walk_.peak_pending, static_cast<ull>(cleared), clear_seconds);
+  write_stderr(line);
+}
+
 }  // namespace
 
 void HeapDumper::add_capabilities(jvmtiCapabilities* wanted) {
@@ -175,165 +389,24 @@ void HeapDumper::add_capabilities(jvmtiCapabilities* wanted) {
   wanted->can_suspend = 1;
 }
 
+// The phases of one heap dump: choose the dumper (HotSpot's own where it runs, vm_heap_dump.h),
+// else by the JVMTI walk: hold the program, describe the classes, write (the walk), finish.
 void HeapDumper::write_report(ReportContext& report) {
-  {
-    // Which dumper, said on a line of its own (the report's verbose line comes whole at its end).
-    JNIEnv* jni = report.jni;
-    DumperPlan plan = vm_dump_.plan(jni, reports_++, report.at_exit, [jni] { return used_heap_bytes(jni); });
-    if (context_.options->diagnostics()) write_stderr("fasthprof: heap dump: " + plan.why + "\n");
-    if (plan.vm && vm_dump_.run(report, plan) != VmHeapDump::Outcome::kFallBack) return;
-  }
+  if (dump_by_vm(report)) return;
+  WalkDump dump(context_, allocation_traces_, report);
+  dump.hold();
+  if (!dump.collect_classes()) return;
+  dump.write();
+  dump.finish();
+}
+
+// Which dumper, said on a line of its own (the report's verbose line comes whole at its end). True
+// when HotSpot's dumper wrote the dump (or failed without a fallback).
+bool HeapDumper::dump_by_vm(ReportContext& report) {
   JNIEnv* jni = report.jni;
-  jvmtiEnv* jvmti = context_.jvmti;
-  ProfileWriter& writer = *context_.writer;
-  const Options& options = *context_.options;
-  bool stats = options.diagnostics();  // verbose=y
-  uint64_t started = monotonic_ns();
-
-  HeldThreads held(jvmti, report);
-  warn_if_disk_small(jni, options);
-  uint64_t link_started = monotonic_ns();
-  ClassLinkResult linking = link_unprepared_classes(jvmti, jni);
-  double link_seconds = seconds_since(link_started);
-  if (!linking.error.empty()) {
-    write_stderr("fasthprof: warning: classes that are not linked yet are dumped without fields: " + linking.error +
-                 "\n");
-  } else if (linking.failed != 0) {
-    write_stderr("fasthprof: warning: " + std::to_string(linking.failed) +
-                 " classes could not be linked and are dumped without fields (first: " + linking.first_failure +
-                 ")\n");
-  }
-  held.hold(*context_.threads);
-  // Every thread and class event queued up to here is applied; with the program's threads held,
-  // no allocation is made until the walk is over: heap=all interns every one queued and writes
-  // its TRACE now, so that objects tagged by allocation tracking name their allocation trace
-  // (looked up from the tag during the walk).
-  context_.apply_lifecycle(jni);
-  if (allocation_traces_ != nullptr) allocation_traces_->intern_pending(report);
-  writer.write_unwritten_traces();
-
-  std::unordered_map<uint64_t, DumpThread> threads;
-  held.take_stacks(writer, &threads);
-  ClassLayoutTable classes;
-  ClassCollection collection;
-  uint64_t classes_started = monotonic_ns();
-  if (!collect_classes(jvmti, jni, writer, *context_.classes, options.primfields, &next_heap_dump_id,
-                       &classes, &collection)) {
-    held.release();
-    release_class_collection(jni, &collection);
-    write_stderr("fasthprof: the heap dump failed: the loaded classes could not be described\n");
-    return;
-  }
-  double classes_seconds =
-      seconds_since(classes_started);
-  // Threads in serial order, so that the file is stable for a stable program.
-  std::vector<std::pair<uint64_t, DumpThread>> ordered(threads.begin(), threads.end());
-  std::sort(ordered.begin(), ordered.end(),
-            [](const auto& a, const auto& b) { return a.second.serial < b.second.serial; });
-
-  HeapWalkSetup setup;
-  setup.classes = &classes;
-  setup.class_class_id = collection.class_class_id;
-  setup.holder_id = collection.class_field_holder_id;
-  setup.threads = &threads;
-  setup.allocation_traces = allocation_traces_;
-  setup.text = !writer.binary();
-  setup.primitive_fields = options.primfields;
-  setup.primitive_arrays = options.primarrays;
-  HeapWalkResult walk;
-  HeapDumpCounts counts;
-  std::string staging_error;
-  if (writer.binary()) {
-    HeapDumpWriter segments(writer.records());
-    BinaryHeapDumpOutput out(segments);
-    HeapDumpAssembler assembler(classes, out, collection.object_class_id,
-                                collection.class_class_id, options.primfields);
-    setup.assembler = &assembler;
-    setup.bytes_written = [&writer] { return writer.records().position(); };
-    assembler.write_classes();
-    for (const auto& [id, thread] : ordered) assembler.root_thread(id, thread.serial, thread.trace_serial);
-    walk = run_heap_walk(jvmti, setup);
-    held.release();
-    segments.finish();
-    counts = assembler.counts();
-    if (walk.failed) context_.sink->abandon_report("the heap dump was left out: its walk was stopped");
-  } else {
-    std::string folder = options.net_host.empty() ? folder_of(options.output_path()) : std::string();
-    std::unique_ptr<StagingFile> staged = StagingFile::create(folder, &staging_error);
-    if (!staged) {
-      held.release();
-      write_stderr("fasthprof: the heap dump failed: " + staging_error + "\n");
-      release_class_collection(jni, &collection);
-      return;
-    }
-    StagingMemory roots;
-    {
-      TextWriter root_lines(roots);
-      TextWriter object_lines(*staged);
-      TextHeapDumpOutput out(root_lines, object_lines);
-      HeapDumpAssembler assembler(classes, out, collection.object_class_id,
-                                  collection.class_class_id, options.primfields);
-      setup.assembler = &assembler;
-      setup.bytes_written = [&staged] { return staged->size(); };
-      for (const auto& [id, thread] : ordered) assembler.root_thread(id, thread.serial, thread.trace_serial);
-      walk = run_heap_walk(jvmti, setup);
-      held.release();
-      assembler.write_classes();
-      counts = assembler.counts();
-    }
-    TextWriter& text = writer.text();
-    text.flush();
-    // A dump without its objects would look complete (BEGIN, roots, END): the report is cut back
-    // as a failed write would cut it, so that the file holds only complete reports.
-    if (walk.failed) {
-      context_.sink->abandon_report("the heap dump was left out: its walk was stopped");
-    } else if (staged->failed()) {
-      context_.sink->abandon_report("the heap dump was left out: " + staged->error());
-    } else {
-      text.heap_dump_begin(counts.objects(), counts.bytes, std::time(nullptr));
-      text.raw(roots.text());
-      text.flush();
-      if (staged->copy_to(*context_.sink, &staging_error)) {
-        text.heap_dump_end();
-      } else {
-        context_.sink->abandon_report("the heap dump was left out: " + staging_error);
-      }
-    }
-  }
-  release_class_collection(jni, &collection);
-  double dump_seconds = seconds_since(started);
-  if (counts.dropped_elements != 0) {
-    write_stderr("fasthprof: warning: " + std::to_string(counts.dropped_elements) +
-                 " object-array elements came out of order or past their array's end and were written as null\n");
-  }
-  if (walk.error != JVMTI_ERROR_NONE) {
-    write_stderr("fasthprof: the heap walk failed (" + jvmti::error_name(walk.error) +
-                 "); the dump holds what was written before\n");
-  }
-  writer.flush();
-  uint64_t cleared = 0;
-  double clear_seconds = clear_heap_dump_tags(jvmti, &cleared);
-  if (stats) {
-    char line[512];
-    std::snprintf(line, sizeof line,
-                  "fasthprof: heap dump stats: seconds=%.3f link_seconds=%.3f classes_linked=%llu classes_seconds=%.3f "
-                  "walk_seconds=%.3f objects=%llu instances=%llu "
-                  "object_arrays=%llu primitive_arrays=%llu classes=%llu roots=%llu class_instances=%llu "
-                  "unknown_class_objects=%llu class_field_objects=%llu threads=%zu suspended=%zu "
-                  "peak_pending=%zu tags_cleared=%llu clear_seconds=%.3f\n",
-                  dump_seconds, link_seconds, static_cast<unsigned long long>(linking.linked), classes_seconds,
-                  walk.seconds, static_cast<unsigned long long>(counts.objects()),
-                  static_cast<unsigned long long>(counts.instances),
-                  static_cast<unsigned long long>(counts.object_arrays),
-                  static_cast<unsigned long long>(counts.primitive_arrays),
-                  static_cast<unsigned long long>(counts.class_dumps),
-                  static_cast<unsigned long long>(counts.roots),
-                  static_cast<unsigned long long>(walk.class_instances),
-                  static_cast<unsigned long long>(counts.unknown_classes),
-                  static_cast<unsigned long long>(collection.class_field_objects), threads.size(),
-                  held.suspended(), walk.peak_pending, static_cast<unsigned long long>(cleared), clear_seconds);
-    write_stderr(line);
-  }
+  DumperPlan plan = vm_dump_.plan(jni, reports_++, report.at_exit, [jni] { return used_heap_bytes(jni); });
+  if (context_.options->diagnostics()) write_stderr("fasthprof: heap dump: " + plan.why + "\n");
+  return plan.vm && vm_dump_.run(report, plan) != VmHeapDump::Outcome::kFallBack;
 }
 
 }  // namespace fasthprof

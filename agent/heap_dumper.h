@@ -39,6 +39,8 @@ class HeapDumper final : public Feature {
   void write_report(ReportContext& report) override;
 
  private:
+  bool dump_by_vm(ReportContext& report);
+
   AgentContext context_;
   AllocationTraces* allocation_traces_;
   // dumper=vm|auto: HotSpot's own dumper (vm_heap_dump.h); reports so far pick the turn of a
