@@ -31,6 +31,8 @@
 
 namespace fasthprof {
 
+class VmDumpRun;
+
 // Which dumper writes one dump, and why: the line verbose=y prints.
 struct DumperPlan {
   bool vm = false;
@@ -58,6 +60,7 @@ class VmHeapDump {
   Outcome run(ReportContext& report, const DumperPlan& plan);
 
  private:
+  bool request(ReportContext& report, const DumperPlan& plan, VmDumpRun& dump, std::string* error);
   // The JDK's feature version (17, 25), 0 if unknown.
   int jdk_version();
 
