@@ -762,6 +762,37 @@ TEST(VmDumpPipeReader, UsesThePipeWhenTheSideFileIsGoneOrDiffers) {
   EXPECT_TRUE(jdk17.note.empty());
 }
 
+// A side file the JVM did not make is never read (another user could have planted it where the
+// pipe's folder is not private): a link to the right bytes, a file with a second name, a pipe, a
+// file of another user. The pipe's bytes are used instead, and nothing waits.
+TEST(VmDumpPipeReader, RefusesASideFileTheJvmDidNotMake) {
+  size_t segments = 0, end = 0;
+  JdkDump dump = large_dump(&segments, &end);
+  const std::vector<uint8_t> whole = rewritten_in_memory(dump);
+  TempFolder folder;
+  const std::string real = folder.write("real", dump.data.data() + segments, end - segments);
+  ASSERT_EQ(0, ::symlink(real.c_str(), (folder.path + "/link.fifo.p0").c_str()));
+  folder.write("linked.fifo.p0", dump.data.data() + segments, end - segments);
+  ASSERT_EQ(0, ::link((folder.path + "/linked.fifo.p0").c_str(), (folder.path + "/second-name").c_str()));
+  ASSERT_EQ(0, ::mkfifo((folder.path + "/pipe.fifo.p0").c_str(), 0600));
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"link", "Too many levels of symbolic links"},  // O_NOFOLLOW's ELOOP
+      {"linked", "2 links to it"},
+      {"pipe", "not a regular file"}};
+  if (::geteuid() == 0) {
+    std::string theirs = folder.write("theirs.fifo.p0", dump.data.data() + segments, end - segments);
+    ASSERT_EQ(0, ::chown(theirs.c_str(), 65534, 65534));
+    cases.emplace_back("theirs", "owned by user 65534");
+  }
+  for (const auto& [name, why] : cases) {
+    PipeRun run = run_pipe(dump, folder.path + "/" + name + ".fifo", 65536);
+    EXPECT_EQ(run.out, whole) << name;
+    EXPECT_EQ(run.side_files, 0u) << name;
+    EXPECT_EQ(run.skipped, 0u) << name;
+    EXPECT_NE(run.note.find(why), std::string::npos) << name << ": " << run.note;
+  }
+}
+
 // ---- malformed input ----
 
 std::string rewrite_error(const std::vector<uint8_t>& bytes, size_t chunk = 0) {
