@@ -6,8 +6,9 @@ following links: beside a guessable pipe name, that overwrote the victim or wrot
 other user's file. The checks: the victim unchanged, the other user read nothing and entered
 nothing, both dumps (dumper=vm on kill -QUIT, dumper=auto at exit) by the JVM's dumper, the side
 file still read in place of the pipe on JDK 25, hprof-verify --strict accepts the file, and nothing
-of the agent's is left in the folder. On JDK 17 and 25; root only (skipped otherwise, or without
-setpriv or runuser)."""
+of the agent's is left in the folder. Then (`refused`) a JVM of nobody's that may write its output
+file but cannot make the private folder beside it: one line says why and the walk writes the dump.
+On JDK 17 and 25; root only (skipped otherwise, or without setpriv or runuser)."""
 import json
 import os
 import pathlib
@@ -19,8 +20,8 @@ import subprocess
 import sys
 import tempfile
 
-from harness import (agentpath, check, java_process, jdks, read_text, run_cases, skip, terminate, verify_binary,
-                     wait_for)
+from harness import (TEST_CLASSES, agentpath, check, check_no_warnings, java_command, java_process, jdks, read_text,
+                     run_cases, skip, terminate, verify_binary, wait_for)
 
 ATTACKER = pathlib.Path(__file__).with_name("planted_names.py")
 VICTIM_TEXT = b"a file of root's that no heap dump may overwrite\n" * 64
@@ -118,4 +119,48 @@ def attacked():
         shutil.rmtree(victims, ignore_errors=True)
 
 
-run_cases("shared_folder", {"attacked": attacked})
+def refused_run(jdk, home):
+    """A JVM of nobody's that may write its output file but not make a folder beside it: the one
+    line that says why, the walk writes the dump, nothing else is made there."""
+    label = f"{jdk} no private folder"
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-readonly-"))
+    try:
+        folder.chmod(0o755)
+        classes = folder / "classes"
+        classes.mkdir(mode=0o755)
+        for name in os.listdir(TEST_CLASSES):
+            if name.startswith("HeapShapes"):
+                shutil.copy(os.path.join(TEST_CLASSES, name), classes / name)
+                (classes / name).chmod(0o644)
+        dump = folder / "dump.hprof"
+        dump.touch(mode=0o600)
+        nobody = pwd.getpwnam("nobody")
+        os.chown(dump, nobody.pw_uid, nobody.pw_gid)
+        options = f"heap=dump,format=b,file={dump},verbose=y,dumper=vm"
+        command = as_nobody(java_command(home, agentpath(options), "-cp", str(classes), "HeapShapes", "1"))
+        done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=300)
+        check_no_warnings(label, done.stdout, done.stderr)
+        check(done.returncode == 0, f"{label}: the program ends normally (exit {done.returncode}):\n{done.stderr}")
+        said = [line for line in done.stderr.splitlines() if "private folder" in line]
+        expected = (f"fasthprof: the JVM's heap dumper cannot be used (cannot make a private folder in {folder}: "
+                    "Permission denied); the JVMTI walk writes this dump")
+        check(said == [expected], f"{label}: one line says why: {said}\n{done.stderr}")
+        check(done.stderr.count(" done.\n") == 1, f"{label}: the walk wrote the dump:\n{done.stderr}")
+        ok, output = verify_binary(dump)
+        check(ok and "heap dumps: 1" in output, f"{label}: hprof-verify --strict accepts the dump:\n{output[-3000:]}")
+        left = sorted(os.listdir(folder))
+        check(left == ["classes", "dump.hprof"], f"{label}: nothing else in the folder: {left}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def refused():
+    if os.geteuid() != 0:
+        skip("needs root, to run the JVM as nobody in a folder of root's")
+    if as_nobody(["true"]) is None:
+        skip("no user nobody, or neither setpriv nor runuser")
+    for jdk, home in jdks():
+        refused_run(jdk, home)
+
+
+run_cases("shared_folder", {"attacked": attacked, "refused": refused})
