@@ -16,8 +16,9 @@ namespace fasthprof {
 class PrivateFolder {
  public:
   // Makes <parent>/<prefix>XXXXXX (mkdtemp: a fresh name, mode 0700), opens it without following a
-  // link and checks it (check_private_folder). Returns null with *error set (one line) when it
-  // cannot: nothing is left behind then. Allocates.
+  // link and checks, through the descriptor and through the path, what check_private_folder checks
+  // and that both are the same folder. Returns null with *error set (one line) when it cannot:
+  // nothing is left behind then. Allocates.
   static std::unique_ptr<PrivateFolder> create(const std::string& parent, const std::string& prefix,
                                                std::string* error);
 
