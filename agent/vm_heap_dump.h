@@ -3,8 +3,8 @@
 // report (docs/decisions.md "Binary format", `dumper=auto`; docs/heap-dumps.md "Who writes the dump").
 //
 // One dump, on the writer thread (the owner), between the sink's begin_report and end_report:
-//   1. a named pipe (runtime/fifo_drain.h) in the output's folder (the working folder with net=),
-//      and the thread that drains it;
+//   1. a named pipe (runtime/fifo_drain.h) in a private folder (mode 0700) made in the output's
+//      folder (the working folder with net=), and the thread that drains it;
 //   2. the JVM's attach listener (runtime/hotspot_attach.h): its socket if it exists, else started
 //      by the trigger file and a SIGQUIT, which is sent only when the VM's own flags say attach is
 //      enabled and signals are not reduced (-Xrs);

@@ -1,6 +1,5 @@
 #include "fifo_drain.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -15,7 +14,8 @@ namespace fasthprof {
 
 namespace {
 
-std::atomic<uint32_t> next_fifo{0};
+// The pipe's name inside its private folder; HotSpot 22+ adds ".p<N>" for its side files.
+constexpr char kPipeName[] = "heap.fifo";
 
 // Bytes per read: a full pipe (raised to 1 MiB below where allowed), so that the writer is woken
 // as rarely as possible.
@@ -23,34 +23,32 @@ constexpr size_t kReadSize = size_t{1} << 20;
 
 }  // namespace
 
-FifoDrain::FifoDrain(std::string path) : path_(std::move(path)) {}
+FifoDrain::FifoDrain(std::unique_ptr<PrivateFolder> folder)
+    : folder_(std::move(folder)), path_(folder_->path() + "/" + kPipeName) {}
 
 std::unique_ptr<FifoDrain> FifoDrain::create(const std::string& folder, std::string* error) {
-  std::string base = folder.empty() ? std::string(".") : folder;
-  if (base.size() > 1 && base.back() == '/') base.pop_back();
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    std::string path = base + "/.fasthprof-" + std::to_string(::getpid()) + "-" +
-                       std::to_string(next_fifo.fetch_add(1)) + ".fifo";
-    if (::mkfifo(path.c_str(), 0600) == 0) return std::unique_ptr<FifoDrain>(new FifoDrain(path));
-    if (errno != EEXIST) {
-      *error = "cannot make a pipe in " + base + ": " + std::strerror(errno);
-      return nullptr;
-    }
+  // The private folder goes into the output's folder rather than /tmp: the JVM's side file is then
+  // on the output's file system, where the kernel copies its unchanged runs into the output.
+  auto private_folder = PrivateFolder::create(folder, ".fasthprof-" + std::to_string(::getpid()) + "-", error);
+  if (!private_folder) return nullptr;
+  if (::mkfifoat(private_folder->fd(), kPipeName, 0600) != 0) {
+    *error = "cannot make a pipe in " + private_folder->path() + ": " + std::strerror(errno);
+    return nullptr;  // the folder goes with private_folder
   }
-  *error = "cannot make a pipe in " + base + ": every name is taken";
-  return nullptr;
+  return std::unique_ptr<FifoDrain>(new FifoDrain(std::move(private_folder)));
 }
 
-FifoDrain::~FifoDrain() {
-  finish();
-  remove_files();
+FifoDrain::~FifoDrain() { finish(); }
+
+int FifoDrain::open_pipe() const {
+  return ::openat(folder_->fd(), kPipeName, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 }
 
 bool FifoDrain::start(Consumer consumer, std::string* error) {
   consumer_ = std::move(consumer);
   // Non-blocking open of the read end succeeds at once; until a writer opens the pipe, poll()
   // reports nothing on it (Linux reports a hang-up only after a writer came and went).
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  fd_ = open_pipe();
   if (fd_ < 0) {
     *error = "cannot open " + path_ + ": " + std::strerror(errno);
     return false;
@@ -121,7 +119,7 @@ void FifoDrain::run() {
       if (!opened_.load(std::memory_order_relaxed)) {
         opened_.store(true, std::memory_order_release);
         // The writer holds its own descriptor now: the name is no longer needed.
-        ::unlink(path_.c_str());
+        ::unlinkat(folder_->fd(), kPipeName, 0);
       }
       bytes_.fetch_add(static_cast<uint64_t>(got), std::memory_order_release);
       if (skip_left_ > 0) {
@@ -144,7 +142,7 @@ void FifoDrain::run() {
     // safepoint), so the pipe is opened afresh to wait for it, unless stopping.
     if (stopping) return;
     if (opened_.load(std::memory_order_relaxed)) return;  // the writer came and went: the dump is over
-    int again = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int again = open_pipe();
     if (again < 0) {
       // Only stopping is left to wait for.
       char byte;
@@ -173,26 +171,8 @@ uint64_t FifoDrain::finish() {
   }
   if (null_fd_ >= 0) ::close(null_fd_);
   null_fd_ = -1;
-  remove_files();
+  folder_->remove();
   return bytes_.load(std::memory_order_acquire);
-}
-
-void FifoDrain::remove_files() {
-  if (removed_) return;
-  removed_ = true;
-  ::unlink(path_.c_str());
-  // Side files the VM may have left after a failure: "<name>.p<N>" in the same folder.
-  size_t slash = path_.rfind('/');
-  std::string folder = slash == std::string::npos ? "." : path_.substr(0, slash);
-  std::string prefix = (slash == std::string::npos ? path_ : path_.substr(slash + 1)) + ".p";
-  DIR* dir = ::opendir(folder.c_str());
-  if (dir == nullptr) return;
-  while (dirent* entry = ::readdir(dir)) {
-    if (std::strncmp(entry->d_name, prefix.c_str(), prefix.size()) == 0) {
-      ::unlinkat(::dirfd(dir), entry->d_name, 0);
-    }
-  }
-  ::closedir(dir);
 }
 
 }  // namespace fasthprof

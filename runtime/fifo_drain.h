@@ -4,10 +4,12 @@
 // and hands each chunk to a consumer that must not wait on the VM (the sink, a local file). It is
 // a plain pthread that never calls the VM.
 //
-// Lifetime of the path: made with mkfifo (0600) under a name of the agent's own in the folder
-// given, removed as soon as a writer has opened it (the VM keeps its descriptor), and in any case
-// by finish() or the destructor, together with any "<path>.p<N>" side file the VM left beside it
-// (JDK 22+ writes the dump there first).
+// Lifetime of the path: the pipe is made with mkfifo (0600) inside a private folder of its own
+// (runtime/private_folder.h: a fresh name, mode 0700) in the folder given, so that no other user
+// can plant a link or a file where the JVM writes, neither at the pipe's name nor at the
+// "<path>.p<N>" side files JDK 22+ writes the dump into first. The pipe's name is removed as soon
+// as a writer has opened it (the VM keeps its descriptor); the folder and everything in it by
+// finish() or the destructor.
 #pragma once
 
 #include <pthread.h>
@@ -19,6 +21,8 @@
 #include <memory>
 #include <string>
 
+#include "private_folder.h"
+
 namespace fasthprof {
 
 class FifoDrain {
@@ -27,8 +31,8 @@ class FifoDrain {
   // later bytes are still read (so that the writer never blocks) but dropped.
   using Consumer = std::function<bool(const void* data, size_t size)>;
 
-  // Makes the pipe <folder>/.fasthprof-<pid>-<n>.fifo. Returns null with *error set when it
-  // cannot. Allocates.
+  // Makes the private folder <folder>/.fasthprof-<pid>-XXXXXX and the pipe heap.fifo in it.
+  // Returns null with *error set (one line) when it cannot; nothing is left behind then. Allocates.
   static std::unique_ptr<FifoDrain> create(const std::string& folder, std::string* error);
 
   ~FifoDrain();
@@ -42,7 +46,8 @@ class FifoDrain {
   bool start(Consumer consumer, std::string* error);
 
   // The writer is done (the attach reply came, whatever it said): the thread takes what is still
-  // in the pipe and ends; the path and side files are removed. Returns the bytes read. Idempotent.
+  // in the pipe and ends; the private folder is removed with the pipe and the side files in it.
+  // Returns the bytes read. Idempotent.
   uint64_t finish();
 
   // Called by the consumer (on the drain thread): the next `bytes` of the pipe are taken without
@@ -58,11 +63,12 @@ class FifoDrain {
   const std::string& error() const { return error_; }
 
  private:
-  explicit FifoDrain(std::string path);
+  explicit FifoDrain(std::unique_ptr<PrivateFolder> folder);
   static void* thread_main(void* self);
   void run();
-  void remove_files();
+  int open_pipe() const;
 
+  std::unique_ptr<PrivateFolder> folder_;
   std::string path_;
   Consumer consumer_;
   int fd_ = -1;
@@ -71,7 +77,6 @@ class FifoDrain {
   uint64_t skip_left_ = 0;   // drain thread only
   pthread_t thread_{};
   bool started_ = false;
-  bool removed_ = false;
   std::atomic<uint64_t> bytes_{0};
   std::atomic<bool> opened_{false};
   std::string error_;

@@ -39,8 +39,9 @@ HotSpotAttach::HotSpotAttach(pid_t pid)
       trigger_path_("/tmp/.attach_pid" + std::to_string(pid)) {}
 
 bool HotSpotAttach::socket_exists() const {
+  // Another user's socket at that name (/tmp is everyone's) is not the JVM's.
   struct stat st{};
-  return ::stat(socket_path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+  return ::lstat(socket_path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == ::geteuid();
 }
 
 bool HotSpotAttach::start_listener(int timeout_ms, std::string* error) {
@@ -50,6 +51,12 @@ bool HotSpotAttach::start_listener(int timeout_ms, std::string* error) {
   bool own_trigger = fd >= 0;
   if (fd < 0 && errno != EEXIST) {
     *error = "cannot create " + trigger_path_ + ": " + errno_text(errno);
+    return false;
+  }
+  // The JVM ignores a trigger of another user's: no listener would come.
+  struct stat st{};
+  if (!own_trigger && ::lstat(trigger_path_.c_str(), &st) == 0 && st.st_uid != ::geteuid()) {
+    *error = "a file of another user (" + std::to_string(st.st_uid) + ") is at " + trigger_path_;
     return false;
   }
   if (fd >= 0) ::close(fd);
@@ -87,6 +94,15 @@ AttachReply HotSpotAttach::jcmd(const std::string& command_line) const {
   } while (connected != 0 && errno == EINTR);
   if (connected != 0) {
     reply.error = "cannot connect to " + socket_path_ + ": " + errno_text(errno);
+    ::close(fd);
+    return reply;
+  }
+  // The listener is a thread of this very process: a socket another process listens on (planted
+  // at that name) hears nothing of the request.
+  ucred peer{};
+  socklen_t peer_size = sizeof peer;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_size) != 0 || peer.pid != ::getpid()) {
+    reply.error = socket_path_ + " is not this JVM's (it is process " + std::to_string(peer.pid) + "'s)";
     ::close(fd);
     return reply;
   }

@@ -29,7 +29,7 @@ class HotSpotAttach {
   // Where the listener's socket is.
   const std::string& socket_path() const { return socket_path_; }
 
-  // Whether the socket is there now (a listener was started, by us or anyone).
+  // Whether the socket is there now and is the VM's user's (a listener was started, by us or anyone).
   bool socket_exists() const;
 
   // Starts the listener: creates /tmp/.attach_pid<pid> (0600, removed again before returning),
@@ -37,11 +37,13 @@ class HotSpotAttach {
   // is enabled and signals are not reduced (-Xrs): otherwise the signal prints a thread dump or ends
   // the VM. A SIGQUIT the user sends while the trigger exists is taken by the JVM as part of this
   // start (docs/heap-dumps.md "How the JVM's dumper is asked" says so). Returns false with
-  // *error set when the socket did not appear.
+  // *error set when the socket did not appear, or at once when another user's file is at the
+  // trigger's name (the JVM ignores it).
   bool start_listener(int timeout_ms, std::string* error);
 
   // Sends "jcmd <command line>" and waits for the whole reply (the command has finished then).
-  // Blocks in read(): call on a thread that the VM does not wait for.
+  // Blocks in read(): call on a thread that the VM does not wait for. A socket that another process
+  // listens on is refused before anything is sent (reply.error says so).
   AttachReply jcmd(const std::string& command_line) const;
 
  private:

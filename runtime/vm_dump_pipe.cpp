@@ -13,6 +13,19 @@
 
 namespace fasthprof {
 
+namespace {
+
+// Why a side file is not one the JVM made for this dump, empty if it is one.
+std::string unexpected_side_file(const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) return "not a regular file";
+  if (st.st_uid != ::geteuid()) return "owned by user " + std::to_string(st.st_uid);
+  if (st.st_nlink != 1) return std::to_string(st.st_nlink) + " links to it";
+  if (st.st_size <= 0) return "empty";
+  return "";
+}
+
+}  // namespace
+
 VmDumpPipeReader::VmDumpPipeReader(VmDumpRewriter& rewriter, std::string pipe_path, bool side_files,
                                    std::function<void(uint64_t)> skip)
     : rewriter_(rewriter), pipe_path_(std::move(pipe_path)), looking_(side_files), skip_(std::move(skip)) {}
@@ -82,14 +95,17 @@ size_t VmDumpPipeReader::scan(const uint8_t* data, size_t size) {
 
 bool VmDumpPipeReader::use_side_file(const uint8_t* data, size_t avail, size_t* used) {
   std::string path = pipe_path_ + ".p" + std::to_string(files_.size());
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Never through a link, never waiting on a pipe put there; and only a file the JVM made (our
+  // user's, one name, not empty).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     note_ = "no side file " + path + " (" + std::strerror(errno) + ")";
     return false;
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
-    note_ = "the side file " + path + " is empty or not a file";
+  std::string why = ::fstat(fd, &st) != 0 ? std::string(std::strerror(errno)) : unexpected_side_file(st);
+  if (!why.empty()) {
+    note_ = "the side file " + path + " is refused: " + why;
     ::close(fd);
     return false;
   }

@@ -1,7 +1,7 @@
 // FifoDrain (runtime/fifo_drain.h): every byte a writer puts into the pipe reaches the consumer in
 // order; a writer that comes only after another opened and closed the pipe empty (JDK 22+ opens the
 // path after its safepoint) is still read; finish() never waits for a writer that never comes; the
-// pipe and any "<pipe>.p<N>" side file are gone afterwards.
+// pipe lives in a private folder, which is gone afterwards with any "<pipe>.p<N>" side file.
 #include "fifo_drain.h"
 
 #include <fcntl.h>
@@ -125,6 +125,26 @@ TEST_F(FifoDrainTest, FinishDoesNotWaitForAWriterThatNeverComes) {
   EXPECT_FALSE(drain->opened());
   EXPECT_FALSE(exists(path));
   EXPECT_FALSE(exists(side));
+  EXPECT_FALSE(exists(path.substr(0, path.rfind('/'))));
+}
+
+// The pipe and the JVM's side files beside it are in a folder of their own that only this user
+// can enter (another user cannot plant a link at "<pipe>.p0"), gone after finish().
+TEST_F(FifoDrainTest, ThePipeIsInAPrivateFolderRemovedAfterwards) {
+  ASSERT_EQ(0, chmod(folder_.c_str(), 01777));
+  std::string error;
+  auto drain = FifoDrain::create(folder_, &error);
+  ASSERT_TRUE(drain) << error;
+  std::string private_folder = drain->path().substr(0, drain->path().rfind('/'));
+  EXPECT_EQ(folder_, private_folder.substr(0, private_folder.rfind('/')));
+  EXPECT_TRUE(check_private_folder(private_folder, &error)) << error;
+  struct stat st{};
+  ASSERT_EQ(0, lstat(drain->path().c_str(), &st));
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  ASSERT_TRUE(drain->start([](const void*, size_t) { return true; }, &error)) << error;
+  write_all(drain->path(), "the dump", 3);
+  EXPECT_EQ(8u, drain->finish());
+  EXPECT_FALSE(exists(private_folder));
 }
 
 TEST_F(FifoDrainTest, AConsumerThatStopsStillLetsTheWriterFinish) {
@@ -147,7 +167,7 @@ TEST_F(FifoDrainTest, AConsumerThatStopsStillLetsTheWriterFinish) {
 TEST_F(FifoDrainTest, AFolderThatIsNotThereIsAnError) {
   std::string error;
   EXPECT_FALSE(FifoDrain::create(folder_ + "/missing", &error));
-  EXPECT_NE(std::string::npos, error.find("cannot make a pipe")) << error;
+  EXPECT_NE(std::string::npos, error.find("cannot make a private folder in " + folder_ + "/missing")) << error;
 }
 
 }  // namespace
