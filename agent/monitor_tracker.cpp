@@ -246,16 +246,31 @@ void MonitorTracker::write_monitor_dump(JNIEnv* jni) {
   jthread* threads = nullptr;
   if (jvmti_->GetAllThreads(&count, &threads) != JVMTI_ERROR_NONE) count = 0;
   jvmti::ReturnedRefs<jthread> held(jvmti_, jni, threads, count, 16);
+  std::vector<DumpThreadRow> rows = dump_threads(jni, threads, count);
+  std::vector<DumpMonitorRow> monitor_rows;
+  for (jobject monitor : dump_monitors(jni, rows)) {
+    monitor_rows.push_back(describe_monitor(jni, monitor));
+    jni->DeleteGlobalRef(monitor);
+  }
 
-  // Threads first: a thread not announced yet is announced now, before the section begins, so
-  // that its THREAD START precedes the dump that names it.
-  struct ThreadRow {
-    uint32_t serial = 0;
-    uint32_t trace = 0;
-    jint state = 0;
-    jthread thread = nullptr;
-  };
-  std::vector<ThreadRow> rows;
+  for (const DumpThreadRow& row : rows) writer.write_trace(row.trace);
+  TextWriter& text = writer.text();
+  text.monitor_dump_begin();
+  if (!(owned_info_ && contended_info_)) {
+    text.monitor_dump_note(context_.attached ? kNoMonitorsAttachedNote : kNoMonitorsNote);
+  }
+  for (const DumpThreadRow& row : rows) text.monitor_dump_thread(row.serial, row.trace, static_cast<uint32_t>(row.state));
+  for (const DumpMonitorRow& row : monitor_rows) {
+    text.monitor_dump_monitor(row.signature, row.owner, row.entry_count, row.to_enter, row.to_be_notified);
+  }
+  text.monitor_dump_end();
+}
+
+// Threads first: a thread not announced yet is announced now, before the section begins, so that
+// its THREAD START precedes the dump that names it. In serial order.
+std::vector<MonitorTracker::DumpThreadRow> MonitorTracker::dump_threads(JNIEnv* jni, jthread* threads, jint count) {
+  ProfileWriter& writer = *context_.writer;
+  std::vector<DumpThreadRow> rows;
   int depth = context_.current_depth();
   std::vector<jvmtiFrameInfo> frames(static_cast<size_t>(std::max(depth, 1)));
   std::vector<StackFrame> stack;
@@ -263,7 +278,7 @@ void MonitorTracker::write_monitor_dump(JNIEnv* jni) {
     uint64_t id = context_.threads->announce(jni, threads[i]);
     uint32_t serial = id == 0 ? 0 : writer.threads().serial_of_object_id(id);
     if (serial == 0) continue;
-    ThreadRow row;
+    DumpThreadRow row;
     row.serial = serial;
     row.thread = threads[i];
     if (jvmti_->GetThreadState(threads[i], &row.state) != JVMTI_ERROR_NONE) row.state = 0;
@@ -278,11 +293,15 @@ void MonitorTracker::write_monitor_dump(JNIEnv* jni) {
     row.trace = writer.intern_trace(serial, stack);
     rows.push_back(row);
   }
-  std::sort(rows.begin(), rows.end(), [](const ThreadRow& a, const ThreadRow& b) { return a.serial < b.serial; });
+  std::sort(rows.begin(), rows.end(), [](const DumpThreadRow& a, const DumpThreadRow& b) { return a.serial < b.serial; });
+  return rows;
+}
 
-  // Then the monitors: those the threads own, in thread order, then those they wait for that
-  // nobody listed yet (a monitor only waited on is owned by nobody).
-  std::vector<jobject> monitors;  // global references
+// Then the monitors (global references, the caller deletes them): those the threads own, in
+// thread order, then those they wait for that nobody listed yet (a monitor only waited on is owned
+// by nobody).
+std::vector<jobject> MonitorTracker::dump_monitors(JNIEnv* jni, const std::vector<DumpThreadRow>& rows) {
+  std::vector<jobject> monitors;
   auto add_monitor = [&](jobject object) {
     if (object == nullptr) return;
     for (jobject known : monitors) {
@@ -296,7 +315,7 @@ void MonitorTracker::write_monitor_dump(JNIEnv* jni) {
     if (global != nullptr) monitors.push_back(global);
   };
   if (owned_info_) {
-    for (const ThreadRow& row : rows) {
+    for (const DumpThreadRow& row : rows) {
       jint owned = 0;
       jobject* objects = nullptr;
       if (jvmti_->GetOwnedMonitorInfo(row.thread, &owned, &objects) != JVMTI_ERROR_NONE) continue;
@@ -306,7 +325,7 @@ void MonitorTracker::write_monitor_dump(JNIEnv* jni) {
     }
   }
   if (contended_info_) {
-    for (const ThreadRow& row : rows) {
+    for (const DumpThreadRow& row : rows) {
       jobject object = nullptr;
       if (jvmti_->GetCurrentContendedMonitor(row.thread, &object) == JVMTI_ERROR_NONE) add_monitor(object);
       if ((row.state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT) == 0) continue;
@@ -314,57 +333,40 @@ void MonitorTracker::write_monitor_dump(JNIEnv* jni) {
       if (waited != waiting_on_.end()) add_monitor(jni->NewLocalRef(waited->second));
     }
   }
+  return monitors;
+}
 
-  struct MonitorRow {
-    std::string signature;
-    uint32_t owner = 0;
-    uint32_t entry_count = 0;
-    std::vector<uint32_t> to_enter, to_be_notified;
-  };
+// One monitor's row: its class, owner, entry count, and the threads waiting to enter it and to be
+// notified.
+MonitorTracker::DumpMonitorRow MonitorTracker::describe_monitor(JNIEnv* jni, jobject monitor) {
+  ProfileWriter& writer = *context_.writer;
+  DumpMonitorRow row;
+  row.signature = signature_of(jni, monitor);
   auto serial_of = [&](jthread thread) {
     uint64_t id = thread_id(thread);
     return id == 0 ? 0u : writer.threads().serial_of_object_id(id);
   };
-  std::vector<MonitorRow> monitor_rows;
-  for (jobject monitor : monitors) {
-    MonitorRow row;
-    row.signature = signature_of(jni, monitor);
-    jvmtiMonitorUsage usage{};
-    if (usage_info_ && jvmti_->GetObjectMonitorUsage(monitor, &usage) == JVMTI_ERROR_NONE) {
-      jvmti::LocalFrame planned(jni, usage.waiter_count + usage.notify_waiter_count + 8);
-      row.owner = serial_of(usage.owner);
-      row.entry_count = static_cast<uint32_t>(usage.entry_count);
-      for (jint w = 0; w < usage.notify_waiter_count; ++w) row.to_be_notified.push_back(serial_of(usage.notify_waiters[w]));
-      // JDK 17-22 list the threads in Object.wait among `waiters` too (fixed in 23): a thread
-      // waiting to be notified is not waiting to enter.
-      for (jint w = 0; w < usage.waiter_count; ++w) {
-        bool notified_list = false;
-        for (jint n = 0; n < usage.notify_waiter_count && !notified_list; ++n) {
-          notified_list = jni->IsSameObject(usage.waiters[w], usage.notify_waiters[n]);
-        }
-        if (!notified_list) row.to_enter.push_back(serial_of(usage.waiters[w]));
-      }
-      if (usage.owner != nullptr) jni->DeleteLocalRef(usage.owner);
-      for (jint w = 0; w < usage.waiter_count; ++w) jni->DeleteLocalRef(usage.waiters[w]);
-      for (jint w = 0; w < usage.notify_waiter_count; ++w) jni->DeleteLocalRef(usage.notify_waiters[w]);
-      jvmti_->Deallocate(reinterpret_cast<unsigned char*>(usage.waiters));
-      jvmti_->Deallocate(reinterpret_cast<unsigned char*>(usage.notify_waiters));
+  jvmtiMonitorUsage usage{};
+  if (!usage_info_ || jvmti_->GetObjectMonitorUsage(monitor, &usage) != JVMTI_ERROR_NONE) return row;
+  jvmti::LocalFrame planned(jni, usage.waiter_count + usage.notify_waiter_count + 8);
+  row.owner = serial_of(usage.owner);
+  row.entry_count = static_cast<uint32_t>(usage.entry_count);
+  for (jint w = 0; w < usage.notify_waiter_count; ++w) row.to_be_notified.push_back(serial_of(usage.notify_waiters[w]));
+  // JDK 17-22 list the threads in Object.wait among `waiters` too (fixed in 23): a thread waiting
+  // to be notified is not waiting to enter.
+  for (jint w = 0; w < usage.waiter_count; ++w) {
+    bool notified_list = false;
+    for (jint n = 0; n < usage.notify_waiter_count && !notified_list; ++n) {
+      notified_list = jni->IsSameObject(usage.waiters[w], usage.notify_waiters[n]);
     }
-    monitor_rows.push_back(std::move(row));
-    jni->DeleteGlobalRef(monitor);
+    if (!notified_list) row.to_enter.push_back(serial_of(usage.waiters[w]));
   }
-
-  for (const ThreadRow& row : rows) writer.write_trace(row.trace);
-  TextWriter& text = writer.text();
-  text.monitor_dump_begin();
-  if (!(owned_info_ && contended_info_)) {
-    text.monitor_dump_note(context_.attached ? kNoMonitorsAttachedNote : kNoMonitorsNote);
-  }
-  for (const ThreadRow& row : rows) text.monitor_dump_thread(row.serial, row.trace, static_cast<uint32_t>(row.state));
-  for (const MonitorRow& row : monitor_rows) {
-    text.monitor_dump_monitor(row.signature, row.owner, row.entry_count, row.to_enter, row.to_be_notified);
-  }
-  text.monitor_dump_end();
+  if (usage.owner != nullptr) jni->DeleteLocalRef(usage.owner);
+  for (jint w = 0; w < usage.waiter_count; ++w) jni->DeleteLocalRef(usage.waiters[w]);
+  for (jint w = 0; w < usage.notify_waiter_count; ++w) jni->DeleteLocalRef(usage.notify_waiters[w]);
+  jvmti_->Deallocate(reinterpret_cast<unsigned char*>(usage.waiters));
+  jvmti_->Deallocate(reinterpret_cast<unsigned char*>(usage.notify_waiters));
+  return row;
 }
 
 void MonitorTracker::stop(JNIEnv*) {

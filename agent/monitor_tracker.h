@@ -31,7 +31,9 @@
 #include <jvmti.h>
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "feature.h"
 #include "lifecycle_queue.h"
@@ -67,7 +69,23 @@ class MonitorTracker final : public Feature {
   // The calling thread's stack, cut to depth=, into event->frames.
   void take_stack(ContentionEvent* event);
   uint64_t thread_id(jthread thread);
+  // MONITOR DUMP: every thread (state, stack), then every monitor they own or wait for.
+  struct DumpThreadRow {
+    uint32_t serial = 0;
+    uint32_t trace = 0;
+    jint state = 0;
+    jthread thread = nullptr;
+  };
+  struct DumpMonitorRow {
+    std::string signature;
+    uint32_t owner = 0;
+    uint32_t entry_count = 0;
+    std::vector<uint32_t> to_enter, to_be_notified;
+  };
   void write_monitor_dump(JNIEnv* jni);
+  std::vector<DumpThreadRow> dump_threads(JNIEnv* jni, jthread* threads, jint count);
+  std::vector<jobject> dump_monitors(JNIEnv* jni, const std::vector<DumpThreadRow>& rows);
+  DumpMonitorRow describe_monitor(JNIEnv* jni, jobject monitor);
 
   AgentContext context_;
   jvmtiEnv* jvmti_;

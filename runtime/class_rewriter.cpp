@@ -16,21 +16,17 @@
 #include <utility>
 
 #include "byte_decoder.h"
+#include "class_file.h"
 
 namespace fasthprof {
 namespace {
 
-// Constant-pool tags (JVMS 4.4).
-enum PoolTag : uint8_t {
-  kUtf8 = 1, kInteger = 3, kFloat = 4, kLong = 5, kDouble = 6, kClass = 7, kString = 8,
-  kFieldref = 9, kMethodref = 10, kInterfaceMethodref = 11, kNameAndType = 12,
-  kMethodHandle = 15, kMethodType = 16, kDynamic = 17, kInvokeDynamic = 18, kModule = 19, kPackage = 20,
-};
+using namespace class_file;
 
-constexpr uint16_t kFirstVersion = 45;
-constexpr uint16_t kLastVersion = 69;       // JDK 25
 constexpr uint16_t kStackMapVersion = 50;   // from here on, the type checker and StackMapTable
 constexpr uint32_t kMaxCodeLength = 65535;  // code_length < 65536 (JVMS 4.7.3)
+// Pool entries appended for the tracker besides the IDs (write_pool).
+constexpr uint32_t kTrackerEntries = 9;
 
 // Opcodes the rewriter looks at.
 enum Op : uint8_t {
@@ -69,139 +65,6 @@ uint8_t inverted(uint8_t op) {
 uint32_t switch_padding(uint32_t at) { return (4 - (at + 1) % 4) % 4; }
 
 int32_t get_s4(const uint8_t* p) { return static_cast<int32_t>(load_be32(p)); }
-
-// Bounds-checked reading: a read past the end sets failed() and returns 0, so that a parse can
-// check once per structure instead of before every field.
-class Reader {
- public:
-  Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  bool has(size_t n) const { return !failed_ && n <= size_ - at_; }
-  uint8_t u1() { return take(1) ? data_[at_ - 1] : 0; }
-  uint16_t u2() { return take(2) ? load_be16(data_ + at_ - 2) : 0; }
-  uint32_t u4() { return take(4) ? load_be32(data_ + at_ - 4) : 0; }
-  const uint8_t* bytes(size_t n) { return take(n) ? data_ + at_ - n : nullptr; }
-  size_t at() const { return at_; }
-  const uint8_t* data() const { return data_; }
-  bool failed() const { return failed_; }
-  bool at_end() const { return !failed_ && at_ == size_; }
-
- private:
-  bool take(size_t n) {
-    if (!has(n)) {
-      failed_ = true;
-      return false;
-    }
-    at_ += n;
-    return true;
-  }
-  const uint8_t* data_;
-  size_t size_;
-  size_t at_ = 0;
-  bool failed_ = false;
-};
-
-class Writer {
- public:
-  explicit Writer(std::vector<uint8_t>& out) : out_(out) {}
-  void u1(uint32_t v) { out_.push_back(static_cast<uint8_t>(v)); }
-  void u2(uint32_t v) { u1(v >> 8); u1(v); }
-  void u4(uint32_t v) { u2(v >> 16); u2(v); }
-  void bytes(const uint8_t* p, size_t n) { out_.insert(out_.end(), p, p + n); }
-  void str(std::string_view s) { out_.insert(out_.end(), s.begin(), s.end()); }
-  size_t size() const { return out_.size(); }
-  void patch_u4(size_t at, uint32_t v) {
-    out_[at] = static_cast<uint8_t>(v >> 24);
-    out_[at + 1] = static_cast<uint8_t>(v >> 16);
-    out_[at + 2] = static_cast<uint8_t>(v >> 8);
-    out_[at + 3] = static_cast<uint8_t>(v);
-  }
-
- private:
-  std::vector<uint8_t>& out_;
-};
-
-struct ConstantPool {
-  std::vector<uint32_t> offset;  // of each entry's tag byte; 0 for index 0 and the slot after a long/double
-  std::vector<uint8_t> tag;
-  const uint8_t* data = nullptr;
-
-  uint16_t count() const { return static_cast<uint16_t>(tag.size()); }
-  bool is(uint32_t index, uint8_t t) const { return index > 0 && index < tag.size() && tag[index] == t; }
-  // The Utf8 entry's bytes (modified UTF-8, used as they are).
-  bool utf8(uint32_t index, std::string_view* out) const {
-    if (!is(index, kUtf8)) return false;
-    const uint8_t* p = data + offset[index];
-    *out = std::string_view(reinterpret_cast<const char*>(p + 3), load_be16(p + 1));
-    return true;
-  }
-  bool class_name(uint32_t index, std::string_view* out) const {
-    return is(index, kClass) && utf8(load_be16(data + offset[index] + 1), out);
-  }
-};
-
-bool parse_pool(Reader& in, const uint8_t* data, ConstantPool& pool, std::string& error) {
-  uint16_t count = in.u2();
-  if (in.failed() || count == 0) {
-    error = "constant pool count missing or zero";
-    return false;
-  }
-  pool.data = data;
-  pool.offset.assign(count, 0);
-  pool.tag.assign(count, 0);
-  for (uint32_t i = 1; i < count; ++i) {
-    size_t at = in.at();
-    uint8_t tag = in.u1();
-    size_t body = 0;
-    switch (tag) {
-      case kUtf8: body = in.u2(); break;
-      case kInteger: case kFloat: body = 4; break;
-      case kLong: case kDouble: body = 8; break;
-      case kClass: case kString: case kMethodType: case kModule: case kPackage: body = 2; break;
-      case kFieldref: case kMethodref: case kInterfaceMethodref: case kNameAndType:
-      case kDynamic: case kInvokeDynamic: body = 4; break;
-      case kMethodHandle: body = 3; break;
-      default:
-        if (!in.failed()) {
-          error = "constant pool entry " + std::to_string(i) + " has unknown tag " + std::to_string(tag);
-          return false;
-        }
-    }
-    in.bytes(body);
-    if (in.failed()) {
-      error = "constant pool truncated at entry " + std::to_string(i) + " of " + std::to_string(count - 1);
-      return false;
-    }
-    pool.offset[i] = static_cast<uint32_t>(at);
-    pool.tag[i] = tag;
-    if (tag == kLong || tag == kDouble) {  // takes two slots; the second is unusable
-      if (i + 1 >= count) {
-        error = "constant pool entry " + std::to_string(i) + " (long or double) has no second slot";
-        return false;
-      }
-      ++i;
-    }
-  }
-  return true;
-}
-
-// Skips a table of attributes, checking that each name is a Utf8 entry.
-bool skip_attributes(Reader& in, const ConstantPool& pool) {
-  uint16_t count = in.u2();
-  for (uint32_t i = 0; i < count && !in.failed(); ++i) {
-    uint16_t name = in.u2();
-    uint32_t length = in.u4();
-    if (in.failed() || !pool.is(name, kUtf8)) return false;
-    in.bytes(length);
-  }
-  return !in.failed();
-}
-
-// A method as found in the class file.
-struct MethodInfo {
-  size_t start = 0, end = 0;           // the whole method_info
-  std::string_view name, descriptor;
-  size_t code_at = 0, code_length = 0;  // the Code attribute's info (after name and length); 0 when none
-};
 
 // ---- one method's code ----------------------------------------------------------------------
 
@@ -704,120 +567,63 @@ class CodeRewriter {
   std::vector<uint32_t> group_at_, insn_at_;
 };
 
-// ---- the class file -----------------------------------------------------------------------------
-
-struct ClassFile {
-  uint16_t major = 0;
-  ConstantPool pool;
-  size_t pool_end = 0, methods_at = 0, methods_end = 0;
-  std::vector<MethodInfo> methods;
+// The tracker's Methodrefs, appended to the pool by write_pool.
+struct TrackerRefs {
+  uint16_t enter = 0, exit = 0;
 };
 
-bool parse_class(const uint8_t* data, size_t size, ClassFile& cf, RewriteResult& result) {
-  Reader in(data, size);
-  uint32_t magic = in.u4();
-  in.u2();  // minor_version: any
-  cf.major = in.u2();
-  if (in.failed() || magic != 0xcafebabe) {
-    result.error = "not a class file (no 0xCAFEBABE header)";
-    return false;
+// The class file's header and constant pool, with the appended entries: the Integers of the method
+// IDs first (the lower their index, the likelier a 2-byte ldc), then the tracker's class, names,
+// descriptor, NameAndTypes and Methodrefs.
+TrackerRefs write_pool(Writer& w, const uint8_t* data, const ClassFile& cf, const std::vector<uint32_t>& distinct,
+                       const TrackerCalls& tracker) {
+  uint32_t next = cf.pool.count() + static_cast<uint32_t>(distinct.size());
+  const uint16_t class_utf8 = next, class_entry = next + 1, enter_utf8 = next + 2, exit_utf8 = next + 3,
+                 descriptor_utf8 = next + 4, enter_nat = next + 5, exit_nat = next + 6;
+  w.bytes(data, 8);
+  w.u2(next + kTrackerEntries);
+  w.bytes(data + 10, cf.pool_end - 10);
+  for (uint32_t id : distinct) {
+    w.u1(kInteger);
+    w.u4(id);
   }
-  if (cf.major < kFirstVersion || cf.major > kLastVersion) {
-    result.error = "class file version " + std::to_string(cf.major) + " outside 45..69";
-    return false;
-  }
-  if (!parse_pool(in, data, cf.pool, result.error)) return false;
-  cf.pool_end = in.at();
-  in.u2();  // access_flags
-  uint16_t this_class = in.u2();
-  in.u2();  // super_class
-  std::string_view name;
-  if (in.failed() || !cf.pool.class_name(this_class, &name)) {
-    result.error = "this_class is not a class entry";
-    return false;
-  }
-  result.class_name = std::string(name);
-  uint16_t interfaces = in.u2();
-  in.bytes(size_t{interfaces} * 2);
-  uint16_t fields = in.u2();
-  bool fields_read = !in.failed();
-  for (uint32_t i = 0; i < fields && fields_read; ++i) {
-    in.bytes(6);
-    // A field attribute whose name is no Utf8 entry is malformed too, not only a short read: the
-    // methods would otherwise be looked for wherever the fields were left.
-    fields_read = skip_attributes(in, cf.pool);
-  }
-  if (!fields_read) {
-    result.error = "fields truncated or malformed";
-    return false;
-  }
-  cf.methods_at = in.at();
-  uint16_t methods = in.u2();
-  for (uint32_t i = 0; i < methods; ++i) {
-    MethodInfo m;
-    m.start = in.at();
-    in.u2();
-    uint16_t name_index = in.u2(), descriptor_index = in.u2();
-    if (in.failed() || !cf.pool.utf8(name_index, &m.name) || !cf.pool.utf8(descriptor_index, &m.descriptor)) {
-      result.error = "method " + std::to_string(i) + ": name or descriptor is not a Utf8 entry";
-      return false;
-    }
-    uint16_t attributes = in.u2();
-    for (uint32_t a = 0; a < attributes && !in.failed(); ++a) {
-      uint16_t attribute_name = in.u2();
-      uint32_t length = in.u4();
-      std::string_view attribute;
-      if (in.failed()) break;
-      if (!cf.pool.utf8(attribute_name, &attribute)) {
-        result.error = "method " + std::string(m.name) + std::string(m.descriptor) + ": attribute name is not a Utf8 entry";
-        return false;
-      }
-      size_t at = in.at();
-      if (in.bytes(length) == nullptr) break;
-      if (attribute == "Code") {
-        if (m.code_at != 0) {
-          result.error = "method " + std::string(m.name) + std::string(m.descriptor) + " has two Code attributes";
-          return false;
-        }
-        m.code_at = at;
-        m.code_length = length;
-      }
-    }
-    if (in.failed()) {
-      result.error = "method " + std::string(m.name) + std::string(m.descriptor) + ": attributes truncated or malformed";
-      return false;
-    }
-    m.end = in.at();
-    cf.methods.push_back(m);
-  }
-  cf.methods_end = in.at();
-  uint16_t attributes = in.u2();
-  for (uint32_t a = 0; a < attributes && !in.failed(); ++a) {
-    uint16_t attribute_name = in.u2();
-    uint32_t length = in.u4();
-    std::string_view attribute;
-    if (in.failed()) break;
-    if (!cf.pool.utf8(attribute_name, &attribute)) {
-      result.error = "class attribute name is not a Utf8 entry";
-      return false;
-    }
-    const uint8_t* body = in.bytes(length);
-    std::string_view source;
-    if (body != nullptr && attribute == "SourceFile" && length == 2 && cf.pool.utf8(load_be16(body), &source))
-      result.source_file = std::string(source);
-  }
-  if (!in.at_end()) {
-    result.error = in.failed() ? "class attributes truncated or malformed" : "bytes after the class file's end";
-    return false;
-  }
-  return true;
+  auto utf8 = [&](const std::string& text) {
+    w.u1(kUtf8);
+    w.u2(static_cast<uint32_t>(text.size()));
+    w.str(text);
+  };
+  utf8(tracker.class_name);
+  w.u1(kClass);
+  w.u2(class_utf8);
+  utf8(tracker.enter_name);
+  utf8(tracker.exit_name);
+  utf8("(I)V");
+  w.u1(kNameAndType); w.u2(enter_utf8); w.u2(descriptor_utf8);
+  w.u1(kNameAndType); w.u2(exit_utf8); w.u2(descriptor_utf8);
+  w.u1(kMethodref); w.u2(class_entry); w.u2(enter_nat);
+  w.u1(kMethodref); w.u2(class_entry); w.u2(exit_nat);
+  return TrackerRefs{static_cast<uint16_t>(next + 7), static_cast<uint16_t>(next + 8)};
 }
 
-// Names in an error come from the class file: control bytes would break the one-line message.
-std::string printable(std::string text) {
-  for (char& c : text)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return text;
+// The method_info again, with its Code attribute's body replaced by code.
+void write_method(Writer& w, const uint8_t* data, const MethodInfo& m, const std::vector<uint8_t>& code) {
+  Reader in(data + m.start, m.end - m.start);
+  w.bytes(in.bytes(6), 6);
+  uint16_t attributes = in.u2();
+  w.u2(attributes);
+  for (uint32_t a = 0; a < attributes; ++a) {
+    size_t at = in.at();
+    uint16_t name = in.u2();
+    uint32_t length = in.u4();
+    in.bytes(length);
+    if (m.start + at + 6 == m.code_at) {
+      w.u2(name);
+      w.u4(static_cast<uint32_t>(code.size()));
+      w.bytes(code.data(), code.size());
+    } else {
+      w.bytes(data + m.start + at, 6 + size_t{length});
+    }
+  }
 }
 
 }  // namespace
@@ -827,7 +633,10 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls
   RewriteResult result;
   ClassFile cf;
   if (data == nullptr) size = 0;
-  if (!parse_class(data, size, cf, result)) {
+  bool parsed = parse_class(data, size, cf, &result.error);
+  result.class_name = cf.class_name;  // also for a malformed class whose name could be read
+  result.source_file = cf.source_file;
+  if (!parsed) {
     result.outcome = RewriteOutcome::kMalformed;
     result.error = printable(result.error);
     return result;
@@ -850,9 +659,6 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
 
-  // Appended entries: the Integers first (the lower their index, the likelier a 2-byte ldc),
-  // then tracker class, names, descriptor, NameAndTypes and Methodrefs.
-  constexpr uint32_t kTrackerEntries = 9;
   uint32_t first = cf.pool.count();
   if (first + distinct.size() + kTrackerEntries > 0xffff) {
     result.methods_left_alone = static_cast<uint32_t>(with_code);  // the pool would overflow
@@ -861,36 +667,10 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls
   auto id_index = [&](uint32_t id) {  // distinct is sorted: the Integers are in its order
     return static_cast<uint16_t>(first + (std::lower_bound(distinct.begin(), distinct.end(), id) - distinct.begin()));
   };
-  uint32_t next = first + static_cast<uint32_t>(distinct.size());
-  const uint16_t class_utf8 = next, class_entry = next + 1, enter_utf8 = next + 2, exit_utf8 = next + 3,
-                 descriptor_utf8 = next + 4, enter_nat = next + 5, exit_nat = next + 6, enter_ref = next + 7,
-                 exit_ref = next + 8;
-
   std::vector<uint8_t> out;
   out.reserve(size + size / 4 + 256);
   Writer w(out);
-  w.bytes(data, 8);
-  w.u2(next + kTrackerEntries);
-  w.bytes(data + 10, cf.pool_end - 10);
-  for (uint32_t id : distinct) {
-    w.u1(kInteger);
-    w.u4(id);
-  }
-  auto utf8 = [&](const std::string& s) {
-    w.u1(kUtf8);
-    w.u2(static_cast<uint32_t>(s.size()));
-    w.str(s);
-  };
-  utf8(tracker.class_name);
-  w.u1(kClass);
-  w.u2(class_utf8);
-  utf8(tracker.enter_name);
-  utf8(tracker.exit_name);
-  utf8("(I)V");
-  w.u1(kNameAndType); w.u2(enter_utf8); w.u2(descriptor_utf8);
-  w.u1(kNameAndType); w.u2(exit_utf8); w.u2(descriptor_utf8);
-  w.u1(kMethodref); w.u2(class_entry); w.u2(enter_nat);
-  w.u1(kMethodref); w.u2(class_entry); w.u2(exit_nat);
+  TrackerRefs refs = write_pool(w, data, cf, distinct, tracker);
   w.bytes(data + cf.pool_end, cf.methods_at - cf.pool_end);
   w.u2(static_cast<uint32_t>(cf.methods.size()));
 
@@ -904,7 +684,7 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls
     }
     code.clear();
     CodeOutcome outcome = rewriter.rewrite(data + m.code_at, m.code_length, m.name, m.descriptor, id_index(ids[i]),
-                                           enter_ref, exit_ref, code);
+                                           refs.enter, refs.exit, code);
     if (outcome == CodeOutcome::kMalformed) {
       RewriteResult malformed;
       malformed.class_name = result.class_name;
@@ -917,24 +697,7 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls
       w.bytes(data + m.start, m.end - m.start);
       continue;
     }
-    // The method_info again, with the Code attribute's body replaced.
-    Reader in(data + m.start, m.end - m.start);
-    w.bytes(in.bytes(6), 6);
-    uint16_t attributes = in.u2();
-    w.u2(attributes);
-    for (uint32_t a = 0; a < attributes; ++a) {
-      size_t at = in.at();
-      uint16_t name = in.u2();
-      uint32_t length = in.u4();
-      in.bytes(length);
-      if (m.start + at + 6 == m.code_at) {
-        w.u2(name);
-        w.u4(static_cast<uint32_t>(code.size()));
-        w.bytes(code.data(), code.size());
-      } else {
-        w.bytes(data + m.start + at, 6 + size_t{length});
-      }
-    }
+    write_method(w, data, m, code);
     result.methods.push_back({std::string(m.name), std::string(m.descriptor), ids[i]});
     result.branches_widened += rewriter.widened();
   }

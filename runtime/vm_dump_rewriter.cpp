@@ -417,6 +417,8 @@ done:
   if (segment_left_ == 0) state_ = State::kRecords;
 }
 
+// Longer than a function here should be, knowingly: it is a table, one case per heap-dump
+// sub-record kind with that kind's layout, and reads best as one switch beside the format.
 bool VmDumpRewriter::measure(const uint8_t* p, uint64_t avail, uint64_t at, bool hard_end, Unit* unit) {
   *unit = Unit{};
   auto need = [&](uint64_t bytes) {

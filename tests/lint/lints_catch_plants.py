@@ -40,14 +40,19 @@ PLANTS = [
      lambda t: replace(t / "runtime" / "allocation_recorder.h", "uint64_t key = ", "uint64_t key  = ")),
     ("planted_patch_applies.py", "the planted work in the product", "names the planted regression",
      lambda t: append(t / "runtime" / "memory.h", "\n// FASTHPROF_PLANTED_ALLOC_WORK\n")),
+    ("sizes_are_bounded.py", "a function over 80 lines", "a function of",
+     lambda t: append(t / "runtime" / "memory.cpp",
+                      "\nnamespace fasthprof {\nint planted_long(int x) {\n" + "  x += 1;\n" * 90 + "  return x;\n}\n}\n")),
+    ("sizes_are_bounded.py", "a file over 800 lines", "lines (at most 800)",
+     lambda t: append(t / "hprof" / "id_set.h", "\n" + "// padding\n" * 820)),
 ]
 
 failures = []
 with tempfile.TemporaryDirectory(prefix="lint-plants-") as scratch:
     for number, (lint, what, expected, plant) in enumerate(PLANTS):
         tree = pathlib.Path(scratch) / str(number)
-        for folder in ("agent", "runtime", "hprof", "tools", "docs"):
-            shutil.copytree(root / folder, tree / folder, ignore=shutil.ignore_patterns("build*", "__pycache__"))
+        for folder in ("agent", "runtime", "hprof", "tools", "docs", "tests"):
+            shutil.copytree(root / folder, tree / folder, ignore=shutil.ignore_patterns("build*", "__pycache__", "corpus"))
         (tree / "bench").mkdir()
         shutil.copyfile(root / "bench" / "planted_regression.patch", tree / "bench" / "planted_regression.patch")
         clean = run(lint, tree)
