@@ -4,12 +4,10 @@
 // standard input, one per line (a prompt when that is a terminal).
 //
 // One thread, one poll() loop: the listening sockets, standard input and every connection. A
-// connection's bytes go to its file as they come; for a binary stream the collector follows the
-// record framing as it goes, so that when an agent disconnects in the middle of a record (or of a
-// heap dump's segments) the file is cut back to the end of the last complete record outside a heap
-// dump: what remains is what the agent itself would have kept of a failed local file. A gz=y stream
-// is decompressed as it comes only to follow its records the same way (the file keeps the bytes
-// as they came); its cut-back ends on a gzip member boundary plus one new member (GzipFollower).
+// connection's bytes go to its file as they come through a StreamRecorder (stream_recorder.h),
+// which follows the records so that a stream that stops inside one, or a file that cannot be
+// written, is cut back to the end of the last complete record. A connection is forgotten once
+// closed, so that the collector's memory does not grow with the agents it has seen.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -52,7 +50,9 @@ const char kListenUsage[] =
     "or ask for heap dumps, which hold the program's secrets. Tunnel it (README, net= commands).\n"
     "\n"
     "On start it prints `listening on ADDR:PORT` per socket; then one line per event:\n"
-    "  connected ID PEER FILE | closed ID PEER BYTES bytes [cut back to N: a record was cut short]\n"
+    "  connected ID PEER | file ID FILE | closed ID PEER BYTES bytes [cut back to N: WHY | kept as it came: WHY]\n"
+    "A file is cut back to its last complete record when the stream stops inside one or when the\n"
+    "file cannot be written (a full disk: one message on stderr, the rest of that stream dropped).\n"
     "\n"
     "Commands (from -c, run in order once --wait N agents are connected, then from standard input;\n"
     "TARGET is a connection ID or `all`, the default; a first number is always the TARGET, so a\n"
