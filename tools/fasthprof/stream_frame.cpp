@@ -112,6 +112,11 @@ StreamFrame::Kind StreamFrame::kind_of(const uint8_t* head, size_t size) {
 void StreamFrame::feed(const uint8_t* data, size_t size) {
   size_t i = 0;
   while (i < size) {
+    if (kind_ == Kind::kBinary && state_ == State::kRecordHeader && need_ == 9 && size - i >= 9) {
+      record_header(data + i);  // whole: a stream of empty records costs a step per record, not per byte
+      i += 9;
+      continue;
+    }
     if (kind_ == Kind::kBinary && state_ == State::kBody && body_left_ > 1) {
       size_t run = static_cast<size_t>(std::min<uint64_t>(body_left_ - 1, size - i));
       body_left_ -= run;
@@ -169,20 +174,27 @@ void StreamFrame::step(uint8_t byte) {
     case State::kRecordHeader:
       record_[9 - need_] = byte;
       if (--need_ == 0) {
-        tag_ = record_[0];
-        uint64_t length = (uint64_t{record_[5]} << 24) | (uint64_t{record_[6]} << 16) |
-                          (uint64_t{record_[7]} << 8) | record_[8];
-        if (length == 0) {
-          end_record();
-        } else {
-          body_left_ = length;
-          state_ = State::kBody;
-        }
+        offset_ -= 9;
+        record_header(record_);
       }
       break;
     case State::kBody:
       if (--body_left_ == 0) end_record();
       break;
+  }
+}
+
+// A record's 9-byte header (u1 tag, u4 time, u4 length), need_ == 9 before it.
+void StreamFrame::record_header(const uint8_t* header) {
+  offset_ += 9;
+  tag_ = header[0];
+  const uint64_t length = (uint64_t{header[5]} << 24) | (uint64_t{header[6]} << 16) | (uint64_t{header[7]} << 8) | header[8];
+  need_ = 9;
+  if (length == 0) {
+    end_record();
+  } else {
+    body_left_ = length;
+    state_ = State::kBody;
   }
 }
 

@@ -53,6 +53,7 @@ class StreamFrame {
  private:
   void step(uint8_t byte);
   void classify(uint8_t byte);
+  void record_header(const uint8_t* header);
   void end_record();
   void feed_gzip(const uint8_t* data, size_t size);
 
