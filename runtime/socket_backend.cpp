@@ -5,9 +5,13 @@
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
+#include <linux/sockios.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <new>
 
 namespace fasthprof {
@@ -21,6 +25,15 @@ std::string numeric_host(const struct addrinfo* address) {
     return "?";
   }
   return text;
+}
+
+// How often a stalled write looks at what the peer acknowledged.
+constexpr int64_t kAcknowledgementCheckMs = 100;
+
+int64_t monotonic_ms() {
+  struct timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return int64_t{now.tv_sec} * 1000 + now.tv_nsec / 1000000;
 }
 
 }  // namespace
@@ -74,16 +87,7 @@ int connect_socket(const std::string& host, int port, std::string* error) {
 }
 
 SocketBackend::SocketBackend(int fd, std::string name, int send_timeout_seconds)
-    : fd_(fd), name_(std::move(name)), send_timeout_seconds_(send_timeout_seconds > 0 ? send_timeout_seconds : 0) {
-  if (send_timeout_seconds_ > 0 && fd_ >= 0) {
-    // The kernel restarts the wait at each send(), and a send() that moved some bytes when the
-    // time ran out returns that short count: only a peer that takes nothing for the whole time
-    // fails a send(), with EAGAIN.
-    struct timeval timeout{};
-    timeout.tv_sec = send_timeout_seconds_;
-    if (setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout) != 0) send_timeout_seconds_ = 0;
-  }
-}
+    : fd_(fd), name_(std::move(name)), send_timeout_seconds_(send_timeout_seconds > 0 ? send_timeout_seconds : 0) {}
 
 SocketBackend::~SocketBackend() { close(); }
 
@@ -105,9 +109,50 @@ std::unique_ptr<SocketBackend> SocketBackend::connect(const std::string& host, i
 
 WriteResult SocketBackend::write_all(const void* data, size_t size) {
   if (fd_ < 0) return {EBADF};
-  return write_fully(data, size, &offset_, [this](const char* bytes, size_t count) {
-    return send(fd_, bytes, count, MSG_NOSIGNAL);
-  });
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    // MSG_DONTWAIT rather than O_NONBLOCK: the command listener reads a dup() of this descriptor,
+    // which shares its file status flags.
+    const ssize_t n = send(fd_, bytes, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      bytes += n;
+      size -= static_cast<size_t>(n);
+      offset_ += static_cast<uint64_t>(n);
+      continue;
+    }
+    if (n == 0) return {EIO};
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return {errno};
+    const int error = wait_for_room();
+    if (error != 0) return {error};
+  }
+  return {};
+}
+
+uint64_t SocketBackend::acknowledged() const {
+  int unacknowledged = 0;
+  // SIOCOUTQ (TCP): bytes in the send queue, sent or not, that the peer has not acknowledged.
+  if (ioctl(fd_, SIOCOUTQ, &unacknowledged) != 0 || unacknowledged < 0) return offset_;
+  return offset_ - static_cast<uint64_t>(unacknowledged);
+}
+
+int SocketBackend::wait_for_room() {
+  const int64_t now = monotonic_ms();
+  const uint64_t acknowledged_now = acknowledged();
+  // The stall outlives the write: room that the kernel made by growing the send queue, while the
+  // peer took nothing, does not start the time again for the next write.
+  if (!stall_.started || acknowledged_now != stall_.acknowledged) stall_ = Stall{true, now, acknowledged_now};
+  int wait_ms = -1;
+  if (send_timeout_seconds_ > 0) {
+    const int64_t left = stall_.since_ms + int64_t{send_timeout_seconds_} * 1000 - now;
+    if (left <= 0) return EAGAIN;
+    // Woken now and then to see whether the peer acknowledged anything: a slow reader frees too
+    // little of the queue to make the socket writable, yet it is taking data.
+    wait_ms = static_cast<int>(std::min<int64_t>(left, kAcknowledgementCheckMs));
+  }
+  struct pollfd writable{fd_, POLLOUT, 0};
+  if (poll(&writable, 1, wait_ms) < 0 && errno != EINTR) return errno;
+  return 0;
 }
 
 std::string SocketBackend::describe_error(int error) const {

@@ -22,6 +22,10 @@ class SocketBackend final : public SinkBackend {
   // that accepted and never reads would otherwise hold every writer, and with them a heap dump's
   // suspended threads, for as long as it stays connected); 0 waits for ever. The bound is on
   // progress, not on the whole write: a peer that reads slowly but steadily gets everything.
+  // Progress is bytes the peer acknowledged (SIOCOUTQ), not bytes the kernel took into this
+  // side's send queue (which grows while the peer reads nothing): a write that is blocked gives
+  // up send_timeout_seconds after a write first found the queue full, unless the peer
+  // acknowledged something meanwhile, which starts the time again.
   // A command listener that reads from the same connection should read from its own dup() of fd:
   // after a write error this backend shuts the connection down (the listener's recv then returns
   // 0) and closes only its own descriptor.
@@ -35,8 +39,8 @@ class SocketBackend final : public SinkBackend {
   static std::unique_ptr<SocketBackend> connect(const std::string& host, int port,
                                                 std::string* error, int send_timeout_seconds = 0);
 
-  // Sends with MSG_NOSIGNAL: a closed peer gives EPIPE, never SIGPIPE. A peer that takes no byte
-  // for the send timeout gives EAGAIN.
+  // Sends with MSG_NOSIGNAL: a closed peer gives EPIPE, never SIGPIPE. A peer that acknowledges no
+  // byte for the send timeout while the send queue is full gives EAGAIN.
   WriteResult write_all(const void* data, size_t size) override;
   // EAGAIN (the send timeout) reads "the peer took no data for N seconds".
   std::string describe_error(int error) const override;
@@ -52,10 +56,24 @@ class SocketBackend final : public SinkBackend {
   int fd() const { return fd_; }
 
  private:
+  // The last time a write found the send queue full: since when, and what the peer had
+  // acknowledged then (a later stall with the same figure continues this one).
+  struct Stall {
+    bool started = false;
+    int64_t since_ms = 0;
+    uint64_t acknowledged = 0;
+  };
+  // Bytes sent that the peer acknowledged (offset_ when the kernel does not tell).
+  uint64_t acknowledged() const;
+  // Waits until the socket may take more, at most until the stall's time is up: 0, or EAGAIN
+  // when the peer acknowledged nothing for the send timeout, or poll()'s error.
+  int wait_for_room();
+
   int fd_;
   std::string name_;
   int send_timeout_seconds_;
   uint64_t offset_ = 0;
+  Stall stall_;
 };
 
 }  // namespace fasthprof

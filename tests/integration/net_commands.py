@@ -372,7 +372,8 @@ def prompt(home, label):
 
 def stalled_peer(home, label):
     # A peer that asks for a heap dump and then reads nothing: timeout= bounds how long the program
-    # waits (the dump holds its threads); then the connection is given up and the program runs on.
+    # waits (the dump holds its threads), about timeout= itself; then the connection is given up and
+    # the program runs on.
     import socket
     import struct
     server = socket.socket()
@@ -389,8 +390,12 @@ def stalled_peer(home, label):
         asked = time.time()
         gave_up = harness.wait_for(lambda: "took no data for 3 seconds" in harness.read_text(jvm / "stderr.txt"),
                                    timeout=60)
+        held = time.time() - asked
         check(gave_up, f"{label}: the agent never gave the stalled peer up: {harness.read_text(jvm / 'stderr.txt')}")
-        check(time.time() - asked < 30, f"{label}: giving up took {time.time() - asked:.1f} s with timeout=3")
+        # timeout= from the moment the queues are full (a few MB of the dump in): 9.3 s here before,
+        # when each send() that the kernel let queue a few more bytes waited the whole time again.
+        print(f"{label}: the stalled peer held the dump {held:.1f} s with timeout=3")
+        check(held < 5.5, f"{label}: giving up took {held:.1f} s with timeout=3")
         code = proc.wait(timeout=120)
         check(code == 0, f"{label}: the JVM exited {code}")
         check("finished" in harness.read_text(jvm / "stdout.txt"), f"{label}: the program did not run to its end")

@@ -4,12 +4,10 @@
 // standard input, one per line (a prompt when that is a terminal).
 //
 // One thread, one poll() loop: the listening sockets, standard input and every connection. A
-// connection's bytes go to its file as they come; for a binary stream the collector follows the
-// record framing as it goes, so that when an agent disconnects in the middle of a record (or of a
-// heap dump's segments) the file is cut back to the end of the last complete record outside a heap
-// dump: what remains is what the agent itself would have kept of a failed local file. A gz=y stream
-// is decompressed as it comes only to follow its records the same way (the file keeps the bytes
-// as they came); its cut-back ends on a gzip member boundary plus one new member (GzipFollower).
+// connection's bytes go to its file as they come through a StreamRecorder (stream_recorder.h),
+// which follows the records so that a stream that stops inside one, or a file that cannot be
+// written, is cut back to the end of the last complete record. A connection is forgotten once
+// closed, so that the collector's memory does not grow with the agents it has seen.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -19,10 +17,10 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +32,7 @@
 #include <vector>
 
 #include "net_command.h"
+#include "stream_recorder.h"
 #include "verbs.h"
 
 namespace fasthprof::cli {
@@ -50,12 +49,14 @@ const char kListenUsage[] =
     "or ask for heap dumps, which hold the program's secrets. Tunnel it (docs/net.md).\n"
     "\n"
     "On start it prints `listening on ADDR:PORT` per socket; then one line per event:\n"
-    "  connected ID PEER FILE | closed ID PEER BYTES bytes [cut back to N: a record was cut short]\n"
+    "  connected ID PEER | file ID FILE | closed ID PEER BYTES bytes [cut back to N: WHY | kept as it came: WHY]\n"
+    "A file is cut back to its last complete record when the stream stops inside one or when the\n"
+    "file cannot be written (a full disk: one message on stderr, the rest of that stream dropped).\n"
     "\n"
     "Commands (from -c, run in order once --wait N agents are connected, then from standard input;\n"
     "TARGET is a connection ID or `all`, the default; a first number is always the TARGET, so a\n"
     "CUTOFF alone is written with a decimal point: `sites 0.0`, `sites 2 0`):\n"
-    "  list                                the connections: ID, peer, file, bytes\n"
+    "  list                                the open connections: ID, peer, file, bytes\n"
     "  dump [TARGET]                       heap dump (heap=dump|all)\n"
     "  sites [TARGET] [CUTOFF] [gc] [incremental] [alloc]\n"
     "                                      allocation sites cut at CUTOFF (0..1; 0 = every site),\n"
@@ -100,293 +101,16 @@ void show_prompt() {
   prompt_shown = true;
 }
 
-class GzipFollower;
-
-// The byte offset after which the stream is not yet whole: the end of the last complete record
-// outside a heap dump (binary), or of the last whole line (text). A gzip stream is handed to a
-// GzipFollower, which follows the records of the bytes it decompresses.
-class StreamFrame {
- public:
-  StreamFrame();
-  ~StreamFrame();
-  StreamFrame(StreamFrame&&) = delete;
-  GzipFollower* gzip() const { return gzip_.get(); }
-  // Record bodies (nearly every byte of a dump) are skipped whole, lines found by memrchr: the
-  // collector's one thread keeps up with many agents.
-  void feed(const uint8_t* data, size_t size) {
-    size_t i = 0;
-    while (i < size) {
-      if (kind_ == Kind::kBinary && state_ == State::kBody && body_left_ > 1) {
-        size_t run = static_cast<size_t>(std::min<uint64_t>(body_left_ - 1, size - i));
-        body_left_ -= run;
-        offset_ += run;
-        i += run;
-        continue;
-      }
-      if (kind_ == Kind::kText) {
-        const void* last = memrchr(data + i, '\n', size - i);
-        if (last != nullptr) safe_ = offset_ + (static_cast<const uint8_t*>(last) - (data + i)) + 1;
-        offset_ += size - i;
-        return;
-      }
-      if (kind_ == Kind::kGzip) {
-        feed_gzip(data + i, size - i);
-        offset_ += size - i;
-        return;
-      }
-      if (kind_ == Kind::kOther) {
-        offset_ += size - i;
-        return;
-      }
-      step(data[i++]);
-    }
-  }
-  uint64_t safe_end() const { return safe_; }
-  uint64_t total() const { return offset_; }
-  enum class Kind { kUnknown, kBinary, kText, kGzip, kOther };
-  Kind kind() const { return kind_; }
-
- private:
-  void step(uint8_t byte) {
-    ++offset_;
-    if (kind_ == Kind::kUnknown) {
-      head_.push_back(static_cast<char>(byte));
-      if (head_.size() == 2 && static_cast<uint8_t>(head_[0]) == 0x1f && static_cast<uint8_t>(head_[1]) == 0x8b) {
-        kind_ = Kind::kGzip;
-        feed_gzip(reinterpret_cast<const uint8_t*>(head_.data()), head_.size());
-      } else if (byte == 0 && head_.rfind("JAVA PROFILE 1.0.", 0) == 0) {
-        kind_ = Kind::kBinary;
-        need_ = 12;  // id size, time
-        state_ = State::kHeaderTail;
-      } else if (byte == '\n' && head_.rfind("JAVA PROFILE 1.0.", 0) == 0) {
-        kind_ = Kind::kText;
-        safe_ = offset_;
-      } else if (head_.size() > 64) {
-        kind_ = Kind::kOther;
-      }
-      return;
-    }
-    if (kind_ == Kind::kText) {
-      if (byte == '\n') safe_ = offset_;
-      return;
-    }
-    if (kind_ != Kind::kBinary) return;
-    switch (state_) {
-      case State::kHeaderTail:
-        if (--need_ == 0) {
-          safe_ = offset_;
-          state_ = State::kRecordHeader;
-          need_ = 9;
-          record_.clear();
-        }
-        break;
-      case State::kRecordHeader:
-        record_.push_back(byte);
-        if (--need_ == 0) {
-          tag_ = record_[0];
-          uint64_t length = (uint64_t{record_[5]} << 24) | (uint64_t{record_[6]} << 16) |
-                            (uint64_t{record_[7]} << 8) | record_[8];
-          record_.clear();
-          if (length == 0) {
-            end_record();
-          } else {
-            body_left_ = length;
-            state_ = State::kBody;
-          }
-        }
-        break;
-      case State::kBody:
-        if (--body_left_ == 0) end_record();
-        break;
-    }
-  }
-
-  void end_record() {
-    if (tag_ == 0x1c) in_dump_ = true;           // HEAP DUMP SEGMENT
-    if (tag_ == 0x2c || tag_ == 0x0c) in_dump_ = false;  // HEAP DUMP END, HEAP DUMP
-    if (!in_dump_) safe_ = offset_;
-    state_ = State::kRecordHeader;
-    need_ = 9;
-  }
-
-  void feed_gzip(const uint8_t* data, size_t size);
-
-  enum class State { kHeaderTail, kRecordHeader, kBody };
-  std::unique_ptr<GzipFollower> gzip_;
-  Kind kind_ = Kind::kUnknown;
-  State state_ = State::kHeaderTail;
-  std::string head_;
-  std::vector<uint8_t> record_;
-  uint64_t offset_ = 0, safe_ = 0, body_left_ = 0;
-  uint32_t need_ = 0;
-  uint8_t tag_ = 0;
-  bool in_dump_ = false;
-};
-
-// gz=y: the agent writes gzip members of 1 MiB of plain bytes each (jcmd's layout), whose ends
-// fall anywhere in the records. The follower inflates the members as they come, feeds the plain
-// bytes to a StreamFrame of their own, and remembers where each member ended (compressed and plain
-// offsets). When the peer dies inside a record, cut_back() ends the file at the last member end at
-// or before the plain safe point and appends one new member with the plain bytes from there to the
-// safe point, read back from the file: a valid gzip file holding only complete records, with no
-// more memory held than the list of member ends.
-class GzipFollower {
- public:
-  GzipFollower() {
-    // 16 + 15: a gzip wrapper, the largest window.
-    if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) broken_ = "zlib cannot start";
-  }
-  ~GzipFollower() { inflateEnd(&z_); }
-  GzipFollower(const GzipFollower&) = delete;
-  GzipFollower& operator=(const GzipFollower&) = delete;
-
-  void feed(const uint8_t* data, size_t size) {
-    if (broken_ != nullptr) {
-      compressed_ += size;
-      return;
-    }
-    static std::vector<uint8_t> plain(1 << 18);
-    z_.next_in = const_cast<uint8_t*>(data);
-    z_.avail_in = static_cast<uInt>(size);
-    for (;;) {
-      z_.next_out = plain.data();
-      z_.avail_out = static_cast<uInt>(plain.size());
-      int rc = inflate(&z_, Z_NO_FLUSH);
-      size_t produced = plain.size() - z_.avail_out;
-      if (produced > 0) inner_.feed(plain.data(), produced);
-      if (rc == Z_STREAM_END) {
-        marks_.push_back({compressed_ + (size - z_.avail_in), inner_.total()});
-        inflateReset(&z_);
-        if (z_.avail_in == 0) break;
-        continue;
-      }
-      if (rc == Z_BUF_ERROR || (rc == Z_OK && z_.avail_in == 0 && z_.avail_out != 0)) break;  // wants more input
-      if (rc != Z_OK) {
-        broken_ = "not a gzip stream zlib can read";
-        break;
-      }
-    }
-    compressed_ += size;
-  }
-
-  // nullptr, or why the stream is kept as it came.
-  const char* broken() const { return broken_; }
-  uint64_t plain_safe() const { return inner_.safe_end(); }
-  // True when the compressed bytes end on a member end and the plain bytes on a complete record.
-  bool whole() const { return inner_.safe_end() == inner_.total() && marks_.back().compressed == compressed_; }
-
-  // Cuts the file (opened for reading and writing) back as the class comment says; the new
-  // compressed size, or -1 with *why.
-  int64_t cut_back(int file, std::string* why) const {
-    uint64_t safe = inner_.safe_end();
-    Mark mark = marks_.front();
-    for (const Mark& m : marks_) {
-      if (m.plain <= safe) mark = m;
-    }
-    std::vector<uint8_t> plain;
-    if (!read_member(file, mark.compressed, safe - mark.plain, &plain, why)) return -1;
-    std::vector<uint8_t> member;
-    if (!plain.empty() && !gzip_member(plain, &member, why)) return -1;
-    if (ftruncate(file, static_cast<off_t>(mark.compressed)) != 0) {
-      *why = std::strerror(errno);
-      return -1;
-    }
-    size_t done = 0;
-    while (done < member.size()) {
-      ssize_t n = pwrite(file, member.data() + done, member.size() - done, static_cast<off_t>(mark.compressed + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        *why = std::strerror(errno);
-        return -1;
-      }
-      done += static_cast<size_t>(n);
-    }
-    return static_cast<int64_t>(mark.compressed + member.size());
-  }
-
- private:
-  struct Mark {
-    uint64_t compressed, plain;
-  };
-
-  // The first `want` plain bytes of the member at `offset` of the file.
-  static bool read_member(int file, uint64_t offset, uint64_t want, std::vector<uint8_t>* out, std::string* why) {
-    if (want == 0) return true;
-    z_stream z{};
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
-      *why = "zlib cannot start";
-      return false;
-    }
-    out->resize(want);
-    z.next_out = out->data();
-    z.avail_out = static_cast<uInt>(want);
-    std::vector<uint8_t> in(1 << 16);
-    int rc = Z_OK;
-    while (z.avail_out > 0 && rc == Z_OK) {
-      ssize_t n = pread(file, in.data(), in.size(), static_cast<off_t>(offset));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      offset += static_cast<uint64_t>(n);
-      z.next_in = in.data();
-      z.avail_in = static_cast<uInt>(n);
-      while (z.avail_in > 0 && z.avail_out > 0 && rc == Z_OK) rc = inflate(&z, Z_NO_FLUSH);
-      if (rc == Z_BUF_ERROR) rc = Z_OK;
-    }
-    inflateEnd(&z);
-    if (z.avail_out != 0) {
-      *why = "cannot read back the last gzip member";
-      return false;
-    }
-    return true;
-  }
-
-  static bool gzip_member(const std::vector<uint8_t>& plain, std::vector<uint8_t>* out, std::string* why) {
-    z_stream z{};
-    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-      *why = "zlib cannot start";
-      return false;
-    }
-    out->resize(deflateBound(&z, static_cast<uLong>(plain.size())) + 32);
-    z.next_in = const_cast<uint8_t*>(plain.data());
-    z.avail_in = static_cast<uInt>(plain.size());
-    z.next_out = out->data();
-    z.avail_out = static_cast<uInt>(out->size());
-    int rc = deflate(&z, Z_FINISH);
-    out->resize(out->size() - z.avail_out);
-    deflateEnd(&z);
-    if (rc != Z_STREAM_END) {
-      *why = "cannot compress the last records";
-      return false;
-    }
-    return true;
-  }
-
-  z_stream z_{};
-  const char* broken_ = nullptr;
-  StreamFrame inner_;
-  std::vector<Mark> marks_{{0, 0}};
-  uint64_t compressed_ = 0;
-};
-
-StreamFrame::StreamFrame() = default;
-StreamFrame::~StreamFrame() = default;
-
-void StreamFrame::feed_gzip(const uint8_t* data, size_t size) {
-  if (!gzip_) gzip_ = std::make_unique<GzipFollower>();
-  gzip_->feed(data, size);
-}
-
+// An agent's connection, from accept to close; the collector forgets it once closed.
 struct Connection {
   int id = 0;
   int fd = -1;
-  int file = -1;
   std::string peer;      // "127.0.0.1:5555", "[::1]:5555"
   std::string peer_tag;  // for the file name
-  std::string path;
+  std::string path;      // "" until the file is opened
   std::string time_tag;
   long pid = 0;  // a peer on this host, when /proc tells
-  std::vector<uint8_t> head;  // bytes before the file is opened (its kind names it)
-  StreamFrame frame;
+  std::unique_ptr<StreamRecorder> stream;
   bool closed = false;
 };
 
@@ -407,8 +131,8 @@ class Collector {
  private:
   void accept_from(int listener);
   void read_from(Connection& c);
-  void write_file(Connection& c, const uint8_t* data, size_t size);
-  void open_file(Connection& c);
+  int open_file(Connection& c, StreamFrame::Kind kind);
+  void forget_closed();
   void end(Connection& c, const char* why);
   std::vector<Connection*> targets(const std::string& target);
   void send(const std::string& target, NetCommand command);
@@ -549,6 +273,8 @@ void Collector::accept_from(int listener) {
   int fd = accept4(listener, reinterpret_cast<sockaddr*>(&peer), &length, SOCK_CLOEXEC);
   if (fd < 0) return;
   auto c = std::make_unique<Connection>();
+  c->stream = std::make_unique<StreamRecorder>(
+      [this, connection = c.get()](StreamFrame::Kind kind) { return open_file(*connection, kind); });
   c->id = next_id_++;
   c->fd = fd;
   c->peer = describe_address(peer, &c->peer_tag);
@@ -577,41 +303,25 @@ void Collector::accept_from(int listener) {
   connections_.push_back(std::move(c));
 }
 
-void Collector::open_file(Connection& c) {
+int Collector::open_file(Connection& c, StreamFrame::Kind kind) {
   const char* ext = ".hprof";
-  if (c.frame.kind() == StreamFrame::Kind::kText) ext = ".txt";
-  if (c.frame.kind() == StreamFrame::Kind::kGzip) ext = ".hprof.gz";
-  for (int attempt = 0; attempt < 100 && c.file < 0; ++attempt) {
+  if (kind == StreamFrame::Kind::kText) ext = ".txt";
+  if (kind == StreamFrame::Kind::kGzip) ext = ".hprof.gz";
+  int file = -1;
+  for (int attempt = 0; attempt < 100 && file < 0; ++attempt) {
     std::string path = dir_ + "/" + c.peer_tag + "_" + c.time_tag + (attempt ? "_" + std::to_string(attempt) : "") + ext;
     // Read too: a gzip stream's cut-back reads its last member back.
-    c.file = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (c.file >= 0) c.path = path;
+    file = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (file >= 0) c.path = path;
     else if (errno != EEXIST) break;
   }
-  if (c.file < 0) {
+  if (file < 0) {
     std::fprintf(stderr, "fasthprof listen: connection %d: cannot create its file in %s: %s; its bytes are dropped\n",
                  c.id, dir_.c_str(), std::strerror(errno));
-    return;
+    return -1;
   }
   out("file %d %s\n", c.id, c.path.c_str());
-  std::fflush(stdout);
-}
-
-void Collector::write_file(Connection& c, const uint8_t* data, size_t size) {
-  if (c.file < 0) return;
-  while (size > 0) {
-    ssize_t n = write(c.file, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::fprintf(stderr, "fasthprof listen: connection %d: cannot write %s: %s; its bytes are dropped\n", c.id,
-                   c.path.c_str(), std::strerror(errno));
-      close(c.file);
-      c.file = -1;
-      return;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
+  return file;
 }
 
 void Collector::read_from(Connection& c) {
@@ -622,62 +332,26 @@ void Collector::read_from(Connection& c) {
     end(c, n < 0 ? std::strerror(errno) : nullptr);
     return;
   }
-  c.frame.feed(buffer.data(), static_cast<size_t>(n));
-  if (c.file < 0 && c.path.empty()) {
-    c.head.insert(c.head.end(), buffer.data(), buffer.data() + n);
-    if (c.frame.kind() == StreamFrame::Kind::kUnknown) return;
-    open_file(c);
-    write_file(c, c.head.data(), c.head.size());
-    c.head.clear();
-    c.head.shrink_to_fit();
-    if (c.path.empty()) c.path = "-";  // failed: never try again
-    return;
+  if (!c.stream->take(buffer.data(), static_cast<size_t>(n))) {
+    std::fprintf(stderr, "fasthprof listen: connection %d: cannot write %s: %s\n", c.id, c.path.c_str(),
+                 c.stream->failure().c_str());
   }
-  write_file(c, buffer.data(), static_cast<size_t>(n));
 }
 
 void Collector::end(Connection& c, const char* why) {
   if (c.closed) return;
   c.closed = true;
-  if (c.file < 0 && c.path.empty() && !c.head.empty()) {
-    open_file(c);
-    write_file(c, c.head.data(), c.head.size());
-  }
-  std::string note;
-  if (c.file >= 0) {
-    uint64_t total = c.frame.total();
-    uint64_t safe = c.frame.safe_end();
-    bool followed = c.frame.kind() == StreamFrame::Kind::kBinary || c.frame.kind() == StreamFrame::Kind::kText;
-    if (followed && safe < total) {
-      if (ftruncate(c.file, static_cast<off_t>(safe)) == 0) {
-        note = " cut back to " + std::to_string(safe) + ": the stream ended inside a record";
-      }
-    }
-    const GzipFollower* gzip = c.frame.gzip();
-    if (c.frame.kind() == StreamFrame::Kind::kGzip && gzip != nullptr) {
-      std::string failure;
-      if (gzip->broken() != nullptr) {
-        note = std::string(" kept as it came: ") + gzip->broken();
-      } else if (!gzip->whole()) {
-        int64_t size = gzip->cut_back(c.file, &failure);
-        if (size >= 0) {
-          note = " cut back to " + std::to_string(size) + " (" + std::to_string(gzip->plain_safe()) +
-                 " uncompressed): the stream ended inside a record";
-        } else {
-          note = " kept as it came: " + failure;
-        }
-      }
-    }
-    if (close(c.file) != 0) {
-      std::fprintf(stderr, "fasthprof listen: connection %d: closing %s: %s\n", c.id, c.path.c_str(), std::strerror(errno));
-    }
-    c.file = -1;
-  }
+  std::string note = c.stream->finish();
   close(c.fd);
   c.fd = -1;
-  out("closed %d %s %llu bytes%s%s%s\n", c.id, c.peer.c_str(), static_cast<unsigned long long>(c.frame.total()),
-              note.c_str(), why ? ": " : "", why ? why : "");
-  std::fflush(stdout);
+  out("closed %d %s %llu bytes%s%s%s%s\n", c.id, c.peer.c_str(), static_cast<unsigned long long>(c.stream->received()),
+      note.empty() ? "" : " ", note.c_str(), why ? ": " : "", why ? why : "");
+}
+
+// A closed connection's line was printed: it is forgotten (its memory freed), so that a collector
+// that runs for months does not grow with the agents it has seen.
+void Collector::forget_closed() {
+  std::erase_if(connections_, [](const std::unique_ptr<Connection>& c) { return c->closed; });
 }
 
 std::vector<Connection*> Collector::targets(const std::string& target) {
@@ -744,8 +418,8 @@ bool Collector::run_line(const std::string& line) {
   if (verb == "quit") return false;
   if (verb == "list") {
     for (auto& c : connections_) {
-      out("%d %s %s %llu bytes%s\n", c->id, c->peer.c_str(), c->path.empty() ? "-" : c->path.c_str(),
-                  static_cast<unsigned long long>(c->frame.total()), c->closed ? " closed" : "");
+      out("%d %s %s %llu bytes\n", c->id, c->peer.c_str(), c->path.empty() ? "-" : c->path.c_str(),
+          static_cast<unsigned long long>(c->stream->received()));
     }
     std::fflush(stdout);
     return true;
@@ -855,6 +529,7 @@ void Collector::poll_once(int timeout_ms, bool with_stdin, std::string* input_li
   for (size_t i = 0; i < open.size(); ++i) {
     if (fds[first_connection + i].revents & (POLLIN | POLLHUP | POLLERR)) read_from(*open[i]);
   }
+  forget_closed();
   if (with_stdin && (fds.back().revents & (POLLIN | POLLHUP | POLLERR))) {
     char buffer[4096];
     ssize_t n = read(STDIN_FILENO, buffer, sizeof(buffer));
@@ -934,6 +609,9 @@ int listen_main(int argc, char** argv) {
   struct stat st{};
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return fail("listen", "%s is not a directory", dir.c_str());
   if (!args.operands.empty()) return fail("listen", "no operands (commands go with -c)");
+  // A file size limit then fails a write (EFBIG), which cuts that one file back, instead of
+  // killing the collector and every other agent's stream with it.
+  std::signal(SIGXFSZ, SIG_IGN);
   Collector collector(dir);
   std::vector<std::string_view> addresses = args.values("--address");
   if (addresses.empty()) addresses = {"127.0.0.1", "::1"};

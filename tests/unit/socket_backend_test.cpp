@@ -1,0 +1,106 @@
+// SocketBackend's send timeout against loopback peers that stop reading or read in trickles: the
+// bound is on what the peer acknowledges, not on what this side's kernel queues.
+#include "socket_backend.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace fasthprof {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A loopback TCP listener on a port the system picks.
+class Loopback {
+ public:
+  Loopback() {
+    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (bind(listener_, reinterpret_cast<sockaddr*>(&address), length) != 0 || listen(listener_, 1) != 0 ||
+        getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      return;
+    }
+    port_ = ntohs(address.sin_port);
+  }
+  ~Loopback() { ::close(listener_); }
+  int port() const { return port_; }
+  int accept() { return ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC); }
+
+ private:
+  int listener_ = -1;
+  int port_ = 0;
+};
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A peer that never reads: the write gives up about one timeout after the queues filled. With
+// SO_SNDTIMEO the kernel's send queue kept growing while the peer took nothing, and each send()
+// that queued a few more bytes waited the whole timeout again: 3 x the timeout here.
+TEST(SocketBackend, PeerThatNeverReadsHoldsAWriteForTheTimeoutOnly) {
+  Loopback loopback;
+  ASSERT_GT(loopback.port(), 0);
+  std::string error;
+  auto backend = SocketBackend::connect("127.0.0.1", loopback.port(), &error, /*send_timeout_seconds=*/1);
+  ASSERT_NE(backend, nullptr) << error;
+  const int peer = loopback.accept();
+  ASSERT_GE(peer, 0);
+  const std::vector<uint8_t> chunk(1 << 20, 0x5a);
+  const auto start = Clock::now();
+  WriteResult result;
+  for (int i = 0; i < 256 && result.ok(); ++i) result = backend->write_all(chunk.data(), chunk.size());
+  const double held = seconds_since(start);
+  EXPECT_EQ(result.error, EAGAIN);
+  EXPECT_LT(held, 1.8) << "a never-reading peer held the write " << held << " s with a 1 s timeout";
+  EXPECT_GE(held, 0.9);
+  ::close(peer);
+}
+
+// A peer that reads a little now and then (32 KiB every 200 ms, far less than frees the send
+// queue enough to make it writable) is taking data: for 3 timeouts it does not fail the write,
+// and once it reads at speed it has every byte.
+TEST(SocketBackend, PeerThatReadsInTricklesIsNotGivenUp) {
+  Loopback loopback;
+  ASSERT_GT(loopback.port(), 0);
+  std::string error;
+  auto backend = SocketBackend::connect("127.0.0.1", loopback.port(), &error, /*send_timeout_seconds=*/1);
+  ASSERT_NE(backend, nullptr) << error;
+  const int peer = loopback.accept();
+  ASSERT_GE(peer, 0);
+  const size_t total = size_t{32} << 20;
+  std::atomic<size_t> received{0};
+  std::thread reader([&] {
+    std::vector<uint8_t> buffer(1 << 16);
+    const auto start = Clock::now();
+    while (received < total) {
+      const bool trickle = seconds_since(start) < 3.0;
+      const ssize_t n = recv(peer, buffer.data(), trickle ? 32768 : buffer.size(), 0);
+      if (n <= 0) return;
+      received += static_cast<size_t>(n);
+      if (trickle) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  const std::vector<uint8_t> data(total, 0xa5);
+  const WriteResult result = backend->write_all(data.data(), data.size());
+  EXPECT_TRUE(result.ok()) << "error " << result.error << " after " << received << " bytes read";
+  backend->close();
+  reader.join();
+  EXPECT_EQ(received, total);
+  ::close(peer);
+}
+
+}  // namespace
+}  // namespace fasthprof
