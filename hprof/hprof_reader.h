@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include "byte_decoder.h"
+
 namespace fasthprof {
 
 // "JAVA PROFILE 1.0.1" or "JAVA PROFILE 1.0.2" NUL, u4 identifier size, u8 time stamp.
@@ -41,11 +43,9 @@ class HprofBytes {
   HprofBytes(const uint8_t* data, uint64_t size, uint32_t id_size) : data_(data), size_(size), id_size_(id_size) {}
 
   uint8_t u1(uint64_t at) const { return data_[at]; }
-  uint16_t u2(uint64_t at) const { return static_cast<uint16_t>(data_[at] << 8 | data_[at + 1]); }
-  uint32_t u4(uint64_t at) const {
-    return uint32_t{data_[at]} << 24 | uint32_t{data_[at + 1]} << 16 | uint32_t{data_[at + 2]} << 8 | data_[at + 3];
-  }
-  uint64_t u8(uint64_t at) const { return uint64_t{u4(at)} << 32 | u4(at + 4); }
+  uint16_t u2(uint64_t at) const { return load_be16(data_ + at); }
+  uint32_t u4(uint64_t at) const { return load_be32(data_ + at); }
+  uint64_t u8(uint64_t at) const { return load_be64(data_ + at); }
   uint64_t id(uint64_t at) const { return id_size_ == 4 ? u4(at) : u8(at); }
   // Bytes of a value of the given basic type (IDs: id_size); 0 for a code that is no basic type.
   uint64_t value_size(uint8_t type) const;

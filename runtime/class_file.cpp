@@ -49,18 +49,6 @@ bool parse_pool(Reader& in, const uint8_t* data, ConstantPool& pool, std::string
   return true;
 }
 
-// Skips a table of attributes, checking that each name is a Utf8 entry.
-bool skip_attributes(Reader& in, const ConstantPool& pool) {
-  uint16_t count = in.u2();
-  for (uint32_t i = 0; i < count && !in.failed(); ++i) {
-    uint16_t name = in.u2();
-    uint32_t length = in.u4();
-    if (in.failed() || !pool.is(name, kUtf8)) return false;
-    in.bytes(length);
-  }
-  return !in.failed();
-}
-
 // The methods table: each method's name, descriptor and Code attribute (at most one).
 bool parse_methods(Reader& in, ClassFile& cf, std::string* error) {
   uint16_t methods = in.u2();
@@ -125,6 +113,17 @@ bool parse_class_attributes(Reader& in, ClassFile& cf, std::string* error) {
 }
 
 }  // namespace
+
+bool skip_attributes(Reader& in, const ConstantPool& pool) {
+  uint16_t count = in.u2();
+  for (uint32_t i = 0; i < count && !in.failed(); ++i) {
+    uint16_t name = in.u2();
+    uint32_t length = in.u4();
+    if (in.failed() || !pool.is(name, kUtf8)) return false;
+    in.bytes(length);
+  }
+  return !in.failed();
+}
 
 bool parse_class(const uint8_t* data, size_t size, ClassFile& cf, std::string* error) {
   Reader in(data, size);

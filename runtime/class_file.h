@@ -109,6 +109,9 @@ struct ClassFile {
   std::vector<MethodInfo> methods;
 };
 
+// Skips a table of attributes, checking that each name is a Utf8 entry. False when it does not.
+bool skip_attributes(Reader& in, const ConstantPool& pool);
+
 // Reads and checks the whole class file (magic, version, pool, fields, methods, attributes, no
 // trailing bytes). False with *error set (one line) when it is malformed.
 bool parse_class(const uint8_t* data, size_t size, ClassFile& cf, std::string* error);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """hprof/ (the reader and the verifier) reads files the way other HPROF readers do, apart from the
-code that writes them: of runtime/ it may include only hprof_format.h (the tag and type constants),
+code that writes them: of runtime/ it may include only hprof_format.h (the tag and type constants)
+and byte_decoder.h (big-endian loads),
 and like runtime/ it never includes a JDK header."""
 import pathlib
 import re
@@ -10,7 +11,7 @@ root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")
 include = re.compile(r'^\s*#\s*include\s*"([^"]+)"|^\s*#\s*include\s*<([^>]+)>')
 jdk_headers = {"jvmti.h", "jni.h", "jni_md.h", "jvmticmlr.h", "classfile_constants.h"}
 runtime_headers = {p.name for p in (root / "runtime").glob("*.h")}
-allowed_from_runtime = {"hprof_format.h"}
+allowed_from_runtime = {"hprof_format.h", "byte_decoder.h"}
 files = sorted(p for p in (root / "hprof").rglob("*") if p.suffix in {".h", ".cpp"})
 if not files or not runtime_headers:
     print(f"no sources found under {root / 'hprof'} or {root / 'runtime'}")

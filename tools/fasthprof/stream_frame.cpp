@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "byte_decoder.h"
+
 namespace fasthprof::cli {
 namespace {
 
@@ -188,7 +190,7 @@ void StreamFrame::step(uint8_t byte) {
 void StreamFrame::record_header(const uint8_t* header) {
   offset_ += 9;
   tag_ = header[0];
-  const uint64_t length = (uint64_t{header[5]} << 24) | (uint64_t{header[6]} << 16) | (uint64_t{header[7]} << 8) | header[8];
+  const uint64_t length = load_be32(header + 5);
   need_ = 9;
   if (length == 0) {
     end_record();
