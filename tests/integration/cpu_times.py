@@ -165,6 +165,61 @@ def case_recursion():
     on_each_jdk(one)()
 
 
+BUDGET_TEXT = "cpu=times: the traces reached their budget of 16 MiB"
+HEAP_OUT_TEXT = "cpu=times: the Java heap ran out while counting; counting stopped for good"
+
+
+def bounded_run(label, home, options, mode, heap, seconds):
+    """run_java with a time limit that fails the check instead of raising; None on a hang."""
+    started = time.time()
+    try:
+        run = run_java(home, agentpath(options), "CpuTimes", [mode], jvm_args=[heap], timeout=seconds)
+    except subprocess.TimeoutExpired:
+        check(False, f"{label}: cpu=times {options} {heap} {mode}: no exit within {seconds} s")
+        return None
+    print(f"{label}: {options} {heap} {mode}: {time.time() - started:.1f} s", flush=True)
+    return run
+
+
+def case_deep_traces():
+    # depth=1024 and 65535 with -Xmx256m: a trace takes the words of its own length, and the traces
+    # of deep(5000) at depth 65535 (12.5 M frames) stop at the budget (1/16 of the heap) with one
+    # message, instead of an OutOfMemoryError retried on every call (a full GC each, no end).
+    def one(label, home):
+        # cutoff=0.05 at depth 65535: the million-line TRACEs of every row would take longer to
+        # write and read than the run.
+        for depth, cutoff, budget_hit in ((1024, 0, False), (65535, 0.05, True)):
+            run = bounded_run(label, home, f"cpu=times,depth={depth},cutoff={cutoff},file=times.txt", "recursion",
+                              "-Xmx256m", 60)
+            if run is None:
+                continue
+            found = sections(run.text("times.txt") if run.file("times.txt").exists() else "")
+            if check(run.code == 0 and len(found) == 1, f"{label}: depth={depth} runs and reports", run) and not budget_hit:
+                fib = sum(r[3] for r in found[0][2] if r[0] != "bad" and r[5] == "CpuTimes.fib")
+                deep = sum(r[3] for r in found[0][2] if r[0] != "bad" and r[5] == "CpuTimes.deep")
+                check(fib == 21891 and deep == 5001, f"{label}: depth={depth}: fib {fib} and deep {deep} calls", run)
+            said = run.stderr.count(BUDGET_TEXT)
+            check(said == (1 if budget_hit else 0), f"{label}: depth={depth}: the budget message {said} times", run)
+            cleanup(run.folder)
+    on_each_jdk(one)()
+
+
+def case_heap_full():
+    # The program fills the heap, then recurses: the tracker meets an OutOfMemoryError, says so once
+    # and stops; the program ends normally and the report holds what was counted before.
+    def one(label, home):
+        run = bounded_run(label, home, "cpu=times,depth=65535,cutoff=0,file=times.txt", "heap_full", "-Xmx64m", 60)
+        if run is None:
+            return
+        text, found, named = profile(run)
+        check(run.code == 0 and "CpuTimes heap_full deep=3000" in run.stdout and len(found) == 1,
+              f"{label}: heap_full runs to its end and reports", run)
+        said = run.stderr.count(HEAP_OUT_TEXT)
+        check(said == 1, f"{label}: heap_full: the out-of-heap message {said} times", run)
+        cleanup(run.folder)
+    on_each_jdk(one)()
+
+
 def case_exceptions():
     def one(label, home):
         run = run_java(home, agentpath("cpu=times,depth=4,cutoff=0,file=times.txt"), "CpuTimes", ["exceptions"],
@@ -473,6 +528,8 @@ run_cases("cpu_times", {
     "graph_saturated": case_graph_saturated,
     "small": case_small,
     "recursion": case_recursion,
+    "deep_traces": case_deep_traces,
+    "heap_full": case_heap_full,
     "exceptions": case_exceptions,
     "threads": case_threads,
     "old_layout": case_old_layout,

@@ -142,6 +142,22 @@ public class CpuTimes {
             case "recursion":
                 System.out.println("CpuTimes fib=" + fib(20) + " deep=" + deep(5000));
                 break;
+            case "heap_full": {
+                // The heap filled up to its last megabyte, then a deep recursion: the tracker's
+                // traces find no room. The program lets its arrays go and ends normally.
+                java.util.ArrayList<long[]> held = new java.util.ArrayList<>(100_000);
+                try {
+                    while (true) {
+                        held.add(new long[128 * 1024]);
+                    }
+                } catch (OutOfMemoryError e) {
+                    held.remove(held.size() - 1);
+                }
+                int depth = deep(3000);
+                held.clear();
+                System.out.println("CpuTimes heap_full deep=" + depth + " fib=" + fib(15));
+                break;
+            }
             case "exceptions":
                 for (int i = 0; i < 100; i++) {
                     thrower();
