@@ -48,6 +48,9 @@ bool excluded(std::string_view name) {
   return name.starts_with("java/lang/Fasthprof") || name == "jdk/internal/misc/Unsafe" || name == "java/lang/Object";
 }
 
+// A clock tick later than this is counted as the clock thread held off (verbose=y): the busy
+// threads' time slices can hold a woken thread off for tens of milliseconds (docs/cpu_times.md).
+constexpr uint64_t kHeldOffNs = 10'000'000;
 int clock_int(void* memory, size_t offset) {
   return __atomic_load_n(reinterpret_cast<int*>(static_cast<char*>(memory) + offset), __ATOMIC_ACQUIRE);
 }
@@ -185,8 +188,15 @@ void* CpuTimer::ticker_main(void* arg) {
   auto* timer = static_cast<CpuTimer*>(arg);
   auto* word = static_cast<uint64_t*>(timer->clock_memory_);
   timespec tick{0, kTickNs};
+  uint64_t last = monotonic_ns();
   while (!timer->ticker_stop_.load(std::memory_order_relaxed)) {
-    __atomic_store_n(word, monotonic_ns(), __ATOMIC_RELAXED);
+    const uint64_t now = monotonic_ns();
+    __atomic_store_n(word, now, __ATOMIC_RELAXED);
+    if (now - last > kTickNs + kHeldOffNs) {
+      ++timer->held_off_;
+      timer->held_off_max_ns_ = std::max(timer->held_off_max_ns_, now - last - kTickNs);
+    }
+    last = now;
     nanosleep(&tick, nullptr);
   }
   return nullptr;
@@ -528,12 +538,14 @@ void CpuTimer::stop(JNIEnv* jni) {
     std::snprintf(line, sizeof(line),
                   "fasthprof: cpu=times: classes rewritten=%llu unchanged=%llu malformed=%llu excluded=%llu "
                   "retransformed_at_start=%llu retransform_failed=%llu methods=%zu threads_untracked=%lld "
-                  "calls_over_trace_budget=%lld exception_catch=%s\n",
+                  "calls_over_trace_budget=%lld exception_catch=%s clock_held_off=%llu "
+                  "clock_held_off_max_ms=%.1f\n",
                   static_cast<unsigned long long>(rewritten_.load()), static_cast<unsigned long long>(unchanged_.load()),
                   static_cast<unsigned long long>(malformed_.load()), static_cast<unsigned long long>(excluded_.load()),
                   static_cast<unsigned long long>(retransformed_), static_cast<unsigned long long>(retransform_failed_),
                   methods_.size(), static_cast<long long>(figures_[0]), static_cast<long long>(figures_[1]),
-                  exception_events_ ? "y" : "n");
+                  exception_events_ ? "y" : "n", static_cast<unsigned long long>(held_off_),
+                  static_cast<double>(held_off_max_ns_) / 1e6);
     write_stderr(line);
   }
 }

@@ -112,6 +112,8 @@ class CpuTimer final : public Feature {
   pthread_t ticker_{};
   bool ticker_running_ = false;
   std::atomic<bool> ticker_stop_{false};
+  // Written by the clock thread, read after it is joined (verbose=y).
+  uint64_t held_off_ = 0, held_off_max_ns_ = 0;
 
   std::mutex catch_mutex_;
   std::unordered_map<jmethodID, uint32_t> catch_ids_;  // jmethodID -> tracker ID (0: not instrumented)

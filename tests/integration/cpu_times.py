@@ -220,6 +220,39 @@ def case_heap_full():
     on_each_jdk(one)()
 
 
+CLOCK_TOLERANCE_MS = 5
+
+
+def case_busy_clock():
+    # 8 spinning threads on 2 cores beside 20 calls of loop() (20 ms of spinning each, a trace
+    # each): every call's time in the profile within 5 ms of what the program measured (the tracker trusts a
+    # clock word up to 3 ms old, one tick more, 1 ms for the program's own reading).
+    # A clock thread held off while loop() ends would move the time of that call to whatever
+    # call spans its next tick.
+    def one(label, home):
+        # No periodic safepoint: reaching one waits for 8 threads the scheduler holds off, and
+        # the main thread's wait would be its caller's time, not loop()'s.
+        run = run_java(home, agentpath("cpu=times,depth=25,cutoff=0,file=times.txt"), "CpuTimes", ["busy_clock", "8"],
+                       jvm_args=VERIFY + ["-XX:+UnlockDiagnosticVMOptions", "-XX:GuaranteedSafepointInterval=0"],
+                       timeout=120)
+        text, found, named = profile(run)
+        measured = re.search(r"CpuTimes loop_us=([\d,]+)", run.stdout)
+        if not check(run.code == 0 and measured and found, f"{label}: busy_clock runs", run):
+            return cleanup(run.folder)
+        total = found[0][1]
+        errors = []
+        for k, micros in enumerate(int(v) for v in measured.group(1).split(",")):
+            ours = sum(r[1] * total / 100.0 for r in found[0][2] if r[0] != "bad" and r[4] in named and
+                       "CpuTimes.loop" in named[r[4]][1] and named[r[4]][1].count("CpuTimes.nest") == k + 1)
+            errors.append(round(ours - micros / 1000.0, 1))
+        worst = max(abs(e) for e in errors)
+        print(f"{label}: busy_clock: per-call error (ms) {errors}, worst {worst}", flush=True)
+        check(worst <= CLOCK_TOLERANCE_MS, f"{label}: busy_clock: every loop() call within {CLOCK_TOLERANCE_MS} ms of "
+                                           f"the program's measure, worst {worst} ms", run)
+        cleanup(run.folder)
+    on_each_jdk(one)()
+
+
 def case_exceptions():
     def one(label, home):
         run = run_java(home, agentpath("cpu=times,depth=4,cutoff=0,file=times.txt"), "CpuTimes", ["exceptions"],
@@ -530,6 +563,7 @@ run_cases("cpu_times", {
     "recursion": case_recursion,
     "deep_traces": case_deep_traces,
     "heap_full": case_heap_full,
+    "busy_clock": case_busy_clock,
     "exceptions": case_exceptions,
     "threads": case_threads,
     "old_layout": case_old_layout,

@@ -13,7 +13,11 @@
  *
  * Time: a coarse clock. A thread of the agent (a plain pthread) writes CLOCK_MONOTONIC nanoseconds
  * into off-heap memory every tick; reading it is one load. Differences are exact to within one tick
- * and unbiased while the ticker runs.
+ * and unbiased while the ticker runs. When every core is busy the ticker may be held off for tens of
+ * milliseconds, and a call ending then would lose its time to the next call that spans a tick. So an
+ * exit whose call spanned a tick (the word moved since its entry, rare for short calls) also reads
+ * System.nanoTime(), the same clock: when the word lags it by more than STALE_NS, every thread reads
+ * nanoTime() itself (`precise`) until one finds the word fresh again.
  *
  * Memory: the traces of all threads share a budget of bytes (an estimate per node, plus four bytes a
  * frame); a trace beyond it is counted under the empty trace. An OutOfMemoryError met while
@@ -142,7 +146,7 @@ public final class FasthprofTracker {
             }
         }
         if (at >= 0) {
-            long now = U.getLong(clock);
+            long now = exitTime(s.stStart[sp - 1]);
             for (int j = sp - 1; j > at; j--) {
                 pop(s, j, now);
             }
@@ -315,7 +319,7 @@ public final class FasthprofTracker {
         int parent = sp == 0 ? 0 : s.stNode[sp - 1];
         s.stNode[sp] = depth == 0 ? 0 : child(s, parent, id);
         s.stMethod[sp] = id;
-        s.stStart[sp] = U.getLong(clock);
+        s.stStart[sp] = enterTime();
         s.stCallees[sp] = 0;
         s.sp = sp + 1;
     }
@@ -329,7 +333,7 @@ public final class FasthprofTracker {
         if (top < 0) {
             return;  // a call that began before the agent came
         }
-        long now = U.getLong(clock);
+        long now = exitTime(s.stStart[top]);
         if (s.stMethod[top] != id) {
             // The frames above this call's ended by an exception that no ExceptionCatch reported
             // (caught by code that is not instrumented); or this call began before the agent came
@@ -349,6 +353,31 @@ public final class FasthprofTracker {
     }
 
     // ---- inside -----------------------------------------------------------------------------
+
+    // How far the ticker's word may lag the clock before readers stop trusting it: three ticks.
+    private static final long STALE_NS = 3_000_000L;
+    private static volatile boolean precise;
+
+    private static long enterTime() {
+        long word = U.getLong(clock);
+        return precise ? checked(word) : word;
+    }
+
+    // The time at the exit of a call that began at `start`.
+    private static long exitTime(long start) {
+        long word = U.getLong(clock);
+        return precise || word != start ? checked(word) : word;
+    }
+
+    // The real clock when the word lags it by more than STALE_NS, else the word; switches `precise`.
+    private static long checked(long word) {
+        long real = System.nanoTime();
+        boolean stale = real - word > STALE_NS;
+        if (stale != precise) {
+            precise = stale;
+        }
+        return stale ? real : word;
+    }
 
     private static void failed(Throwable e) {
         if (e instanceof OutOfMemoryError) {
