@@ -225,10 +225,10 @@ CLOCK_TOLERANCE_MS = 5
 
 def case_busy_clock():
     # 8 spinning threads on 2 cores beside 20 calls of loop() (20 ms of spinning each, a trace
-    # each): every call's time in the profile within 5 ms of what the program measured (the tracker trusts a
-    # clock word up to 3 ms old, one tick more, 1 ms for the program's own reading).
-    # A clock thread held off while loop() ends would move the time of that call to whatever
-    # call spans its next tick.
+    # each): every call's time in the profile within 5 ms of what the program measured (the
+    # tracker trusts a clock word up to 3 ms old, one tick more, 1 ms for the program's own
+    # reading). A clock thread held off while loop() ends would move the time of that call to
+    # whatever call spans its next tick.
     def one(label, home):
         # No periodic safepoint: reaching one waits for 8 threads the scheduler holds off, and
         # the main thread's wait would be its caller's time, not loop()'s.
