@@ -43,7 +43,8 @@ final class FasthprofThreadState {
     long[] repCalls;
     long[] repSelf;
     long[] repTotal;
-    // The frames of the rows collect() found changed in its first pass (the writer thread only).
+    // The rows collect() found changed in its first pass, and their frames (the writer thread only).
+    int pendingRows;
     int pendingFrames;
 
     // Edges (from node, callee method) -> node, open addressing; EMPTY marks a free slot.

@@ -242,11 +242,13 @@ public final class FasthprofTracker {
                 words += length[i];
             }
         }
+        s.pendingRows = rows;
         s.pendingFrames = words;
         return rows;
     }
 
-    // Under LOCK: the rows of s into out, as far as the room counted by changedRows() goes.
+    // Under LOCK: the rows of s into out, within the room changedRows() counted for s (a row that
+    // changed since is left for the next call; an ended thread's rows cannot change, so all fit).
     private static void take(FasthprofThreadState s, Rows out) {
         long[] c = s.calls;
         long[] sf = s.self;
@@ -258,12 +260,16 @@ public final class FasthprofTracker {
         n = n < s.repCalls.length ? n : s.repCalls.length;
         out.nodes += n;
         out.overflow += s.overflowCalls;
-        for (int i = 0; i < n && out.row < out.rowThread.length; i++) {
+        int rows = s.pendingRows;
+        int words = s.pendingFrames;
+        for (int i = 0; i < n && rows > 0; i++) {
             long dc = c[i] - s.repCalls[i];
             int len = length[i];
-            if (dc == 0 || at[i] + len > fr.length || out.words + len > out.frames.length) {
+            if (dc == 0 || at[i] + len > fr.length || len > words) {
                 continue;
             }
+            rows--;
+            words -= len;
             long ds = sf[i] - s.repSelf[i];
             long dt = tt[i] - s.repTotal[i];
             s.repCalls[i] += dc;
