@@ -5,9 +5,9 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <ctime>
 #include <limits>
@@ -51,6 +51,8 @@ bool excluded(std::string_view name) {
 // A clock tick later than this is counted as the clock thread held off (verbose=y): the busy
 // threads' time slices can hold a woken thread off for tens of milliseconds (docs/cpu_times.md).
 constexpr uint64_t kHeldOffNs = 10'000'000;
+
+// An int word of the clock's memory that the tracker writes.
 int clock_int(void* memory, size_t offset) {
   return __atomic_load_n(reinterpret_cast<int*>(static_cast<char*>(memory) + offset), __ATOMIC_ACQUIRE);
 }
@@ -475,7 +477,7 @@ void CpuTimer::check_limits(JNIEnv* jni) {
   if (!budget_said_ && clock_int(clock_memory_, kBudgetReachedWord) != 0) {
     budget_said_ = true;
     jvmti::print_error("cpu=times: the traces reached their budget of " + std::to_string(budget_bytes_ >> 20) +
-                       " MiB (1/16 of the maximum heap, at most 128 MiB); calls of new traces are counted under "
+                       " MiB (1/16 of the maximum heap, 4 to 128 MiB); calls of new traces are counted under "
                        "<empty trace> from now on");
   }
   if (!gave_up_said_ && clock_int(clock_memory_, kGaveUpWord) != 0) {
