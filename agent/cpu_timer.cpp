@@ -5,10 +5,12 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -26,10 +28,15 @@ namespace {
 
 // The clock's tick: the resolution of every time in CPU TIME (docs/cpu_times.md).
 constexpr long kTickNs = 1'000'000;
-// Bounds of the tracker's memory (docs/cpu_times.md, "Memory"): traces over every thread, and
-// threads counted at once (virtual threads above the cap run uncounted until others end).
-constexpr jint kNodeBudget = 1 << 20;
+// Bounds of the tracker's memory (docs/cpu_times.md, "Memory"): the bytes of traces over every
+// thread (a share of the maximum heap, within these bounds), and threads counted at once (virtual
+// threads above the cap run uncounted until others end).
+constexpr jlong kHeapShareDivisor = 16;
+constexpr jlong kMinTraceBudget = jlong{4} << 20;
+constexpr jlong kMaxTraceBudget = jlong{128} << 20;
 constexpr jint kThreadCap = 16384;
+// The agent's words after the clock (FasthprofTracker.start()).
+constexpr size_t kStatesWord = 72, kBudgetReachedWord = 80, kGaveUpWord = 84;
 // Classes per RetransformClasses call: one call per class would cost a safepoint each.
 constexpr size_t kRetransformBatch = 256;
 // Between reports the owner takes the counts this often, so that the states of ended threads go.
@@ -41,7 +48,34 @@ bool excluded(std::string_view name) {
   return name.starts_with("java/lang/Fasthprof") || name == "jdk/internal/misc/Unsafe" || name == "java/lang/Object";
 }
 
+// A clock tick later than this is counted as the clock thread held off (verbose=y): the busy
+// threads' time slices can hold a woken thread off for tens of milliseconds (docs/cpu_times.md).
+constexpr uint64_t kHeldOffNs = 10'000'000;
+
+// An int word of the clock's memory that the tracker writes.
+int clock_int(void* memory, size_t offset) {
+  return __atomic_load_n(reinterpret_cast<int*>(static_cast<char*>(memory) + offset), __ATOMIC_ACQUIRE);
+}
+
+// Runtime.getRuntime().maxMemory(), or 0 when it cannot be asked.
+jlong max_heap_bytes(JNIEnv* jni) {
+  jvmti::LocalFrame frame(jni, 4);
+  jclass runtime = jni->FindClass("java/lang/Runtime");
+  jmethodID get = runtime == nullptr ? nullptr : jni->GetStaticMethodID(runtime, "getRuntime", "()Ljava/lang/Runtime;");
+  jmethodID max = runtime == nullptr ? nullptr : jni->GetMethodID(runtime, "maxMemory", "()J");
+  if (jvmti::clear_exception(jni) || get == nullptr || max == nullptr) return 0;
+  jobject instance = jni->CallStaticObjectMethod(runtime, get);
+  if (jvmti::clear_exception(jni) || instance == nullptr) return 0;
+  jlong bytes = jni->CallLongMethod(instance, max);
+  return jvmti::clear_exception(jni) ? 0 : bytes;
+}
+
 }  // namespace
+
+jlong trace_budget_bytes(jlong max_heap) {
+  if (max_heap <= 0 || max_heap == std::numeric_limits<jlong>::max()) return kMaxTraceBudget;
+  return std::clamp(max_heap / kHeapShareDivisor, kMinTraceBudget, kMaxTraceBudget);
+}
 
 // ---- InjectedMethods ----------------------------------------------------------------------------
 
@@ -135,12 +169,14 @@ bool CpuTimer::define_tracker(JNIEnv* jni) {
   }
   tracker_ = static_cast<jclass>(jni->NewGlobalRef(last));
   jni->DeleteLocalRef(last);
-  start_ = jni->GetStaticMethodID(tracker_, "start", "(JIII)V");
+  start_ = jni->GetStaticMethodID(tracker_, "start", "(JIJI)V");
   stop_ = jni->GetStaticMethodID(tracker_, "stop", "()V");
   collect_ = jni->GetStaticMethodID(tracker_, "collect", "([Ljava/lang/Thread;)[Ljava/lang/Object;");
   caught_ = jni->GetStaticMethodID(tracker_, "caught", "(II)I");
   ignore_ = jni->GetStaticMethodID(tracker_, "ignoreCurrentThread", "()V");
-  if (start_ == nullptr || stop_ == nullptr || collect_ == nullptr || caught_ == nullptr || ignore_ == nullptr) {
+  release_ = jni->GetStaticMethodID(tracker_, "release", "()V");
+  if (start_ == nullptr || stop_ == nullptr || collect_ == nullptr || caught_ == nullptr || ignore_ == nullptr ||
+      release_ == nullptr) {
     jvmti::clear_exception(jni);
     jvmti::print_error("cpu=times: the tracker class lacks its methods; no CPU TIME is recorded");
     jni->DeleteGlobalRef(tracker_);
@@ -154,8 +190,15 @@ void* CpuTimer::ticker_main(void* arg) {
   auto* timer = static_cast<CpuTimer*>(arg);
   auto* word = static_cast<uint64_t*>(timer->clock_memory_);
   timespec tick{0, kTickNs};
+  uint64_t last = monotonic_ns();
   while (!timer->ticker_stop_.load(std::memory_order_relaxed)) {
-    __atomic_store_n(word, monotonic_ns(), __ATOMIC_RELAXED);
+    const uint64_t now = monotonic_ns();
+    __atomic_store_n(word, now, __ATOMIC_RELAXED);
+    if (now - last > kTickNs + kHeldOffNs) {
+      ++timer->held_off_;
+      timer->held_off_max_ns_ = std::max(timer->held_off_max_ns_, now - last - kTickNs);
+    }
+    last = now;
     nanosleep(&tick, nullptr);
   }
   return nullptr;
@@ -177,8 +220,9 @@ void CpuTimer::start(JNIEnv* jni) {
   }
   pthread_setname_np(ticker_, "fasthprof-clock");
   ticker_running_ = true;
+  budget_bytes_ = trace_budget_bytes(max_heap_bytes(jni));
   jni->CallStaticVoidMethod(tracker_, start_, static_cast<jlong>(reinterpret_cast<uintptr_t>(clock_memory_)),
-                            static_cast<jint>(context_.options->prof_trace_depth), kNodeBudget, kThreadCap);
+                            static_cast<jint>(context_.options->prof_trace_depth), budget_bytes_, kThreadCap);
   if (jvmti::clear_exception(jni)) return;
   hooking_.store(true);
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr);
@@ -321,17 +365,18 @@ void CpuTimer::take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>*
   auto row_threads = static_cast<jintArray>(jni->GetObjectArrayElement(result, 2));
   auto threads = static_cast<jobjectArray>(jni->GetObjectArrayElement(result, 3));
   auto figures = static_cast<jlongArray>(jni->GetObjectArrayElement(result, 4));
+  auto row_lengths = static_cast<jintArray>(jni->GetObjectArrayElement(result, 5));
   jsize rows = jni->GetArrayLength(row_threads);
   jsize thread_count = jni->GetArrayLength(threads);
-  const int depth = context_.options->prof_trace_depth;
-  const size_t width = depth > 0 ? static_cast<size_t>(depth) : 1;
-  std::vector<jint> ids(static_cast<size_t>(rows) * width);
+  std::vector<jint> ids(static_cast<size_t>(jni->GetArrayLength(methods)));
   std::vector<jlong> counts(static_cast<size_t>(rows) * 3);
   std::vector<jint> row_thread(static_cast<size_t>(rows));
+  std::vector<jint> row_length(static_cast<size_t>(rows));
   if (rows > 0) {
     jni->GetIntArrayRegion(methods, 0, static_cast<jsize>(ids.size()), ids.data());
     jni->GetLongArrayRegion(values, 0, static_cast<jsize>(counts.size()), counts.data());
     jni->GetIntArrayRegion(row_threads, 0, rows, row_thread.data());
+    jni->GetIntArrayRegion(row_lengths, 0, rows, row_length.data());
   }
   jni->GetLongArrayRegion(figures, 0, 4, reinterpret_cast<jlong*>(figures_));
   // Serials per thread only with thread=y; the thread objects are looked at once each.
@@ -349,18 +394,23 @@ void CpuTimer::take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>*
     }
   }
   std::vector<StackFrame> frames;
+  size_t at = 0;
   for (jsize row = 0; row < rows; ++row) {
-    const jint* trace = ids.data() + static_cast<size_t>(row) * width;
+    const jint* trace = ids.data() + at;
+    const size_t length = std::min(static_cast<size_t>(std::max(row_length[static_cast<size_t>(row)], 0)),
+                                   ids.size() - at);
+    at += length;
     CpuTimeCounts row_counts{static_cast<uint64_t>(counts[static_cast<size_t>(row) * 3]),
                              static_cast<uint64_t>(counts[static_cast<size_t>(row) * 3 + 1]),
                              static_cast<uint64_t>(counts[static_cast<size_t>(row) * 3 + 2])};
     if (context_.options->old_timing) {
-      table_.add(old_key(static_cast<uint32_t>(trace[0]), depth > 1 ? static_cast<uint32_t>(trace[1]) : 0),
+      table_.add(old_key(length > 0 ? static_cast<uint32_t>(trace[0]) : 0,
+                         length > 1 ? static_cast<uint32_t>(trace[1]) : 0),
                  row_counts);
       continue;
     }
     frames.clear();
-    for (int k = 0; k < depth && trace[k] != 0; ++k) {
+    for (size_t k = 0; k < length; ++k) {
       frames.push_back({InjectedMethods::kMark | static_cast<uint32_t>(trace[k]), -1});
     }
     jint thread_index = row_thread[static_cast<size_t>(row)];
@@ -372,6 +422,7 @@ void CpuTimer::take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>*
   jni->DeleteLocalRef(row_threads);
   jni->DeleteLocalRef(threads);
   jni->DeleteLocalRef(figures);
+  jni->DeleteLocalRef(row_lengths);
 }
 
 void CpuTimer::collect(JNIEnv* jni) {
@@ -413,13 +464,35 @@ size_t CpuTimer::drain(JNIEnv* jni) {
     jni->CallStaticVoidMethod(tracker_, ignore_);
     jvmti::clear_exception(jni);
   }
+  check_limits(jni);
   // Early when threads come and go fast (virtual threads): their states go only at a collect.
-  int states = __atomic_load_n(reinterpret_cast<int*>(static_cast<char*>(clock_memory_) + 72), __ATOMIC_RELAXED);
+  int states = clock_int(clock_memory_, kStatesWord);
   if (states > kThreadCap / 4 || monotonic_ns() - last_collect_ns_ >= kCollectIntervalNs) collect(jni);
   return 0;
 }
 
+// Says once that the trace budget was reached, and once that an OutOfMemoryError stopped the
+// tracker; then takes the counts made so far and lets the tracker's states go.
+void CpuTimer::check_limits(JNIEnv* jni) {
+  if (!budget_said_ && clock_int(clock_memory_, kBudgetReachedWord) != 0) {
+    budget_said_ = true;
+    jvmti::print_error("cpu=times: the traces reached their budget of " + std::to_string(budget_bytes_ >> 20) +
+                       " MiB (1/16 of the maximum heap, 4 to 128 MiB); calls of new traces are counted under "
+                       "<empty trace> from now on");
+  }
+  if (!gave_up_said_ && clock_int(clock_memory_, kGaveUpWord) != 0) {
+    gave_up_said_ = true;
+    hooking_.store(false);
+    jvmti::print_error("cpu=times: the Java heap ran out while counting; counting stopped for good, the "
+                       "CPU TIME section holds the calls counted before");
+    collect(jni);
+    jni->CallStaticVoidMethod(tracker_, release_);
+    jvmti::clear_exception(jni);
+  }
+}
+
 void CpuTimer::write_report(ReportContext& report) {
+  if (tracker_ != nullptr && clock_memory_ != nullptr && report.jni != nullptr) check_limits(report.jni);
   collect(report.jni);
   ProfileWriter& writer = *context_.writer;
   if (context_.options->old_timing) {
@@ -467,12 +540,14 @@ void CpuTimer::stop(JNIEnv* jni) {
     std::snprintf(line, sizeof(line),
                   "fasthprof: cpu=times: classes rewritten=%llu unchanged=%llu malformed=%llu excluded=%llu "
                   "retransformed_at_start=%llu retransform_failed=%llu methods=%zu threads_untracked=%lld "
-                  "calls_over_trace_budget=%lld exception_catch=%s\n",
+                  "calls_over_trace_budget=%lld exception_catch=%s clock_held_off=%llu "
+                  "clock_held_off_max_ms=%.1f\n",
                   static_cast<unsigned long long>(rewritten_.load()), static_cast<unsigned long long>(unchanged_.load()),
                   static_cast<unsigned long long>(malformed_.load()), static_cast<unsigned long long>(excluded_.load()),
                   static_cast<unsigned long long>(retransformed_), static_cast<unsigned long long>(retransform_failed_),
                   methods_.size(), static_cast<long long>(figures_[0]), static_cast<long long>(figures_[1]),
-                  exception_events_ ? "y" : "n");
+                  exception_events_ ? "y" : "n", static_cast<unsigned long long>(held_off_),
+                  static_cast<double>(held_off_max_ns_) / 1e6);
     write_stderr(line);
   }
 }

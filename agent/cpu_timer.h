@@ -54,6 +54,10 @@ class InjectedMethods final : public MethodResolver {
   std::unordered_map<std::string, uint32_t> by_key_;
 };
 
+// The bytes the tracker's traces may take over every thread: 1/16 of the maximum heap, within
+// 4 MiB and 128 MiB (128 MiB when the heap is unbounded or unknown).
+jlong trace_budget_bytes(jlong max_heap);
+
 class CpuTimer final : public Feature {
  public:
   explicit CpuTimer(const AgentContext& context);
@@ -85,6 +89,7 @@ class CpuTimer final : public Feature {
   bool define_tracker(JNIEnv* jni);
   void retransform_loaded(JNIEnv* jni);
   void collect(JNIEnv* jni);
+  void check_limits(JNIEnv* jni);
   void take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>* ended);
   uint32_t thread_serial(jobject thread);
   static void* ticker_main(void* arg);
@@ -95,18 +100,23 @@ class CpuTimer final : public Feature {
   CpuTimeTable table_;
 
   jclass tracker_ = nullptr;  // global reference
-  jmethodID start_ = nullptr, stop_ = nullptr, collect_ = nullptr, caught_ = nullptr, ignore_ = nullptr;
+  jmethodID start_ = nullptr, stop_ = nullptr, collect_ = nullptr, caught_ = nullptr, ignore_ = nullptr,
+            release_ = nullptr;
   std::atomic<bool> hooking_{false};   // ClassFileLoadHook rewrites classes
   std::atomic<bool> catching_{false};  // ExceptionCatch events reach the tracker
   bool exception_events_ = false;      // the VM granted them
   bool writer_ignored_ = false;
   uint64_t last_collect_ns_ = 0;
 
-  // The clock: 128 bytes, the ticker's word at +0, the tracker's node budget at +64.
+  // The clock: 128 bytes, the ticker's word at +0, the tracker's words from +64 (FasthprofTracker).
   void* clock_memory_ = nullptr;
+  jlong budget_bytes_ = 0;  // the traces' budget (trace_budget_bytes)
+  bool budget_said_ = false, gave_up_said_ = false;
   pthread_t ticker_{};
   bool ticker_running_ = false;
   std::atomic<bool> ticker_stop_{false};
+  // Written by the clock thread, read after it is joined (verbose=y).
+  uint64_t held_off_ = 0, held_off_max_ns_ = 0;
 
   std::mutex catch_mutex_;
   std::unordered_map<jmethodID, uint32_t> catch_ids_;  // jmethodID -> tracker ID (0: not instrumented)

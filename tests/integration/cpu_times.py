@@ -165,6 +165,97 @@ def case_recursion():
     on_each_jdk(one)()
 
 
+BUDGET_TEXT = "cpu=times: the traces reached their budget of 16 MiB"
+HEAP_OUT_TEXT = "cpu=times: the Java heap ran out while counting; counting stopped for good"
+
+
+def bounded_run(label, home, options, mode, heap, seconds):
+    """run_java with a time limit that fails the check instead of raising; None on a hang."""
+    started = time.time()
+    try:
+        run = run_java(home, agentpath(options), "CpuTimes", [mode], jvm_args=[heap], timeout=seconds)
+    except subprocess.TimeoutExpired:
+        check(False, f"{label}: cpu=times {options} {heap} {mode}: no exit within {seconds} s")
+        return None
+    print(f"{label}: {options} {heap} {mode}: {time.time() - started:.1f} s", flush=True)
+    return run
+
+
+def case_deep_traces():
+    # depth=1024 and 65535 with -Xmx256m: a trace takes the words of its own length, and the traces
+    # of deep(5000) at depth 65535 (12.5 M frames) stop at the budget (1/16 of the heap) with one
+    # message, instead of an OutOfMemoryError retried on every call (a full GC each, no end).
+    def one(label, home):
+        # cutoff=0.05 at depth 65535: the million-line TRACEs of every row would take longer to
+        # write and read than the run.
+        for depth, cutoff, budget_hit in ((1024, 0, False), (65535, 0.05, True)):
+            run = bounded_run(label, home, f"cpu=times,depth={depth},cutoff={cutoff},file=times.txt", "recursion",
+                              "-Xmx256m", 60)
+            if run is None:
+                continue
+            found = sections(run.text("times.txt") if run.file("times.txt").exists() else "")
+            if check(run.code == 0 and len(found) == 1, f"{label}: depth={depth} runs and reports", run) and not budget_hit:
+                fib = sum(r[3] for r in found[0][2] if r[0] != "bad" and r[5] == "CpuTimes.fib")
+                deep = sum(r[3] for r in found[0][2] if r[0] != "bad" and r[5] == "CpuTimes.deep")
+                check(fib == 21891 and deep == 5001, f"{label}: depth={depth}: fib {fib} and deep {deep} calls", run)
+            said = run.stderr.count(BUDGET_TEXT)
+            check(said == (1 if budget_hit else 0), f"{label}: depth={depth}: the budget message {said} times", run)
+            cleanup(run.folder)
+    on_each_jdk(one)()
+
+
+def case_heap_full():
+    # The program fills the heap, then recurses: the tracker meets an OutOfMemoryError, says so once
+    # and stops; the program ends normally and the report holds what was counted before.
+    def one(label, home):
+        run = bounded_run(label, home, "cpu=times,depth=65535,cutoff=0,file=times.txt", "heap_full", "-Xmx64m", 60)
+        if run is None:
+            return
+        text, found, named = profile(run)
+        check(run.code == 0 and "CpuTimes heap_full deep=3000" in run.stdout and len(found) == 1,
+              f"{label}: heap_full runs to its end and reports", run)
+        said = run.stderr.count(HEAP_OUT_TEXT)
+        check(said == 1, f"{label}: heap_full: the out-of-heap message {said} times", run)
+        cleanup(run.folder)
+    on_each_jdk(one)()
+
+
+CLOCK_TOLERANCE_MS = 5
+
+
+def case_busy_clock():
+    # 8 spinning threads on 2 cores beside 20 calls of loop() (20 ms of spinning each, a trace
+    # each): every call's time in the profile within 5 ms of what the program measured (the
+    # tracker trusts a clock word up to 3 ms old, one tick more, 1 ms for the program's own
+    # reading). A clock thread held off while loop() ends would move the time of that call to
+    # whatever call spans its next tick.
+    def one(label, home):
+        # No periodic safepoint: reaching one waits for 8 threads the scheduler holds off, and
+        # the main thread's wait would be its caller's time, not loop()'s.
+        # cutoff 0.05 %: a call's 20 ms are about 0.2 % of the total (the spinning threads' 8 s
+        # included); the rows below it (the JDK's start-up) would take longer to read than the run.
+        run = run_java(home, agentpath("cpu=times,depth=25,cutoff=0.0005,file=times.txt"), "CpuTimes",
+                       ["busy_clock", "8"],
+                       jvm_args=VERIFY + ["-XX:+UnlockDiagnosticVMOptions", "-XX:GuaranteedSafepointInterval=0"],
+                       timeout=120)
+        text, found, named = profile(run)
+        measured = re.search(r"CpuTimes loop_us=([\d,]+)", run.stdout)
+        if not check(run.code == 0 and measured and found, f"{label}: busy_clock runs", run):
+            return cleanup(run.folder)
+        total = found[0][1]
+        errors = []
+        for k, micros in enumerate(int(v) for v in measured.group(1).split(",")):
+            ours = sum(r[1] * total / 100.0 for r in found[0][2] if r[0] != "bad" and r[4] in named and
+                       "CpuTimes.loop" in named[r[4]][1] and named[r[4]][1].count("CpuTimes.nest") == k + 1)
+            errors.append(round(ours - micros / 1000.0, 1))
+        worst = max(abs(e) for e in errors)
+        print(f"{label}: busy_clock: per-call error (ms) {errors}, worst {worst}", flush=True)
+        check(worst <= CLOCK_TOLERANCE_MS, f"{label}: busy_clock: every loop() call within {CLOCK_TOLERANCE_MS} ms of "
+                                           f"the program's measure, worst {worst} ms", run)
+        cleanup(run.folder)
+    on_each_jdk(one)()
+
+
 def case_exceptions():
     def one(label, home):
         run = run_java(home, agentpath("cpu=times,depth=4,cutoff=0,file=times.txt"), "CpuTimes", ["exceptions"],
@@ -473,6 +564,9 @@ run_cases("cpu_times", {
     "graph_saturated": case_graph_saturated,
     "small": case_small,
     "recursion": case_recursion,
+    "deep_traces": case_deep_traces,
+    "heap_full": case_heap_full,
+    "busy_clock": case_busy_clock,
     "exceptions": case_exceptions,
     "threads": case_threads,
     "old_layout": case_old_layout,

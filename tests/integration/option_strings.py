@@ -1,7 +1,10 @@
 """Random and mutated option strings through the agent's real load path: `java -agentpath:...=<opts>
 -version` (sometimes with _JAVA_HPROF_OPTIONS too, and -Xcheck:jni) on every JDK. An option string may be refused
 (exit 1) or run (exit 0); anything else is a failure: another exit code, a signal, an hs_err file,
-`terminate called`, a HotSpot fatal error banner, or a hang.
+`terminate called`, a HotSpot fatal error banner, or a hang: every run has RUN_SECONDS, and runs
+start only while they can end within the time cap. One string in ten is cpu=times with a large
+depth (and other options), run on a program that makes deep and many traces (CpuTimes recursion)
+in a 256 MB heap, where a tracker that retried a failed allocation on every call never ended.
 
 The strings are seeded and reproducible: the seed is printed, and FASTHPROF_FUZZ_SEED=<seed>
 replays it (FASTHPROF_OPTION_RUNS sets how many strings, FASTHPROF_OPTION_SECONDS the time cap).
@@ -16,7 +19,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from harness import AGENT, check, finish, java_command, jdks, warning_lines
+from harness import AGENT, TEST_CLASSES, check, finish, java_command, jdks, warning_lines
 
 NAMES = ["heap", "cpu", "monitor", "format", "file", "net", "depth", "interval", "cutoff", "lineno",
          "thread", "doe", "msa", "force", "verbose", "gc_okay", "primfields", "primarrays", "debugflags",
@@ -28,7 +31,8 @@ VALUES = {
     "file": ["out.txt", "x", "", "a b", "dir_out", "." , ".."],
     "net": ["127.0.0.1:1", "localhost:9", "[::1]:7", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
             "[::1", "127.0.0.1", ":80"],
-    "depth": ["0", "1", "4", "100", "-1", "2147483647", "2147483648", "99999999999999999999", "0x10", "4k"],
+    "depth": ["0", "1", "4", "100", "1024", "65535", "65536", "-1", "2147483647", "2147483648", "99999999999999999999",
+              "0x10", "4k"],
     "interval": ["0", "1", "10", "-5", "2147483647", "1e9"],
     "cutoff": ["0", "0.5", "1", "-0.1", "1e308", "nan", "inf", "0.0001x"],
     "sample": ["0", "1", "512k", "1m", "1g", "99999999999g", "-1", "k"],
@@ -41,13 +45,17 @@ SWITCH = ["y", "n", "", "yes", "Y", "1"]
 # Values each option accepts, so that about half the strings get past the parser and run.
 VALID = {
     "heap": ["dump", "sites", "all"], "cpu": ["samples", "times", "old", "y"], "format": ["a", "b"],
-    "file": ["out.txt", "out.hprof"], "depth": ["0", "1", "4", "64", "2147483647"], "interval": ["1", "10", "100"],
+    "file": ["out.txt", "out.hprof"], "depth": ["0", "1", "4", "64", "1024", "65535", "2147483647"], "interval": ["1", "10", "100"],
     "cutoff": ["0", "0.001", "0.5"], "sample": ["0", "1k", "512k"], "logflags": ["0", "4"],
     "debugflags": ["0"], "X": ["0"], "gz": ["n"], "cpustacks": ["signal", "deferred"],
 }
 VALID_NAMES = ["heap", "cpu", "monitor", "format", "file", "depth", "interval", "cutoff", "lineno", "thread",
                "doe", "msa", "force", "verbose", "gc_okay", "primfields", "primarrays", "logflags", "sample", "gz", "cpustacks"]
 ODD = [",", "=", ",,", "==", "=,", "\t", " ", "%", "\\", "\"", "'", "é", "\x7f", ":", "[", "]"]
+
+# A JVM run longer than this is a hang (a run takes 1-5 s on the loaded 2-core machine).
+RUN_SECONDS = 20
+DEEP_PROGRAM = ["-Xmx256m", "-cp", TEST_CLASSES, "CpuTimes", "recursion"]
 
 FAILURE_TEXT = [("terminate called", "a C++ exception left the agent"),
                 ("#  SIGSEGV", "segmentation fault"), ("#  SIGBUS", "bus error"), ("#  SIGILL", "illegal instruction"),
@@ -110,10 +118,23 @@ def confined(text):
     return re.sub(r"net=([^,]*)", loopback, text)
 
 
+DEEP_EXTRAS = ["heap=sites", "thread=y", "cutoff=0", "lineno=n", "doe=n", "verbose=y", "file=out.txt", "monitor=y"]
+
+
+def deep_times(rng):
+    """cpu=times with a large depth, and up to three other options that go with it."""
+    extras = rng.sample(DEEP_EXTRAS, rng.randint(0, 3))
+    return ",".join([f"cpu=times,depth={rng.choice(['512', '1024', '4096', '65535'])}"] + extras)
+
+
 def strings(seed, count):
+    """[(option string, _JAVA_HPROF_OPTIONS or None, program or None for -version)]."""
     rng = random.Random(seed)
     out = []
     while len(out) < count:
+        if rng.random() < 0.1:
+            out.append((confined(deep_times(rng)), None, DEEP_PROGRAM))
+            continue
         if rng.random() < 0.5:
             text = plausible(rng)
         else:
@@ -122,28 +143,29 @@ def strings(seed, count):
         env = None
         if rng.random() < 0.15:
             env = confined(mutated(rng, generated(rng)) if rng.random() < 0.5 else generated(rng))
-        out.append((confined(text), env))
+        out.append((confined(text), env, None))
     return out
 
 
-def run_one(home, options, env_value):
+def run_one(home, options, env_value, program):
     folder = tempfile.mkdtemp(prefix="fasthprof-opts-")
     env = dict(os.environ)
     env.pop("JAVA_TOOL_OPTIONS", None)
     env.pop("_JAVA_HPROF_OPTIONS", None)
     if env_value is not None:
         env["_JAVA_HPROF_OPTIONS"] = env_value
-    command = java_command(home, "-Xshare:auto", "-XX:TieredStopAtLevel=1", f"-agentpath:{AGENT}={options}", "-version")
+    command = java_command(home, "-Xshare:auto", "-XX:TieredStopAtLevel=1", f"-agentpath:{AGENT}={options}",
+                           *(program or ["-version"]))
     try:
         try:
-            proc = subprocess.run(command, cwd=folder, env=env, capture_output=True, timeout=60,
+            proc = subprocess.run(command, cwd=folder, env=env, capture_output=True, timeout=RUN_SECONDS,
                                   stdin=subprocess.DEVNULL)
             code, output = proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")
         except subprocess.TimeoutExpired as timeout:
             code, output = "timeout", ((timeout.stdout or b"") + (timeout.stderr or b"")).decode(errors="replace")
         problems = []
         if code == "timeout":
-            problems.append("no exit within 60 s")
+            problems.append(f"no exit within {RUN_SECONDS} s")
         elif code < 0:
             problems.append(f"killed by signal {-code}")
         elif code not in (0, 1):
@@ -166,7 +188,8 @@ def main():
     homes = jdks()
     # Both JDKs take turns over one list, so that a time cap leaves each with its share.
     work = [(label, home, index) for index in range(len(cases)) for label, home in homes]
-    deadline = time.time() + seconds
+    # The last runs start RUN_SECONDS before the cap, so that a hang among them ends within it too.
+    deadline = time.time() + max(seconds - RUN_SECONDS, 1)
     exits = {}
     done = 0
 
@@ -174,8 +197,8 @@ def main():
         label, home, index = item
         if time.time() > deadline:
             return None
-        options, env_value = cases[index]
-        return item, run_one(home, options, env_value)
+        options, env_value, program = cases[index]
+        return item, run_one(home, options, env_value, program)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         for result in pool.map(task, work):
@@ -184,8 +207,9 @@ def main():
             (label, _, index), (problems, code, output) = result
             done += 1
             exits[code] = exits.get(code, 0) + 1
-            options, env_value = cases[index]
+            options, env_value, program = cases[index]
             env_note = f" with _JAVA_HPROF_OPTIONS={env_value!r}" if env_value is not None else ""
+            env_note += f" on {' '.join(program[-2:])}" if program else ""
             tail = "\n".join(output.splitlines()[-15:])
             check(not problems, f"{label} string #{index} (seed {seed}): {options!r}{env_note}: "
                                 f"{', '.join(problems)}\n{tail}")

@@ -108,6 +108,19 @@ public class CpuTimes {
         sink = x;
     }
 
+    // ---- busy_clock: loop() spins 20 ms, called from nest(k) at nesting depth k = 0..19, so that
+    // each call has a trace of its own; the program prints what it measured of each call (inside
+    // the call, so that a wait at a safepoint on the way back is not in it).
+    static long loop() {
+        long start = System.nanoTime();
+        spin(start + 20_000_000L);
+        return System.nanoTime() - start;
+    }
+
+    static long nest(int k) {
+        return k > 0 ? nest(k - 1) : loop();
+    }
+
     // Threads that keep both cores busy for the whole run (the ticker must still tick).
     static void saturate(int threads, long millis) {
         long until = System.nanoTime() + millis * 1_000_000L;
@@ -142,6 +155,32 @@ public class CpuTimes {
             case "recursion":
                 System.out.println("CpuTimes fib=" + fib(20) + " deep=" + deep(5000));
                 break;
+            case "busy_clock": {
+                // 1 s: the 20 calls take about 0.4 s; the spinning ends before the report is written.
+                saturate(Integer.parseInt(args[1]), 1_000);
+                StringBuilder line = new StringBuilder("CpuTimes loop_us=");
+                for (int k = 0; k < 20; k++) {
+                    line.append(k == 0 ? "" : ",").append(nest(k) / 1000);
+                }
+                System.out.println(line);
+                break;
+            }
+            case "heap_full": {
+                // The heap filled up to its last megabyte, then a deep recursion: the tracker's
+                // traces find no room. The program lets its arrays go and ends normally.
+                java.util.ArrayList<long[]> held = new java.util.ArrayList<>(100_000);
+                try {
+                    while (true) {
+                        held.add(new long[128 * 1024]);
+                    }
+                } catch (OutOfMemoryError e) {
+                    held.remove(held.size() - 1);
+                }
+                int depth = deep(3000);
+                held.clear();
+                System.out.println("CpuTimes heap_full deep=" + depth + " fib=" + fib(15));
+                break;
+            }
             case "exceptions":
                 for (int i = 0; i < 100; i++) {
                     thrower();

@@ -494,6 +494,7 @@ TEST(Usage, KeepsTheOriginalLayout) {
            "\nsample=<bytes>         allocation sampling interval   0\n",
            "weight = 1 / (1 - exp(-object size / interval))",
            "\ngz=y|n                 gzip the binary output         n\n",
+           "  - cpu=times|old keeps its traces in the Java heap, in at most 1/16 of the\n",
            "\ntimeout=<seconds>      net= peer stall limit          10\n",
            "\ncpustacks=<how>        how cpu=samples takes stacks   signal\n",
            "\ndumper=<who>           who writes a binary heap dump  auto\n",

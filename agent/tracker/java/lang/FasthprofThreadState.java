@@ -6,6 +6,8 @@
  * A "node" is one trace: the methods of the top `depth` frames. Calls go from node to node through
  * an edge table (node, callee) -> node, so a call costs one hash probe, and the number of nodes is
  * bounded by the distinct traces, not the distinct call paths (deep recursion makes a few nodes).
+ * A node's frames take as many words as the trace is long, not `depth`: a large depth costs only
+ * where stacks are that deep.
  */
 package java.lang;
 
@@ -24,10 +26,16 @@ final class FasthprofThreadState {
     long[] stStart;
     long[] stCallees;
 
-    // Traces: nodeMethods[n * depth + i] is frame i (top first, 0 where the trace is shorter).
-    // nodeCount is published last (volatile), after the arrays it covers.
+    // Traces: node n's frames are frames[nodeAt[n]] .. frames[nodeAt[n] + nodeLength[n] - 1], top
+    // first; frameCount words of frames are used. nodeCount is published last (volatile), after the
+    // arrays it covers.
     volatile int nodeCount;
-    int[] nodeMethods;
+    int[] nodeAt;
+    int[] nodeLength;
+    int[] frames;
+    int frameCount;
+    // Bytes of the tracker's budget this thread's nodes hold (given back when its state goes).
+    long budgetBytes;
     long[] calls;
     long[] self;
     long[] total;
@@ -35,6 +43,9 @@ final class FasthprofThreadState {
     long[] repCalls;
     long[] repSelf;
     long[] repTotal;
+    // The rows collect() found changed in its first pass, and their frames (the writer thread only).
+    int pendingRows;
+    int pendingFrames;
 
     // Edges (from node, callee method) -> node, open addressing; EMPTY marks a free slot.
     int[] edgeFrom;
@@ -47,7 +58,7 @@ final class FasthprofThreadState {
     // Calls counted under the empty trace because the node budget was spent.
     long overflowCalls;
 
-    FasthprofThreadState(Thread thread, long tid, boolean off, int depth) {
+    FasthprofThreadState(Thread thread, long tid, boolean off) {
         this.thread = thread;
         this.tid = tid;
         this.off = off;
@@ -59,7 +70,9 @@ final class FasthprofThreadState {
         stStart = new long[32];
         stCallees = new long[32];
         int nodes = 16;
-        nodeMethods = new int[nodes * (depth > 0 ? depth : 1)];
+        nodeAt = new int[nodes];
+        nodeLength = new int[nodes];
+        frames = new int[64];
         calls = new long[nodes];
         self = new long[nodes];
         total = new long[nodes];

@@ -13,7 +13,16 @@
  *
  * Time: a coarse clock. A thread of the agent (a plain pthread) writes CLOCK_MONOTONIC nanoseconds
  * into off-heap memory every tick; reading it is one load. Differences are exact to within one tick
- * and unbiased while the ticker runs.
+ * and unbiased while the ticker runs. When every core is busy the ticker may be held off for tens of
+ * milliseconds, and a call ending then would lose its time to the next call that spans a tick. So an
+ * exit whose call spanned a tick (the word moved since its entry, rare for short calls) also reads
+ * System.nanoTime(), the same clock: when the word lags it by more than STALE_NS, every thread reads
+ * nanoTime() itself (`precise`) until one finds the word fresh again.
+ *
+ * Memory: the traces of all threads share a budget of bytes (an estimate per node, plus four bytes a
+ * frame); a trace beyond it is counted under the empty trace. An OutOfMemoryError met while
+ * counting stops the tracker for good (a retry on every call would keep the heap full): the agent
+ * sees the word it sets, says so once, takes the counts made so far and lets the states go.
  */
 package java.lang;
 
@@ -26,16 +35,22 @@ public final class FasthprofTracker {
     private static final long TID_OFFSET = U.objectFieldOffset(Thread.class, "tid");
     private static final Object LOCK = new Object();
 
-    // Off-heap words the agent owns (start()): the clock at +0, the node budget used at +64, and
-    // at +72 the number of thread states (the agent collects early when it grows, so that the
-    // states of ended threads go before the cap is reached).
+    // Off-heap words the agent owns (start()): the clock at +0, the budget bytes used at +64, at +72
+    // the number of thread states (the agent collects early when it grows, so that the states of
+    // ended threads go before the cap is reached), at +80 1 once the budget was reached, at +84 1
+    // once an OutOfMemoryError stopped the tracker.
     private static long clock;
     private static long budget;
     private static long statesWord;
+    private static long budgetReachedWord;
+    private static long gaveUpWord;
     private static int depth;
-    private static int maxNodes;
+    private static long maxBytes;
     private static int maxThreads;
     private static volatile boolean engaged;
+    // Budget bytes a node costs besides its frames: its counters (reported ones too), its place in
+    // the node, edge and content tables.
+    private static final int NODE_BYTES = 96;
 
     // Thread states by thread ID, open addressing; replaced whole when it grows or loses states,
     // so that a reader without the lock always sees a consistent array.
@@ -46,15 +61,27 @@ public final class FasthprofTracker {
 
     // ---- the agent's calls (JNI) ------------------------------------------------------------
 
-    /** Starts counting. clockAddress: the ticker's word, followed by the budget word at +64. */
-    static void start(long clockAddress, int traceDepth, int nodeBudget, int threadCap) {
+    /** Starts counting. clockAddress: the ticker's word, followed by the agent's words (above). */
+    static void start(long clockAddress, int traceDepth, long byteBudget, int threadCap) {
         clock = clockAddress;
         budget = clockAddress + 64;
         statesWord = clockAddress + 72;
+        budgetReachedWord = clockAddress + 80;
+        gaveUpWord = clockAddress + 84;
         depth = traceDepth;
-        maxNodes = nodeBudget;
+        maxBytes = byteBudget;
         maxThreads = threadCap;
         engaged = true;
+    }
+
+    /** Forgets every thread state (after an OutOfMemoryError stopped the tracker and collect() took its counts). */
+    static void release() {
+        synchronized (LOCK) {
+            table = new FasthprofThreadState[256];
+            liveStates = 0;
+            U.putLongVolatile(null, budget, 0);
+            U.putIntVolatile(null, statesWord, 0);
+        }
     }
 
     /** Stops counting (VM death): calls from here on are not counted. */
@@ -68,7 +95,7 @@ public final class FasthprofTracker {
         synchronized (LOCK) {
             long tid = U.getLong(t, TID_OFFSET);
             if (find(table, tid) == null) {
-                insert(new FasthprofThreadState(t, tid, true, depth));
+                insert(new FasthprofThreadState(t, tid, true));
             }
         }
     }
@@ -119,7 +146,7 @@ public final class FasthprofTracker {
             }
         }
         if (at >= 0) {
-            long now = U.getLong(clock);
+            long now = exitTime(s.stStart[sp - 1]);
             for (int j = sp - 1; j > at; j--) {
                 pop(s, j, now);
             }
@@ -130,84 +157,132 @@ public final class FasthprofTracker {
     /**
      * The counts since the last collect(), of every thread. The states of the threads in `ended`
      * (found dead by the agent since the last call) are reported one last time and dropped.
-     * Returns {int[] methods (depth per row, top first, 0 = none), long[] values (calls, self ns,
-     * total ns per row), int[] rowThread (index into threads), Thread[] threads, long[] figures
-     * (untracked threads, overflow calls, live states, nodes)}.
+     * Returns {int[] frames (of every row in turn, top first), long[] values (calls, self ns, total
+     * ns per row), int[] rowThread (index into threads), Thread[] threads, long[] figures
+     * (untracked threads, overflow calls, live states, nodes), int[] rowLength (frames per row)}.
+     * A row that grew between the two passes below is left for the next call.
      */
     static Object[] collect(Thread[] ended) {
         synchronized (LOCK) {
             FasthprofThreadState[] tab = table;
-            int d = depth > 0 ? depth : 1;
             int rows = 0;
+            int words = 0;
             int states = 0;
             for (FasthprofThreadState s : tab) {
                 if (s != null) {
                     states++;
                     if (!s.off) {
-                        rows += s.nodeCount;
+                        rows += changedRows(s);
+                        words += s.pendingFrames;
                     }
                 }
             }
-            int[] methods = new int[rows * d];
-            long[] values = new long[rows * 3];
-            int[] rowThread = new int[rows];
-            Thread[] threads = new Thread[states];
-            int row = 0;
-            int ti = 0;
-            long overflow = 0;
-            long nodes = 0;
+            Rows out = new Rows(rows, words, states);
             for (FasthprofThreadState s : tab) {
-                if (s == null) {
-                    continue;
-                }
-                threads[ti++] = s.thread;
-                if (s.off) {
-                    continue;
-                }
-                int thread = ti - 1;
-                int n = s.nodeCount;  // volatile: the arrays read below cover n nodes
-                int[] nm = s.nodeMethods;
-                long[] c = s.calls;
-                long[] sf = s.self;
-                long[] tt = s.total;
-                n = min(n, c.length, sf.length, tt.length);
-                if (s.repCalls == null || s.repCalls.length < n) {
-                    s.repCalls = grow(s.repCalls, n);
-                    s.repSelf = grow(s.repSelf, n);
-                    s.repTotal = grow(s.repTotal, n);
-                }
-                nodes += n;
-                overflow += s.overflowCalls;
-                for (int i = 0; i < n && row < rows; i++) {
-                    long dc = c[i] - s.repCalls[i];
-                    if (dc == 0) {
-                        continue;
+                if (s != null) {
+                    out.threads[out.thread++] = s.thread;
+                    if (!s.off) {
+                        take(s, out);
                     }
-                    long ds = sf[i] - s.repSelf[i];
-                    long dt = tt[i] - s.repTotal[i];
-                    s.repCalls[i] += dc;
-                    s.repSelf[i] += ds;
-                    s.repTotal[i] += dt;
-                    if (depth > 0) {
-                        System.arraycopy(nm, i * depth, methods, row * d, depth);
-                    }
-                    values[row * 3] = dc;
-                    values[row * 3 + 1] = ds;
-                    values[row * 3 + 2] = dt;
-                    rowThread[row] = thread;
-                    row++;
                 }
             }
             if (ended != null && ended.length > 0) {
                 drop(ended);
             }
-            long[] figures = {untrackedThreads, overflow, liveStates, nodes};
-            if (row < rows) {
-                methods = copy(methods, row * d);
-                values = copy(values, row * 3);
-                rowThread = copy(rowThread, row);
+            long[] figures = {untrackedThreads, out.overflow, liveStates, out.nodes};
+            return new Object[] {copy(out.frames, out.words), copy(out.values, out.row * 3), copy(out.rowThread, out.row),
+                                 out.threads, figures, copy(out.rowLength, out.row)};
+        }
+    }
+
+    // collect()'s result being filled.
+    static final class Rows {
+        final int[] frames;
+        final long[] values;
+        final int[] rowThread;
+        final int[] rowLength;
+        final Thread[] threads;
+        int row;
+        int words;
+        int thread;
+        long overflow;
+        long nodes;
+
+        Rows(int rows, int words, int states) {
+            frames = new int[words];
+            values = new long[rows * 3];
+            rowThread = new int[rows];
+            rowLength = new int[rows];
+            threads = new Thread[states];
+        }
+    }
+
+    // The nodes of s published so far, as far as every array read covers them (volatile read first).
+    private static int published(FasthprofThreadState s, long[] c, long[] sf, long[] tt, int[] at, int[] length) {
+        int n = s.nodeCount;
+        n = min(n, c.length, sf.length, tt.length);
+        return min(n, at.length, length.length, length.length);
+    }
+
+    // Under LOCK: how many nodes of s have calls not yet reported (their frames in s.pendingFrames).
+    private static int changedRows(FasthprofThreadState s) {
+        long[] c = s.calls;
+        int[] length = s.nodeLength;
+        int n = published(s, c, s.self, s.total, s.nodeAt, length);
+        if (s.repCalls == null || s.repCalls.length < n) {
+            s.repCalls = grow(s.repCalls, n);
+            s.repSelf = grow(s.repSelf, n);
+            s.repTotal = grow(s.repTotal, n);
+        }
+        int rows = 0;
+        int words = 0;
+        for (int i = 0; i < n; i++) {
+            if (c[i] != s.repCalls[i]) {
+                rows++;
+                words += length[i];
             }
-            return new Object[] {methods, values, rowThread, threads, figures};
+        }
+        s.pendingRows = rows;
+        s.pendingFrames = words;
+        return rows;
+    }
+
+    // Under LOCK: the rows of s into out, within the room changedRows() counted for s (a row that
+    // changed since is left for the next call; an ended thread's rows cannot change, so all fit).
+    private static void take(FasthprofThreadState s, Rows out) {
+        long[] c = s.calls;
+        long[] sf = s.self;
+        long[] tt = s.total;
+        int[] at = s.nodeAt;
+        int[] length = s.nodeLength;
+        int n = published(s, c, sf, tt, at, length);
+        int[] fr = s.frames;
+        n = n < s.repCalls.length ? n : s.repCalls.length;
+        out.nodes += n;
+        out.overflow += s.overflowCalls;
+        int rows = s.pendingRows;
+        int words = s.pendingFrames;
+        for (int i = 0; i < n && rows > 0; i++) {
+            long dc = c[i] - s.repCalls[i];
+            int len = length[i];
+            if (dc == 0 || at[i] + len > fr.length || len > words) {
+                continue;
+            }
+            rows--;
+            words -= len;
+            long ds = sf[i] - s.repSelf[i];
+            long dt = tt[i] - s.repTotal[i];
+            s.repCalls[i] += dc;
+            s.repSelf[i] += ds;
+            s.repTotal[i] += dt;
+            System.arraycopy(fr, at[i], out.frames, out.words, len);
+            out.words += len;
+            int row = out.row++;
+            out.values[row * 3] = dc;
+            out.values[row * 3 + 1] = ds;
+            out.values[row * 3 + 2] = dt;
+            out.rowThread[row] = out.thread - 1;
+            out.rowLength[row] = len;
         }
     }
 
@@ -220,8 +295,9 @@ public final class FasthprofTracker {
         try {
             push(id);
         } catch (Throwable e) {
-            // Never into the program: an OutOfMemoryError or StackOverflowError here costs this
-            // call its count, and the program meets the error where it would have anyway.
+            // Never into the program: a StackOverflowError here costs this call its count, and the
+            // program meets the error where it would have anyway.
+            failed(e);
         }
     }
 
@@ -233,6 +309,7 @@ public final class FasthprofTracker {
             popTo(id);
         } catch (Throwable e) {
             // As in enter().
+            failed(e);
         }
     }
 
@@ -248,7 +325,7 @@ public final class FasthprofTracker {
         int parent = sp == 0 ? 0 : s.stNode[sp - 1];
         s.stNode[sp] = depth == 0 ? 0 : child(s, parent, id);
         s.stMethod[sp] = id;
-        s.stStart[sp] = U.getLong(clock);
+        s.stStart[sp] = enterTime();
         s.stCallees[sp] = 0;
         s.sp = sp + 1;
     }
@@ -262,7 +339,7 @@ public final class FasthprofTracker {
         if (top < 0) {
             return;  // a call that began before the agent came
         }
-        long now = U.getLong(clock);
+        long now = exitTime(s.stStart[top]);
         if (s.stMethod[top] != id) {
             // The frames above this call's ended by an exception that no ExceptionCatch reported
             // (caught by code that is not instrumented); or this call began before the agent came
@@ -282,6 +359,40 @@ public final class FasthprofTracker {
     }
 
     // ---- inside -----------------------------------------------------------------------------
+
+    // How far the ticker's word may lag the clock before readers stop trusting it: three ticks.
+    // Each call pays two nanoTime() reads (about 70 ns here) while they do; 10 ms cost less on a
+    // loaded machine but let a call that began within it lose its whole time (docs/cpu_times.md).
+    private static final long STALE_NS = 3_000_000L;
+    private static volatile boolean precise;
+
+    private static long enterTime() {
+        long word = U.getLong(clock);
+        return precise ? checked(word) : word;
+    }
+
+    // The time at the exit of a call that began at `start`.
+    private static long exitTime(long start) {
+        long word = U.getLong(clock);
+        return precise || word != start ? checked(word) : word;
+    }
+
+    // The real clock when the word lags it by more than STALE_NS, else the word; switches `precise`.
+    private static long checked(long word) {
+        long real = System.nanoTime();
+        boolean stale = real - word > STALE_NS;
+        if (stale != precise) {
+            precise = stale;
+        }
+        return stale ? real : word;
+    }
+
+    private static void failed(Throwable e) {
+        if (e instanceof OutOfMemoryError) {
+            engaged = false;
+            U.putIntVolatile(null, gaveUpWord, 1);
+        }
+    }
 
     private static void pop(FasthprofThreadState s, int i, long now) {
         long elapsed = now - s.stStart[i];
@@ -333,7 +444,7 @@ public final class FasthprofTracker {
             if (off) {
                 untrackedThreads++;
             }
-            s = new FasthprofThreadState(t, tid, off, depth);
+            s = new FasthprofThreadState(t, tid, off);
             insert(s);
             creating = null;
             return s;
@@ -396,7 +507,7 @@ public final class FasthprofTracker {
             if (ended != null && contains(ended, s.thread)) {
                 if (!s.off) {
                     liveStates--;
-                    U.getAndAddInt(null, budget, -s.nodeCount);
+                    U.getAndAddLong(null, budget, -s.budgetBytes);
                 }
                 continue;
             }
@@ -484,78 +595,95 @@ public final class FasthprofTracker {
 
     // The node whose trace is `method` on top of the first depth-1 frames of node `from`.
     private static int nodeFor(FasthprofThreadState s, int from, int method) {
-        int d = depth;
-        int[] nm = s.nodeMethods;
-        int h = method;
-        for (int k = 1; k < d; k++) {
-            h = h * 31 + nm[from * d + k - 1];
-        }
-        h ^= h >>> 16;
+        int tailAt = s.nodeAt[from];
+        int tailLength = s.nodeLength[from] < depth - 1 ? s.nodeLength[from] : depth - 1;
+        int h = contentHash(method, s.frames, tailAt, tailLength);
         int[] bc = s.byContent;
-        int mask = bc.length - 1;
-        int i = h & mask;
+        int i = h & (bc.length - 1);
         while (bc[i] != FasthprofThreadState.EMPTY) {
             int n = bc[i];
-            if (nm[n * d] == method && sameTail(nm, n * d + 1, from * d, d - 1)) {
+            if (s.nodeLength[n] == tailLength + 1 && s.frames[s.nodeAt[n]] == method
+                    && sameTail(s.frames, s.nodeAt[n] + 1, tailAt, tailLength)) {
                 return n;
             }
-            i = (i + 1) & mask;
+            i = (i + 1) & (bc.length - 1);
         }
-        if (U.getAndAddInt(null, budget, 1) >= maxNodes) {
-            U.getAndAddInt(null, budget, -1);
+        long cost = NODE_BYTES + 4L * (tailLength + 1);
+        if (U.getAndAddLong(null, budget, cost) + cost > maxBytes) {
+            U.getAndAddLong(null, budget, -cost);
             s.overflowCalls++;
+            if (U.getIntVolatile(null, budgetReachedWord) == 0) {
+                U.putIntVolatile(null, budgetReachedWord, 1);
+            }
             return 0;
         }
-        int n = s.nodeCount;
-        if (n == s.calls.length) {
-            int size = n * 2;
-            s.nodeMethods = copy(nm, size * d);
-            s.calls = copy(s.calls, size);
-            s.self = copy(s.self, size);
-            s.total = copy(s.total, size);
-            nm = s.nodeMethods;
-        }
-        nm[n * d] = method;
-        System.arraycopy(nm, from * d, nm, n * d + 1, d - 1);
+        s.budgetBytes += cost;
+        int n = addNode(s, from, method, tailLength);
         if ((n + 1) * 2 > bc.length) {
-            int[] fresh = new int[bc.length * 2];
-            for (int k = 0; k < fresh.length; k++) {
-                fresh[k] = FasthprofThreadState.EMPTY;
-            }
-            int fm = fresh.length - 1;
-            for (int old : bc) {
-                if (old != FasthprofThreadState.EMPTY) {
-                    int j = contentHash(nm, old * d, d) & fm;
-                    while (fresh[j] != FasthprofThreadState.EMPTY) {
-                        j = (j + 1) & fm;
-                    }
-                    fresh[j] = old;
-                }
-            }
-            s.byContent = fresh;
-            bc = fresh;
-            mask = fm;
-            i = h & mask;
-            while (bc[i] != FasthprofThreadState.EMPTY) {
-                i = (i + 1) & mask;
-            }
+            rehash(s);
+        } else {
+            bc[i] = n;
         }
-        bc[i] = n;
         s.nodeCount = n + 1;  // publishes the node (volatile)
         return n;
     }
 
-    private static int contentHash(int[] nm, int at, int d) {
-        int h = nm[at];
-        for (int k = 1; k < d; k++) {
-            h = h * 31 + nm[at + k];
+    // Stores a node's frames and makes room for its counters; the caller publishes it.
+    private static int addNode(FasthprofThreadState s, int from, int method, int tailLength) {
+        int n = s.nodeCount;
+        if (n == s.calls.length) {
+            int size = n * 2;
+            s.nodeAt = copy(s.nodeAt, size);
+            s.nodeLength = copy(s.nodeLength, size);
+            s.calls = copy(s.calls, size);
+            s.self = copy(s.self, size);
+            s.total = copy(s.total, size);
+        }
+        int at = s.frameCount;
+        if (at + tailLength + 1 > s.frames.length) {
+            int size = s.frames.length + (s.frames.length >> 1) + tailLength + 1;
+            s.frames = copy(s.frames, size);
+        }
+        int[] fr = s.frames;
+        fr[at] = method;
+        System.arraycopy(fr, s.nodeAt[from], fr, at + 1, tailLength);
+        s.nodeAt[n] = at;
+        s.nodeLength[n] = tailLength + 1;
+        s.frameCount = at + tailLength + 1;
+        return n;
+    }
+
+    // Builds the content table twice as large, with every node up to nodeCount inclusive.
+    private static void rehash(FasthprofThreadState s) {
+        int nodes = s.nodeCount + 1;
+        int[] fresh = new int[s.byContent.length * 2];
+        for (int k = 0; k < fresh.length; k++) {
+            fresh[k] = FasthprofThreadState.EMPTY;
+        }
+        int mask = fresh.length - 1;
+        int[] fr = s.frames;
+        for (int n = 1; n < nodes; n++) {
+            int at = s.nodeAt[n];
+            int j = contentHash(fr[at], fr, at + 1, s.nodeLength[n] - 1) & mask;
+            while (fresh[j] != FasthprofThreadState.EMPTY) {
+                j = (j + 1) & mask;
+            }
+            fresh[j] = n;
+        }
+        s.byContent = fresh;
+    }
+
+    private static int contentHash(int method, int[] fr, int at, int length) {
+        int h = method;
+        for (int k = 0; k < length; k++) {
+            h = h * 31 + fr[at + k];
         }
         return h ^ (h >>> 16);
     }
 
-    private static boolean sameTail(int[] nm, int a, int b, int n) {
+    private static boolean sameTail(int[] fr, int a, int b, int n) {
         for (int k = 0; k < n; k++) {
-            if (nm[a + k] != nm[b + k]) {
+            if (fr[a + k] != fr[b + k]) {
                 return false;
             }
         }
