@@ -352,7 +352,8 @@ constexpr OptionRow kRows[] = {
      "send back. noexit ignores EXIT; reports also ignores\n"
      "GC and CONTROL, keeping only those that write output\n"
      "(a heap dump still holds the program while it runs).\n"
-     "The channel is plaintext and unauthenticated (docs/net.md).",
+     "The channel is plaintext and unauthenticated\n"
+     "(docs/net.md).",
      false},
     {"dumper", "<who>", "who writes a binary heap dump", "auto", B::kFasthprof, S::kText,
      "syntax error parsing dumper=auto|vm|jvmti", "dumper option value must be auto|vm|jvmti, or several joined by +",
