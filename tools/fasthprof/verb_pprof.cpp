@@ -4,9 +4,12 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cstdio>
+#include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "profile.h"
@@ -28,6 +31,7 @@ const char kPprofUsage[] =
     "Frames become locations with their function (class.method, signature, source file) and line\n"
     "where the trace has one.\n"
     "  -o OUT   where the profile goes (required: it is binary)\n"
+    FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
 
 namespace {
@@ -139,7 +143,9 @@ bool write_gzip(const char* path, const std::string& bytes) {
 
 int pprof_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("pprof", argc, argv, {"--cpu", "--sites"}, {"--section"}, &args)) return kExitBadInput;
+  if (!parse_args("pprof", argc, argv, {"--cpu", "--sites"}, {"--section", kMaxExpandedOption}, &args)) {
+    return kExitBadInput;
+  }
   if (args.help) {
     std::fputs(kPprofUsage, stdout);
     return kExitOk;
@@ -152,7 +158,7 @@ int pprof_main(int argc, char** argv) {
   if (args.operands.size() != 1) return fail("pprof", "needs one FILE (see fasthprof pprof --help)");
   if (args.output == nullptr) return fail("pprof", "needs -o OUT.pb.gz (the profile is binary)");
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("pprof", path.c_str());
+  std::unique_ptr<Loaded> loaded = load("pprof", path.c_str(), args);
   if (loaded == nullptr) return kExitBadInput;
   const HprofModel& model = loaded->model;
   const bool sites = args.has("--sites") || (!args.has("--cpu") && !has_kind(model, Kind::kCpu));
@@ -168,10 +174,14 @@ int pprof_main(int argc, char** argv) {
     times ? builder.sample_type("cpu", "milliseconds") : builder.sample_type("samples", "count");
     const size_t count = model.cpu().size();
     if (section > count) return fail("pprof", "%s holds %zu CPU sections, not %" PRIu64, path.c_str(), count, section);
+    // One sample per trace: a row's stack costs a location per frame, and rows may name one
+    // deep trace many times over.
+    std::map<uint32_t, uint64_t> by_trace;
     for (size_t i = section == 0 ? 0 : section - 1; i < (section == 0 ? count : section); ++i) {
-      for (const CpuRow& row : model.cpu()[i].rows) {
-        if (row.count != 0) builder.sample(row.trace_serial, nullptr)->add_value(row.count);
-      }
+      for (const CpuRow& row : model.cpu()[i].rows) by_trace[row.trace_serial] += row.count;
+    }
+    for (const auto& [serial, samples] : by_trace) {
+      if (samples != 0) builder.sample(serial, nullptr)->add_value(static_cast<int64_t>(samples));
     }
   } else {
     builder.sample_type("alloc_objects", "count");
@@ -181,14 +191,21 @@ int pprof_main(int argc, char** argv) {
     profile.set_default_sample_type(builder.text("inuse_space"));
     const size_t count = model.sites().size();
     if (section > count) return fail("pprof", "%s holds %zu SITES sections, not %" PRIu64, path.c_str(), count, section);
+    // One sample per site (trace and class), for the same reason.
+    std::map<std::tuple<uint32_t, uint8_t, uint32_t>, std::array<uint64_t, 4>> by_site;
     for (const SiteRow& row : model.sites()[section == 0 ? count - 1 : section - 1].rows) {
-      const std::string class_name = model.site_class_name(row);
+      std::array<uint64_t, 4>& sum = by_site[{row.trace_serial, row.kind, row.class_serial}];
+      sum[0] += row.alloc_instances;
+      sum[1] += row.alloc_bytes;
+      sum[2] += row.live_instances;
+      sum[3] += row.live_bytes;
+    }
+    for (const auto& [site, values] : by_site) {
+      const auto& [trace_serial, kind, class_serial] = site;
+      const std::string class_name = model.site_class_name(SiteRow{kind, class_serial});
       // The allocated class as the innermost frame, as collapsed and flame draw it.
-      pb::Sample* sample = builder.sample(row.trace_serial, &class_name);
-      for (uint64_t value : {uint64_t{row.alloc_instances}, uint64_t{row.alloc_bytes}, uint64_t{row.live_instances},
-                             uint64_t{row.live_bytes}}) {
-        sample->add_value(static_cast<int64_t>(value));
-      }
+      pb::Sample* sample = builder.sample(trace_serial, &class_name);
+      for (const uint64_t value : values) sample->add_value(static_cast<int64_t>(value));
       pb::Label* label = sample->add_label();
       label->set_key(builder.text("class"));
       label->set_str(builder.text(class_name));
