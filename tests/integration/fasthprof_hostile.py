@@ -1,6 +1,8 @@
 """The `fasthprof` verbs on the hostile files of issue 32 (made by hostile_files.py, no JVM): each
 verb finishes within a time limit and a memory bound, with exit 0 on a valid file and otherwise
 exit 2 and one message. Cases:
+  agent_recursion  the agent's own file (cpu=samples,depth=65535) of DeepRecursion's 60 000 frames,
+               on each JDK: flame draws every frame
   deep_stacks  a 60 000-frame recursion and a 60 000-frame looping stack named by 1000 rows:
                flame (its page holds every frame), collapsed, pprof, summary, text
   class_chain  a 20 000-class chain of super classes (verify in bounded memory, text in bounded
@@ -20,7 +22,7 @@ import threading
 import time
 
 import hostile_files
-from harness import check, cleanup, run_cases
+from harness import agentpath, check, cleanup, on_each_jdk, run_cases, run_java
 
 COMMAND = os.environ.get("FASTHPROF_COMMAND", "")
 MIB = 1 << 20
@@ -65,6 +67,27 @@ def refused(label, run, expect, seconds=20):
     check(run.seconds < seconds, f"{label}: refused within {seconds} s: {run}")
 
 
+def page_nodes(page):
+    """The nodes of a flame page's flat list (the root's [name, value, parent], then one per frame)."""
+    return len(re.findall(r'\],\["', page.split("const NODES = ", 1)[-1].split(";\n", 1)[0])) + 1
+
+
+def agent_recursion(jdk, home):
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-hostile-"))
+    try:
+        profile = folder / "deep.hprof"
+        run = run_java(home, agentpath(f"cpu=samples,depth=65535,format=b,file={profile}"), main="DeepRecursion",
+                       args=["60000", "1000"])
+        if not check(run.code == 0, f"{jdk}: DeepRecursion", run):
+            return
+        run = fasthprof(folder, "flame", "-o", folder / "page.html", profile)
+        done(f"{jdk}: flame of a 60 000-frame recursion", run, 20, 300)
+        nodes = page_nodes((folder / "page.html").read_text()) if run.code == 0 else 0
+        check(nodes > 60_000, f"{jdk}: the page holds every frame of the recursion: {nodes} nodes")
+    finally:
+        cleanup(folder)
+
+
 def case_deep_stacks():
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-hostile-"))
     try:
@@ -77,7 +100,7 @@ def case_deep_stacks():
             done(label, run, 20, 300)
             page = (folder / "page.html").read_text() if run.code == 0 else ""
             # The root, then one node per frame: 60 000 levels, none left out.
-            drawn = len(re.findall(r'\],\["', page.split("const NODES = ", 1)[-1].split(";\n", 1)[0])) + 1
+            drawn = page_nodes(page)
             check(drawn == nodes, f"{label}: the page holds {nodes} nodes, found {drawn}")
             for verb in (["collapsed"], ["summary"], ["text"], ["pprof", "-o", folder / "out.pb.gz"]):
                 done(f"{verb[0]} {path.name}", fasthprof(folder, *verb, path), 20, 300)
@@ -133,6 +156,7 @@ def case_gzip_bomb():
 if not COMMAND:
     sys.exit("FASTHPROF_COMMAND is not set (meson test sets it)")
 run_cases("fasthprof_hostile", {
+    "agent_recursion": on_each_jdk(agent_recursion),
     "deep_stacks": case_deep_stacks,
     "class_chain": case_class_chain,
     "gzip_bomb": case_gzip_bomb,
