@@ -24,7 +24,7 @@ constexpr uint64_t kReleaseStep = uint64_t{32} << 20;
 // Decompressed bytes written to the temporary file at a time.
 constexpr size_t kInflateChunk = size_t{1} << 20;
 // The default limit of decompressed data: real heap dumps and profiles compress 3 to 30 times;
-// past 100 a file is more likely built to expand (the ratio archive readers refuse too).
+// past 100 a file is more likely built to expand (some archive readers refuse the same ratio).
 constexpr uint64_t kDefaultExpansionRatio = 100;
 constexpr uint64_t kDefaultExpansionFloor = uint64_t{256} << 20;
 

@@ -100,7 +100,6 @@ struct Loaded {
 // limit, not HPROF, truncated or malformed at byte N) and returns nullptr.
 std::unique_ptr<Loaded> load(const char* verb, const char* path, const Args& args);
 
-
 // Whether data starts like a format=a (text) file of the original agent or fasthprof.
 bool looks_like_text_profile(const uint8_t* data, uint64_t size);
 
