@@ -9,7 +9,9 @@ exit 2 and one message. Cases:
                time; the super-class-first order of text's CLS lines), and a cyclic chain
   gzip_bomb    a 1 MiB gzip file that expands to 1 GiB: refused by every reading verb before the
                temporary file passes the limit; 64 MiB of rows naming one 2000-frame trace:
-               summary, collapsed, flame and pprof in bounded memory; a gzip file inside a gzip file"""
+               summary, collapsed, flame and pprof in bounded memory; a gzip file inside a gzip file
+  pprof_names  names in the JVM's modified UTF-8 (and a byte that is no UTF-8) become UTF-8 in the
+               pprof profile, with no message (found by fuzz_verb_pprof)"""
 import gzip
 import os
 import pathlib
@@ -153,6 +155,22 @@ def case_gzip_bomb():
         cleanup(folder)
 
 
+def case_pprof_names():
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-hostile-"))
+    try:
+        names = folder / "names.hprof"
+        names.write_bytes(hostile_files.modified_utf8_names())
+        run = fasthprof(folder, "pprof", "-o", folder / "names.pb.gz", names)
+        if not check(run.code == 0 and run.stderr == "", f"pprof of modified UTF-8 names: exit 0, no message: {run}"):
+            return
+        profile = gzip.decompress((folder / "names.pb.gz").read_bytes())
+        smile = "\U0001F600".encode()
+        for name in (b"Smile" + smile + b".run\0" + smile, b"Bad\xef\xbf\xbd.main"):
+            check(name in profile, f"pprof of modified UTF-8 names: {name!r} in the string table")
+    finally:
+        cleanup(folder)
+
+
 if not COMMAND:
     sys.exit("FASTHPROF_COMMAND is not set (meson test sets it)")
 run_cases("fasthprof_hostile", {
@@ -160,4 +178,5 @@ run_cases("fasthprof_hostile", {
     "deep_stacks": case_deep_stacks,
     "class_chain": case_class_chain,
     "gzip_bomb": case_gzip_bomb,
+    "pprof_names": case_pprof_names,
 })

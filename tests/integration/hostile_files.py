@@ -45,7 +45,7 @@ class Names:
     def __call__(self, text):
         if text not in self.ids:
             self.ids[text] = len(self.ids) + 1
-            self.records.append(record(0x01, ident(self.ids[text]) + text.encode()))
+            self.records.append(record(0x01, ident(self.ids[text]) + (text if isinstance(text, bytes) else text.encode())))
         return self.ids[text]
 
 
@@ -63,7 +63,7 @@ def cpu_profile(frames_of_trace, rows=1, extra_rows=b""):
         if (class_name, method) not in frame_ids:
             frame = frame_ids[(class_name, method)] = 0x10_0000 + len(frame_ids)
             body.append(record(0x04, ident(frame) + ident(names(method)) + ident(names("()V")) +
-                               ident(names(class_name.rsplit(".", 1)[-1] + ".java")) + u4(classes[class_name]) +
+                               ident(names(b"Source.java")) + u4(classes[class_name]) +
                                u4(len(frame_ids))))
     trace = b"".join(ident(frame_ids[pair]) for pair in frames_of_trace)
     body.append(record(0x05, u4(1) + u4(1) + u4(len(frames_of_trace)) + trace))
@@ -76,6 +76,13 @@ def deep_recursion(depth):
     """A thread running Deep.recurse `depth` frames deep (the same frame over and over, as the agent
     interns a recursive call site) under Thread.run."""
     return cpu_profile([("Deep", "recurse")] * (depth - 1) + [("java.lang.Thread", "run")])
+
+
+def modified_utf8_names():
+    """A profile whose names are the JVM's modified UTF-8, as JVMTI gives them: U+1F600 as two
+    3-byte surrogates and NUL as C0 80; and a raw byte that is no UTF-8 at all."""
+    smile = b"\xed\xa0\xbd\xed\xb8\x80"
+    return cpu_profile([(b"Smile" + smile, b"run\xc0\x80" + smile), (b"Bad\xff", b"main")])
 
 
 def looping_stack(depth, rows=1):
@@ -131,6 +138,7 @@ def write_seeds(folder):
     (folder / "hostile-class-chain.hprof").write_bytes(class_chain(300, instances=3))
     (folder / "hostile-nested.hprof.gz").write_bytes(gzip.compress(gzip.compress(deep_recursion(50))))
     (folder / "hostile-rows.hprof.gz").write_bytes(row_bomb(1 << 16))
+    (folder / "modified-utf8-names.hprof").write_bytes(modified_utf8_names())
 
 
 if __name__ == "__main__":

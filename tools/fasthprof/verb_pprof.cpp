@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -38,6 +39,64 @@ namespace {
 
 namespace pb = perftools::profiles;
 
+// Length of the well-formed UTF-8 sequence at text[at], or 0 for none.
+size_t utf8_sequence(std::string_view text, size_t at) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(at);
+  if (lead < 0x80) return 1;
+  size_t length = 0;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+  }
+  if (length == 0 || at + length > text.size()) return 0;
+  for (size_t i = at + 1; i < at + length; ++i) {
+    if ((byte(i) & 0xc0) != 0x80) return 0;
+  }
+  const unsigned char next = byte(at + 1);
+  // No overlong forms, no surrogates, nothing past U+10FFFF.
+  if ((lead == 0xe0 && next < 0xa0) || (lead == 0xed && next > 0x9f) || (lead == 0xf0 && next < 0x90) ||
+      (lead == 0xf4 && next > 0x8f)) {
+    return 0;
+  }
+  return length;
+}
+
+// A name of the file as pprof's strings must be, UTF-8: the JVM's modified UTF-8 (NUL as C0 80, a
+// supplementary character as two 3-byte surrogates) decoded, any other ill-formed byte U+FFFD.
+// Go's reader refuses a profile whose strings are not UTF-8.
+std::string utf8_text(std::string_view text) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    if (const size_t length = utf8_sequence(text, at); length > 0) {
+      out.append(text.substr(at, length));
+      at += length;
+    } else if (byte(at) == 0xc0 && at + 1 < text.size() && byte(at + 1) == 0x80) {
+      out += '\0';
+      at += 2;
+    } else if (at + 6 <= text.size() && byte(at) == 0xed && (byte(at + 1) & 0xf0) == 0xa0 &&
+               (byte(at + 2) & 0xc0) == 0x80 && byte(at + 3) == 0xed && (byte(at + 4) & 0xf0) == 0xb0 &&
+               (byte(at + 5) & 0xc0) == 0x80) {
+      const uint32_t high = ((byte(at + 1) & 0x0fu) << 6) | (byte(at + 2) & 0x3fu);
+      const uint32_t low = ((byte(at + 4) & 0x0fu) << 6) | (byte(at + 5) & 0x3fu);
+      const uint32_t code = 0x10000 + (high << 10) + low;
+      out += static_cast<char>(0xf0 | (code >> 18));
+      out += static_cast<char>(0x80 | ((code >> 12) & 0x3f));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
+      out += static_cast<char>(0x80 | (code & 0x3f));
+      at += 6;
+    } else {
+      out += "\xef\xbf\xbd";
+      ++at;
+    }
+  }
+  return out;
+}
+
 class Builder {
  public:
   explicit Builder(const HprofModel& model) : model_(model) { profile_.add_string_table(""); }
@@ -46,7 +105,7 @@ class Builder {
     auto found = strings_.find(value);
     if (found != strings_.end()) return found->second;
     const int64_t index = profile_.string_table_size();
-    profile_.add_string_table(value);
+    profile_.add_string_table(utf8_text(value));
     strings_.emplace(value, index);
     return index;
   }
