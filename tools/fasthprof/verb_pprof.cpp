@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -227,7 +228,9 @@ int pprof_main(int argc, char** argv) {
   }
   Builder builder(model);
   pb::Profile& profile = builder.profile();
-  profile.set_time_nanos(static_cast<int64_t>(model.header().timestamp_millis) * 1000000);
+  // 0 for a header time past what nanoseconds since 1970 hold (the year 2262).
+  const uint64_t millis = model.header().timestamp_millis;
+  profile.set_time_nanos(millis <= INT64_MAX / 1000000 ? static_cast<int64_t>(millis) * 1000000 : 0);
   if (!sites) {
     const bool times = model.cpu_is_times();
     times ? builder.sample_type("cpu", "milliseconds") : builder.sample_type("samples", "count");
