@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -21,6 +23,10 @@ namespace {
 constexpr uint64_t kReleaseStep = uint64_t{32} << 20;
 // Decompressed bytes written to the temporary file at a time.
 constexpr size_t kInflateChunk = size_t{1} << 20;
+// The default limit of decompressed data: real heap dumps and profiles compress 3 to 30 times;
+// past 100 a file is more likely built to expand (some archive readers refuse the same ratio).
+constexpr uint64_t kDefaultExpansionRatio = 100;
+constexpr uint64_t kDefaultExpansionFloor = uint64_t{256} << 20;
 
 uint64_t page_size() { return static_cast<uint64_t>(sysconf(_SC_PAGESIZE)); }
 
@@ -73,7 +79,34 @@ bool write_all(int fd, const uint8_t* data, size_t size) {
   return true;
 }
 
+// The bytes that may be written in dir, leaving a tenth of its free space at the start; the
+// largest value when the file system does not say.
+uint64_t writable_bytes(const std::string& dir) {
+  struct statvfs fs{};
+  if (statvfs(dir.c_str(), &fs) != 0) return UINT64_MAX;
+  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  return free_bytes - free_bytes / 10;
+}
+
+std::string limit_message(uint64_t limit, bool default_limit, uint64_t in_at) {
+  const std::string why = default_limit ? std::to_string(kDefaultExpansionRatio) + " times the file, at least " +
+                                              std::to_string(kDefaultExpansionFloor >> 20) + " MiB"
+                                        : std::string("as set");
+  return "gzip: the data expands past the limit of " + std::to_string(limit) + " bytes (" + why +
+         ") before compressed byte " + std::to_string(in_at);
+}
+
+std::string space_message(const std::string& dir, uint64_t room) {
+  return "gzip: the decompressed data would leave less than a tenth of " + dir + " free (" + std::to_string(room) +
+         " bytes may be written there; TMPDIR names another folder)";
+}
+
 }  // namespace
+
+uint64_t HprofInput::default_max_expanded(uint64_t compressed_size) {
+  if (compressed_size > UINT64_MAX / kDefaultExpansionRatio) return UINT64_MAX;
+  return std::max(kDefaultExpansionFloor, compressed_size * kDefaultExpansionRatio);
+}
 
 bool looks_like_gzip(const uint8_t* data, uint64_t size) {
   return size >= 3 && data[0] == 0x1f && data[1] == 0x8b && data[2] == 8;
@@ -143,8 +176,11 @@ bool HprofInput::inflate_file(const uint8_t* data, uint64_t size, bool mapped, s
   compressed_ = true;
   stored_size_ = size;
   members_ = 0;
+  expansion_limited_ = false;
   const char* tmpdir = std::getenv("TMPDIR");
   const std::string dir = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+  const uint64_t limit = max_expanded_ != 0 ? max_expanded_ : default_max_expanded(size);
+  const uint64_t room = writable_bytes(dir);
   FileDescriptor out;
   out.fd = open_temporary(dir);
   if (out.fd < 0) {
@@ -181,6 +217,11 @@ bool HprofInput::inflate_file(const uint8_t* data, uint64_t size, bool mapped, s
     const int result = ::inflate(&stream, Z_NO_FLUSH);
     in_at += in_before - stream.avail_in;
     const size_t produced = kInflateChunk - stream.avail_out;
+    if (out_size + produced > std::min(limit, room)) {
+      expansion_limited_ = limit <= room;
+      failure = limit <= room ? limit_message(limit, max_expanded_ == 0, in_at) : space_message(dir, room);
+      break;
+    }
     if (produced > 0 && !write_all(out.fd, chunk.get(), produced)) {
       failure = "gzip: cannot write the decompressed data to a temporary file in " + dir + ": " + std::strerror(errno);
       break;

@@ -4,7 +4,12 @@
 // (O_TMPFILE, mode 0600, in $TMPDIR or else /tmp; it goes away with the input), which is then mapped
 // like a plain file: the reader and the verifier see the same bytes either way, verbs that go back
 // to earlier records (the verifier's second pass over a dump, names looked up after the pass) can,
-// and memory does not grow with the file. The decompressed size must fit in that folder.
+// and memory does not grow with the file.
+//
+// A small gzip file can stand for a huge one (deflate reaches about 1000 to 1), and what the verbs
+// keep grows with the decompressed records: decompression stops, with an error, once the data
+// passes a limit (set_max_expanded; by default 100 times the compressed size, at least 256 MiB)
+// or would leave less than a tenth of the temporary folder's space free when it started.
 //
 // A pass over the input calls release_before() as it goes: the pages behind it leave the process's
 // resident memory (they stay in the page cache and come back on the next read), so that reading a
@@ -31,9 +36,16 @@ class HprofInput {
   HprofInput& operator=(const HprofInput&) = delete;
 
   // Maps path, and decompresses it when it is gzip. On failure returns false with *error set
-  // ("<strerror>", "gzip: <what is wrong> at compressed byte N", or "gzip: cannot write the
-  // decompressed data to a temporary file in DIR: <strerror>"). Allocates.
+  // ("<strerror>", "gzip: <what is wrong> at compressed byte N", "gzip: cannot write the
+  // decompressed data to a temporary file in DIR: <strerror>", or a limit passed: then
+  // expansion_limited() is true). Allocates.
   bool open(const char* path, std::string* error);
+
+  // The most bytes a gzip file may decompress to; 0 restores the default (default_max_expanded).
+  void set_max_expanded(uint64_t bytes) { max_expanded_ = bytes; }
+  static uint64_t default_max_expanded(uint64_t compressed_size);
+  // Whether the last open() or inflate() stopped at that limit (not at the temporary folder's space).
+  bool expansion_limited() const { return expansion_limited_; }
 
   // Decompresses every gzip member of size bytes at data into this input (a temporary file, as open()).
   bool inflate(const uint8_t* data, uint64_t size, std::string* error);
@@ -63,6 +75,8 @@ class HprofInput {
   bool compressed_ = false;
   uint64_t stored_size_ = 0;
   uint64_t members_ = 0;
+  uint64_t max_expanded_ = 0;
+  bool expansion_limited_ = false;
 };
 
 }  // namespace fasthprof

@@ -26,8 +26,13 @@ struct ClassInfo {
   uint64_t offset = 0;    // of its CLASS DUMP sub-record
   uint64_t super_id = 0;
   bool laid_out = false;  // set by the second pass
-  std::vector<uint8_t> layout;  // instance field types: own class first, then each super
-  uint64_t instance_bytes = 0;
+  // The instance layout is the class's own fields, then each super class's: kept as a link to
+  // the nearest super class that declares fields, not as a copy, so that a chain of N classes
+  // costs N entries and an instance's walk visits only classes that hold some of its bytes.
+  uint64_t fields_at = 0;
+  uint16_t field_count = 0;
+  const ClassInfo* fields_super = nullptr;
+  uint64_t instance_bytes = 0;  // the whole chain's
   uint64_t count = 0;     // instances and object arrays of this class
 };
 
@@ -94,6 +99,7 @@ class Verifier {
   bool lay_out_classes();
   bool resolve_sub_record(uint8_t tag, uint64_t at);
   bool resolve_class_dump(uint64_t at);
+  bool resolve_fields(uint64_t field, const ClassInfo* info);
   bool resolve(uint64_t field_at, uint64_t object_id, const char* what);
   ClassInfo* find_class(uint64_t at, uint64_t class_id, const char* what);
   bool check_boolean(uint64_t at, const char* what);
@@ -609,16 +615,7 @@ bool Verifier::resolve_sub_record(uint8_t tag, uint64_t at) {
         return fail(at, "INSTANCE DUMP 0x%" PRIx64 " has %" PRIu32 " bytes of field values, its class chain declares %"
                     PRIu64, id(object_at), bytes, info->instance_bytes);
       }
-      uint64_t field = at + 1 + 2 * n + 8;
-      for (uint8_t type : info->layout) {
-        if (type == static_cast<uint8_t>(BasicType::kObject)) {
-          if (!resolve(field, id(field), "INSTANCE DUMP field value")) return false;
-        } else if (type == static_cast<uint8_t>(BasicType::kBoolean)) {
-          if (!check_boolean(field, "INSTANCE DUMP field")) return false;
-        }
-        field += value_size(type);
-      }
-      return true;
+      return resolve_fields(at + 1 + 2 * n + 8, info);
     }
     case HeapTag::kObjectArrayDump: {
       ClassInfo* info = find_class(at, id(at + 1 + n + 8), "OBJECT ARRAY DUMP's class");
@@ -678,18 +675,35 @@ bool Verifier::resolve_class_dump(uint64_t at) {
     }
     pos += value_size(type);
   }
-  info.layout.clear();
+  info.fields_at = view.fields_at;
+  info.field_count = static_cast<uint16_t>(view.field_count);
   info.instance_bytes = 0;
   pos = view.fields_at;
-  for (uint32_t i = 0; i < view.field_count; ++i, pos += n + 1) {
-    info.layout.push_back(u1(pos + n));
-    info.instance_bytes += value_size(u1(pos + n));
-  }
+  for (uint32_t i = 0; i < view.field_count; ++i, pos += n + 1) info.instance_bytes += value_size(u1(pos + n));
+  info.fields_super = nullptr;
   if (super != nullptr) {
-    info.layout.insert(info.layout.end(), super->layout.begin(), super->layout.end());
+    info.fields_super = super->field_count > 0 ? super : super->fields_super;
     info.instance_bytes += super->instance_bytes;
   }
   info.laid_out = true;
+  return true;
+}
+
+// The values of an instance whose size matched its chain's: each class's fields, own class first.
+bool Verifier::resolve_fields(uint64_t field, const ClassInfo* info) {
+  const uint64_t n = id_size_;
+  for (const ClassInfo* c = info->field_count > 0 ? info : info->fields_super; c != nullptr; c = c->fields_super) {
+    uint64_t pos = c->fields_at;
+    for (uint32_t i = 0; i < c->field_count; ++i, pos += n + 1) {
+      const uint8_t type = u1(pos + n);
+      if (type == static_cast<uint8_t>(BasicType::kObject)) {
+        if (!resolve(field, id(field), "INSTANCE DUMP field value")) return false;
+      } else if (type == static_cast<uint8_t>(BasicType::kBoolean)) {
+        if (!check_boolean(field, "INSTANCE DUMP field")) return false;
+      }
+      field += value_size(type);
+    }
+  }
   return true;
 }
 

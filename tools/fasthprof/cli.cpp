@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdarg>
+#include <cstdint>
 #include <cstring>
 
 namespace fasthprof::cli {
@@ -88,6 +89,21 @@ bool parse_count(std::string_view text, uint64_t* value) {
   return true;
 }
 
+bool parse_size(std::string_view text, uint64_t* value) {
+  unsigned shift = 0;
+  if (!text.empty()) {
+    const size_t unit = std::string_view("KMGT").find(static_cast<char>(text.back() & ~0x20));
+    if (unit != std::string_view::npos) {
+      shift = 10 * static_cast<unsigned>(unit + 1);
+      text.remove_suffix(1);
+    }
+  }
+  uint64_t count = 0;
+  if (!parse_count(text, &count) || (shift > 0 && count > (UINT64_MAX >> shift))) return false;
+  *value = count << shift;
+  return true;
+}
+
 Output::~Output() {
   if (file_ != nullptr && file_ != stdout) std::fclose(file_);
 }
@@ -125,17 +141,34 @@ bool looks_like_text_profile(const uint8_t* data, uint64_t size) {
   return size >= sizeof(kText) - 1 && std::memcmp(data, kText, sizeof(kText) - 1) == 0;
 }
 
-std::unique_ptr<Loaded> load(const char* verb, const char* path) {
-  auto loaded = std::make_unique<Loaded>();
-  std::string error;
-  if (!loaded->input.open(path, &error)) {
-    if (loaded->input.compressed()) {
-      fail(verb, "%s: %s", path, error.c_str());
-    } else {
-      fail(verb, "cannot read %s: %s", path, error.c_str());
+namespace {
+
+// Opens path into input with args' --max-expanded. False after the one-line message.
+bool open_input(const char* verb, const char* path, const Args& args, HprofInput* input) {
+  uint64_t limit = 0;
+  if (args.has(kMaxExpandedOption)) {
+    if (!parse_size(args.value(kMaxExpandedOption), &limit) || limit == 0) {
+      return fail(verb, "--max-expanded takes a size in bytes, with K, M, G or T: 512M"), false;
     }
-    return nullptr;
   }
+  input->set_max_expanded(limit);
+  std::string error;
+  if (input->open(path, &error)) return true;
+  if (input->expansion_limited()) {
+    fail(verb, "%s: %s; --max-expanded SIZE allows more", path, error.c_str());
+  } else if (input->compressed()) {
+    fail(verb, "%s: %s", path, error.c_str());
+  } else {
+    fail(verb, "cannot read %s: %s", path, error.c_str());
+  }
+  return false;
+}
+
+}  // namespace
+
+std::unique_ptr<Loaded> load(const char* verb, const char* path, const Args& args) {
+  auto loaded = std::make_unique<Loaded>();
+  if (!open_input(verb, path, args, &loaded->input)) return nullptr;
   const uint8_t* data = loaded->input.data();
   const uint64_t size = loaded->input.size();
   if (looks_like_text_profile(data, size)) {

@@ -60,6 +60,15 @@ bool parse_args(const char* verb, int argc, char** argv, const std::vector<std::
 
 // Parses a decimal count (for --top and the like). False when text is not one.
 bool parse_count(std::string_view text, uint64_t* value);
+// Parses a byte count, optionally with K, M, G or T (powers of 1024): "512M". False when text is not one.
+bool parse_size(std::string_view text, uint64_t* value);
+
+// --max-expanded SIZE: every verb that reads a file takes it (listed in its `valued` options),
+// and its --help prints this line.
+inline constexpr char kMaxExpandedOption[] = "--max-expanded";
+#define FASTHPROF_MAX_EXPANDED_HELP                                                                     \
+  "  --max-expanded SIZE  how far a gzip FILE may decompress (K, M, G suffixes; default 100 times\n" \
+  "             the file, at least 256M, and never past 90 % of $TMPDIR's free space)\n"
 
 // The verb's output: standard output, or the -o file (created, truncated, mode 0644 less umask).
 class Output {
@@ -86,10 +95,10 @@ struct Loaded {
   HprofModel model;
 };
 
-// Opens path (decompressing gzip) and loads it. On failure prints the one-line message (cannot
-// read, a text file where binary is needed, not HPROF, truncated or malformed at byte N) and
-// returns nullptr.
-std::unique_ptr<Loaded> load(const char* verb, const char* path);
+// Opens path (decompressing gzip, up to --max-expanded of args) and loads it. On failure prints
+// the one-line message (cannot read, a text file where binary is needed, a gzip file past its
+// limit, not HPROF, truncated or malformed at byte N) and returns nullptr.
+std::unique_ptr<Loaded> load(const char* verb, const char* path, const Args& args);
 
 // Whether data starts like a format=a (text) file of the original agent or fasthprof.
 bool looks_like_text_profile(const uint8_t* data, uint64_t size);

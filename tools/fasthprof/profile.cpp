@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <tuple>
 
 namespace fasthprof::cli {
 
@@ -84,10 +85,21 @@ bool build_table(const char* verb, const char* path, const HprofModel& model, Ki
       if (!pick(verb, path, "SITES sections", model.sites().size(), section, &index)) return false;
       const SitesSection& sites = model.sites()[index];
       std::snprintf(what, sizeof(what), "SITES %zu (at byte %" PRIu64 ")", index + 1, sites.offset);
+      // Rows of one site added up first: a stack is folded once, however many rows name its trace.
+      std::map<std::tuple<uint32_t, uint8_t, uint32_t>, std::array<uint64_t, kMaxMetrics>> by_site;
       for (const SiteRow& row : sites.rows) {
-        std::string key = model.site_class_name(row);
-        if (grouping == Grouping::kStack) key = model.folded_stack(row.trace_serial, false) + ";" + key;
-        add(table, key, {row.live_bytes, row.live_instances, row.alloc_bytes, row.alloc_instances});
+        const uint32_t trace = grouping == Grouping::kStack ? row.trace_serial : 0;
+        std::array<uint64_t, kMaxMetrics>& sum = by_site[{trace, row.kind, row.class_serial}];
+        sum[0] += row.live_bytes;
+        sum[1] += row.live_instances;
+        sum[2] += row.alloc_bytes;
+        sum[3] += row.alloc_instances;
+      }
+      for (const auto& [site, values] : by_site) {
+        const auto& [trace, array_kind, class_serial] = site;
+        std::string key = model.site_class_name(SiteRow{array_kind, class_serial});
+        if (grouping == Grouping::kStack) key = model.folded_stack(trace, false) + ";" + key;
+        add(table, key, values);
       }
       break;
     }
@@ -104,19 +116,22 @@ bool build_table(const char* verb, const char* path, const HprofModel& model, Ki
         std::snprintf(what, sizeof(what), "%s, %zu section%s added up", model.cpu_is_times() ? "CPU TIME" : "CPU SAMPLES",
                       last, last == 1 ? "" : "s");
       }
+      // Counts per trace first: a stack is folded once, however many rows name its trace.
+      std::map<uint32_t, uint64_t> by_trace;
       for (size_t i = first; i < last; ++i) {
-        for (const CpuRow& row : model.cpu()[i].rows) {
-          std::string key;
-          if (grouping == Grouping::kTopFrame) {
-            const TraceInfo* trace = model.trace(row.trace_serial);
-            key = trace == nullptr       ? "<trace " + std::to_string(row.trace_serial) + ">"
-                  : trace->frame_count == 0 ? std::string("<empty trace>")
-                                            : model.frame_name(model.trace_frame(*trace, 0), false);
-          } else {
-            key = model.folded_stack(row.trace_serial, false);
-          }
-          add(table, key, {row.count, 0, 0, 0});
+        for (const CpuRow& row : model.cpu()[i].rows) by_trace[row.trace_serial] += row.count;
+      }
+      for (const auto& [serial, count] : by_trace) {
+        std::string key;
+        if (grouping == Grouping::kTopFrame) {
+          const TraceInfo* trace = model.trace(serial);
+          key = trace == nullptr       ? "<trace " + std::to_string(serial) + ">"
+                : trace->frame_count == 0 ? std::string("<empty trace>")
+                                          : model.frame_name(model.trace_frame(*trace, 0), false);
+        } else {
+          key = model.folded_stack(serial, false);
         }
+        add(table, key, {count, 0, 0, 0});
       }
       break;
     }

@@ -24,11 +24,14 @@ const char kCollapsedUsage[] =
     "             alloc-bytes, alloc-objects\n"
     "  --section N  the Nth section instead (1 = the first in the file)\n"
     "  -o OUT     write to OUT instead of standard output\n"
+    FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
 
 int collapsed_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("collapsed", argc, argv, {"--cpu", "--sites"}, {"--value", "--section"}, &args)) return kExitBadInput;
+  if (!parse_args("collapsed", argc, argv, {"--cpu", "--sites"}, {"--value", "--section", kMaxExpandedOption}, &args)) {
+    return kExitBadInput;
+  }
   if (args.help) {
     std::fputs(kCollapsedUsage, stdout);
     return kExitOk;
@@ -49,7 +52,7 @@ int collapsed_main(int argc, char** argv) {
     }
   }
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("collapsed", path.c_str());
+  std::unique_ptr<Loaded> loaded = load("collapsed", path.c_str(), args);
   if (loaded == nullptr) return kExitBadInput;
   const HprofModel& model = loaded->model;
   Kind kind = Kind::kCpu;

@@ -36,6 +36,7 @@ const char kDiffUsage[] =
     "       --fail-if 'alloc-bytes>1000000'        over 1 MB more allocated (--sites)\n"
     "       --fail-if 'java.lang.String:objects>0' more String instances (--heap)\n"
     "  -o OUT     write the table to OUT instead of standard output\n"
+    FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done (no --fail-if met), 1 a --fail-if met, 2 bad usage or bad input.\n";
 
 namespace {
@@ -59,7 +60,7 @@ std::string percent_change(uint64_t before, uint64_t after) {
 int diff_main(int argc, char** argv) {
   Args args;
   if (!parse_args("diff", argc, argv, {"--heap", "--sites", "--cpu", "--stacks"},
-                  {"--value", "--top", "--fail-if"}, &args)) {
+                  {"--value", "--top", "--fail-if", kMaxExpandedOption}, &args)) {
     return kExitBadInput;
   }
   if (args.help) {
@@ -74,9 +75,9 @@ int diff_main(int argc, char** argv) {
   if (args.operands.size() != 2) return fail("diff", "needs two files, A and B (see fasthprof diff --help)");
   const std::string path_a(args.operands[0]);
   const std::string path_b(args.operands[1]);
-  std::unique_ptr<Loaded> a = load("diff", path_a.c_str());
+  std::unique_ptr<Loaded> a = load("diff", path_a.c_str(), args);
   if (a == nullptr) return kExitBadInput;
-  std::unique_ptr<Loaded> b = load("diff", path_b.c_str());
+  std::unique_ptr<Loaded> b = load("diff", path_b.c_str(), args);
   if (b == nullptr) return kExitBadInput;
 
   Kind kind = Kind::kHeap;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -24,15 +25,36 @@ const char kFlameUsage[] =
     "  --cpu, --sites, --value M, --section N   as for fasthprof collapsed\n"
     "  --title TEXT  the page's title (default: the file name and what is drawn)\n"
     "  -o OUT.html   where the page goes (standard output without it)\n"
+    FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
 
 namespace {
 
+// The tree of stacks, its nodes in one vector (index 0 the root) that link by index: building,
+// writing and freeing it never recurse, however deep the stacks (the agent writes up to 65535
+// frames, a crafted file more).
 struct Node {
   std::string name;
   uint64_t value = 0;
-  std::map<std::string, std::unique_ptr<Node>> children;
+  std::map<std::string, uint32_t> children;  // name -> node index
 };
+
+// Adds value along a folded stack ("a;b;c"), from the root.
+void add_stack(std::vector<Node>* nodes, const std::string& stack, uint64_t value) {
+  (*nodes)[0].value += value;
+  uint32_t node = 0;
+  size_t start = 0;
+  while (start <= stack.size()) {
+    size_t end = stack.find(';', start);
+    if (end == std::string::npos) end = stack.size();
+    std::string name = stack.substr(start, end - start);
+    auto [child, added] = (*nodes)[node].children.emplace(name, static_cast<uint32_t>(nodes->size()));
+    if (added) nodes->push_back(Node{std::move(name), 0, {}});
+    node = child->second;
+    (*nodes)[node].value += value;
+    start = end + 1;
+  }
+}
 
 // A JSON string literal that is also safe inside <script>: '<' is escaped, so no "</script>".
 void json_string(std::string* out, std::string_view text) {
@@ -52,19 +74,26 @@ void json_string(std::string* out, std::string_view text) {
   *out += '"';
 }
 
-// A node as [name, value, [children...]], the children left to right in name order, as flame
-// graphs draw them (the same stacks line up in the graphs of two runs).
-void json_node(std::string* out, const Node& node) {
+// The tree as a flat list of [name, value, parent] (the parent's place in the list, -1 for the
+// root), in depth-first order with each node's children in name order, as flame graphs draw them
+// left to right (the same stacks line up in the graphs of two runs). Flat, because a browser's
+// parser gives up on an array literal nested some thousands deep; the page links it up itself.
+void json_nodes(std::string* out, const std::vector<Node>& nodes) {
   *out += '[';
-  json_string(out, node.name);
-  *out += ',' + std::to_string(node.value) + ",[";
-  bool first = true;
-  for (const auto& [name, child] : node.children) {
-    if (!first) *out += ',';
-    first = false;
-    json_node(out, *child);
+  std::vector<std::pair<uint32_t, int64_t>> pending = {{0, -1}};  // node, parent's place
+  for (int64_t place = 0; !pending.empty(); ++place) {
+    const auto [index, parent] = pending.back();
+    pending.pop_back();
+    const Node& node = nodes[index];
+    if (place > 0) *out += ',';
+    *out += '[';
+    json_string(out, node.name);
+    *out += ',' + std::to_string(node.value) + ',' + std::to_string(parent) + ']';
+    for (auto child = node.children.rbegin(); child != node.children.rend(); ++child) {
+      pending.emplace_back(child->second, place);
+    }
   }
-  *out += "]]";
+  *out += ']';
 }
 
 std::string html_text(std::string_view text) {
@@ -100,13 +129,28 @@ constexpr char kPageScript[] = R"JS(<script>
   const status = document.getElementById("status");
   const search = document.getElementById("search");
   const matched = document.getElementById("matched");
+  // Nodes as [name, value, children, parent], linked from the flat list. No function here
+  // recurses: a stack may be tens of thousands of frames deep.
+  const nodes = NODES.map((n) => [n[0], n[1], [], null]);
+  NODES.forEach((n, i) => {
+    if (n[2] >= 0) {
+      nodes[i][3] = nodes[n[2]];
+      nodes[n[2]][2].push(nodes[i]);
+    }
+  });
+  const DATA = nodes[0];
   const total = DATA[1];
   let zoomed = DATA;
   let path = [];  // the zoomed node's ancestors, drawn full width above (icicle) or below (flame) it
-  function depthOf(node) {
-    let d = 0;
-    for (const child of node[2]) d = Math.max(d, depthOf(child));
-    return d + 1;
+  function depthOf(top) {
+    let deepest = 0;
+    const pending = [[top, 1]];
+    while (pending.length) {
+      const [node, d] = pending.pop();
+      deepest = Math.max(deepest, d);
+      for (const child of node[2]) pending.push([child, d + 1]);
+    }
+    return deepest;
   }
   function color(name) {
     let h = 0;
@@ -144,34 +188,34 @@ constexpr char kPageScript[] = R"JS(<script>
       let at = x;
       for (const child of node[2]) {
         const cw = w * child[1] / node[1];
-        place(child, depth + 1, at, cw, false);
+        pending.push([child, depth + 1, at, cw]);
         at += cw;
       }
     };
+    const pending = [];
     path.forEach((node, i) => place(node, i, 0, width, true));
     place(zoomed, path.length, 0, width, false);
+    while (pending.length) place(...pending.pop(), false);
     showMatched();
-  }
-  function find(node, target, trail) {
-    if (node === target) return true;
-    for (const child of node[2]) {
-      trail.push(node);
-      if (find(child, target, trail)) return true;
-      trail.pop();
-    }
-    return false;
   }
   function zoom(node) {
     const trail = [];
-    find(DATA, node, trail);
-    path = trail;
+    for (let up = node[3]; up; up = up[3]) trail.push(up);
+    path = trail.reverse();
     zoomed = node;
     draw();
   }
-  function matchedValue(node) {
-    if (node[0].includes(search.value)) return node[1];
+  function matchedValue(top) {
     let sum = 0;
-    for (const child of node[2]) sum += matchedValue(child);
+    const pending = [top];
+    while (pending.length) {
+      const node = pending.pop();
+      if (node[0].includes(search.value)) {
+        sum += node[1];
+      } else {
+        for (const child of node[2]) pending.push(child);
+      }
+    }
     return sum;
   }
   function showMatched() {
@@ -196,7 +240,8 @@ constexpr char kPageScript[] = R"JS(<script>
 
 int flame_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("flame", argc, argv, {"--cpu", "--sites"}, {"--value", "--section", "--title"}, &args)) {
+  if (!parse_args("flame", argc, argv, {"--cpu", "--sites"}, {"--value", "--section", "--title", kMaxExpandedOption},
+                  &args)) {
     return kExitBadInput;
   }
   if (args.help) {
@@ -219,7 +264,7 @@ int flame_main(int argc, char** argv) {
     }
   }
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("flame", path.c_str());
+  std::unique_ptr<Loaded> loaded = load("flame", path.c_str(), args);
   if (loaded == nullptr) return kExitBadInput;
   const HprofModel& model = loaded->model;
   if (!args.has("--cpu") && !args.has("--sites") && !has_kind(model, Kind::kCpu) && !has_kind(model, Kind::kSites)) {
@@ -233,26 +278,10 @@ int flame_main(int argc, char** argv) {
   Table table;
   if (!build_table("flame", path.c_str(), model, kind, Grouping::kStack, section, &table)) return kExitBadInput;
 
-  Node root;
-  root.name = "all";
+  std::vector<Node> nodes(1);
+  nodes[0].name = "all";
   for (const auto& [stack, values] : table.rows) {
-    const uint64_t value = values[metric];
-    if (value == 0) continue;
-    root.value += value;
-    Node* node = &root;
-    size_t start = 0;
-    while (start <= stack.size()) {
-      size_t end = stack.find(';', start);
-      if (end == std::string::npos) end = stack.size();
-      std::unique_ptr<Node>& child = node->children[stack.substr(start, end - start)];
-      if (!child) {
-        child = std::make_unique<Node>();
-        child->name = stack.substr(start, end - start);
-      }
-      child->value += value;
-      node = child.get();
-      start = end + 1;
-    }
+    if (values[metric] != 0) add_stack(&nodes, stack, values[metric]);
   }
   const std::string what = std::string(kind == Kind::kCpu ? (model.cpu_is_times() ? "CPU TIME (ms)" : "CPU SAMPLES")
                                                           : "allocation sites by ") +
@@ -265,11 +294,11 @@ int flame_main(int argc, char** argv) {
   page += kPageStyle;
   page += "</head><body>\n<h3>" + html_text(title) + "</h3>\n";
   page += "<div id=\"bar\"><input id=\"search\" placeholder=\"search\" size=\"30\"> <button id=\"reset\">Reset</button>"
-          " <span id=\"matched\"></span> <span>total " + std::to_string(root.value) + "</span></div>\n";
+          " <span id=\"matched\"></span> <span>total " + std::to_string(nodes[0].value) + "</span></div>\n";
   page += "<div id=\"status\"></div>\n<div id=\"chart\"></div>\n<script>\nconst ICICLE = ";
   page += kind == Kind::kSites ? "true" : "false";
-  page += ";\nconst DATA = ";
-  json_node(&page, root);
+  page += ";\nconst NODES = ";
+  json_nodes(&page, nodes);
   page += ";\n</script>\n";
   page += kPageScript;
   page += "</body></html>\n";

@@ -4,9 +4,14 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "profile.h"
@@ -28,11 +33,70 @@ const char kPprofUsage[] =
     "Frames become locations with their function (class.method, signature, source file) and line\n"
     "where the trace has one.\n"
     "  -o OUT   where the profile goes (required: it is binary)\n"
+    FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
 
 namespace {
 
 namespace pb = perftools::profiles;
+
+// Length of the well-formed UTF-8 sequence at text[at], or 0 for none.
+size_t utf8_sequence(std::string_view text, size_t at) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(at);
+  if (lead < 0x80) return 1;
+  size_t length = 0;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+  }
+  if (length == 0 || at + length > text.size()) return 0;
+  for (size_t i = at + 1; i < at + length; ++i) {
+    if ((byte(i) & 0xc0) != 0x80) return 0;
+  }
+  const unsigned char next = byte(at + 1);
+  // No overlong forms, no surrogates, nothing past U+10FFFF.
+  if ((lead == 0xe0 && next < 0xa0) || (lead == 0xed && next > 0x9f) || (lead == 0xf0 && next < 0x90) ||
+      (lead == 0xf4 && next > 0x8f)) {
+    return 0;
+  }
+  return length;
+}
+
+// A name of the file as pprof's strings must be, UTF-8: the JVM's modified UTF-8 (NUL as C0 80, a
+// supplementary character as two 3-byte surrogates) decoded, any other ill-formed byte U+FFFD.
+// Go's reader refuses a profile whose strings are not UTF-8.
+std::string utf8_text(std::string_view text) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    if (const size_t length = utf8_sequence(text, at); length > 0) {
+      out.append(text.substr(at, length));
+      at += length;
+    } else if (byte(at) == 0xc0 && at + 1 < text.size() && byte(at + 1) == 0x80) {
+      out += '\0';
+      at += 2;
+    } else if (at + 6 <= text.size() && byte(at) == 0xed && (byte(at + 1) & 0xf0) == 0xa0 &&
+               (byte(at + 2) & 0xc0) == 0x80 && byte(at + 3) == 0xed && (byte(at + 4) & 0xf0) == 0xb0 &&
+               (byte(at + 5) & 0xc0) == 0x80) {
+      const uint32_t high = ((byte(at + 1) & 0x0fu) << 6) | (byte(at + 2) & 0x3fu);
+      const uint32_t low = ((byte(at + 4) & 0x0fu) << 6) | (byte(at + 5) & 0x3fu);
+      const uint32_t code = 0x10000 + (high << 10) + low;
+      out += static_cast<char>(0xf0 | (code >> 18));
+      out += static_cast<char>(0x80 | ((code >> 12) & 0x3f));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
+      out += static_cast<char>(0x80 | (code & 0x3f));
+      at += 6;
+    } else {
+      out += "\xef\xbf\xbd";
+      ++at;
+    }
+  }
+  return out;
+}
 
 class Builder {
  public:
@@ -42,7 +106,7 @@ class Builder {
     auto found = strings_.find(value);
     if (found != strings_.end()) return found->second;
     const int64_t index = profile_.string_table_size();
-    profile_.add_string_table(value);
+    profile_.add_string_table(utf8_text(value));
     strings_.emplace(value, index);
     return index;
   }
@@ -139,7 +203,9 @@ bool write_gzip(const char* path, const std::string& bytes) {
 
 int pprof_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("pprof", argc, argv, {"--cpu", "--sites"}, {"--section"}, &args)) return kExitBadInput;
+  if (!parse_args("pprof", argc, argv, {"--cpu", "--sites"}, {"--section", kMaxExpandedOption}, &args)) {
+    return kExitBadInput;
+  }
   if (args.help) {
     std::fputs(kPprofUsage, stdout);
     return kExitOk;
@@ -152,7 +218,7 @@ int pprof_main(int argc, char** argv) {
   if (args.operands.size() != 1) return fail("pprof", "needs one FILE (see fasthprof pprof --help)");
   if (args.output == nullptr) return fail("pprof", "needs -o OUT.pb.gz (the profile is binary)");
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("pprof", path.c_str());
+  std::unique_ptr<Loaded> loaded = load("pprof", path.c_str(), args);
   if (loaded == nullptr) return kExitBadInput;
   const HprofModel& model = loaded->model;
   const bool sites = args.has("--sites") || (!args.has("--cpu") && !has_kind(model, Kind::kCpu));
@@ -162,16 +228,22 @@ int pprof_main(int argc, char** argv) {
   }
   Builder builder(model);
   pb::Profile& profile = builder.profile();
-  profile.set_time_nanos(static_cast<int64_t>(model.header().timestamp_millis) * 1000000);
+  // 0 for a header time past what nanoseconds since 1970 hold (the year 2262).
+  const uint64_t millis = model.header().timestamp_millis;
+  profile.set_time_nanos(millis <= INT64_MAX / 1000000 ? static_cast<int64_t>(millis) * 1000000 : 0);
   if (!sites) {
     const bool times = model.cpu_is_times();
     times ? builder.sample_type("cpu", "milliseconds") : builder.sample_type("samples", "count");
     const size_t count = model.cpu().size();
     if (section > count) return fail("pprof", "%s holds %zu CPU sections, not %" PRIu64, path.c_str(), count, section);
+    // One sample per trace: a row's stack costs a location per frame, and rows may name one
+    // deep trace many times over.
+    std::map<uint32_t, uint64_t> by_trace;
     for (size_t i = section == 0 ? 0 : section - 1; i < (section == 0 ? count : section); ++i) {
-      for (const CpuRow& row : model.cpu()[i].rows) {
-        if (row.count != 0) builder.sample(row.trace_serial, nullptr)->add_value(row.count);
-      }
+      for (const CpuRow& row : model.cpu()[i].rows) by_trace[row.trace_serial] += row.count;
+    }
+    for (const auto& [serial, samples] : by_trace) {
+      if (samples != 0) builder.sample(serial, nullptr)->add_value(static_cast<int64_t>(samples));
     }
   } else {
     builder.sample_type("alloc_objects", "count");
@@ -181,14 +253,21 @@ int pprof_main(int argc, char** argv) {
     profile.set_default_sample_type(builder.text("inuse_space"));
     const size_t count = model.sites().size();
     if (section > count) return fail("pprof", "%s holds %zu SITES sections, not %" PRIu64, path.c_str(), count, section);
+    // One sample per site (trace and class), for the same reason.
+    std::map<std::tuple<uint32_t, uint8_t, uint32_t>, std::array<uint64_t, 4>> by_site;
     for (const SiteRow& row : model.sites()[section == 0 ? count - 1 : section - 1].rows) {
-      const std::string class_name = model.site_class_name(row);
+      std::array<uint64_t, 4>& sum = by_site[{row.trace_serial, row.kind, row.class_serial}];
+      sum[0] += row.alloc_instances;
+      sum[1] += row.alloc_bytes;
+      sum[2] += row.live_instances;
+      sum[3] += row.live_bytes;
+    }
+    for (const auto& [site, values] : by_site) {
+      const auto& [trace_serial, kind, class_serial] = site;
+      const std::string class_name = model.site_class_name(SiteRow{kind, class_serial});
       // The allocated class as the innermost frame, as collapsed and flame draw it.
-      pb::Sample* sample = builder.sample(row.trace_serial, &class_name);
-      for (uint64_t value : {uint64_t{row.alloc_instances}, uint64_t{row.alloc_bytes}, uint64_t{row.live_instances},
-                             uint64_t{row.live_bytes}}) {
-        sample->add_value(static_cast<int64_t>(value));
-      }
+      pb::Sample* sample = builder.sample(trace_serial, &class_name);
+      for (const uint64_t value : values) sample->add_value(static_cast<int64_t>(value));
       pb::Label* label = sample->add_label();
       label->set_key(builder.text("class"));
       label->set_str(builder.text(class_name));

@@ -30,6 +30,7 @@ const char kSummaryUsage[] =
     "\n"
     "  --top N   rows per histogram and section (default 25; 0: all)\n"
     "  -o OUT    write to OUT instead of standard output\n"
+    FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
 
 namespace {
@@ -129,7 +130,7 @@ void print_cpu(FILE* out, const HprofModel& model, uint64_t top) {
 
 int summary_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("summary", argc, argv, {}, {"--top"}, &args)) return kExitBadInput;
+  if (!parse_args("summary", argc, argv, {}, {"--top", kMaxExpandedOption}, &args)) return kExitBadInput;
   if (args.help) {
     std::fputs(kSummaryUsage, stdout);
     return kExitOk;
@@ -141,7 +142,7 @@ int summary_main(int argc, char** argv) {
   }
   if (args.operands.size() != 1) return fail("summary", "needs one FILE (see fasthprof summary --help)");
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("summary", path.c_str());
+  std::unique_ptr<Loaded> loaded = load("summary", path.c_str(), args);
   if (loaded == nullptr) return kExitBadInput;
   Output output;
   if (!output.open("summary", args.output)) return kExitBadInput;

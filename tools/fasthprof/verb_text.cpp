@@ -2,6 +2,7 @@
 // writer (runtime/text_writer.h), so that the two layouts cannot drift apart.
 #include <algorithm>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <unordered_map>
@@ -30,6 +31,7 @@ const char kTextUsage[] =
     "  - nelems= of an object array: its length (format=a prints the highest non-null index + 1);\n"
     "  - MONITOR DUMP, MONITOR TIME and the monitor WAIT lines: no binary record holds them.\n"
     "  -o OUT   write to OUT instead of standard output\n"
+    FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
 
 namespace {
@@ -50,6 +52,14 @@ struct ClassEntry {
   uint64_t fields_at = 0;
   uint16_t field_count = 0;
   uint64_t field_bytes = 0;  // its own instance fields' values
+  // Its chain of super classes, resolved once per dump (resolve_chains): how many classes it has
+  // (this one included), their field bytes together, and the nearest super class with fields.
+  // A chain that runs into a cycle has no end: cyclic, sorted last, its instances' fields left out.
+  enum class State : uint8_t { kNew, kClimbing, kDone } state = State::kNew;
+  bool cyclic = false;
+  size_t depth = 0;
+  uint64_t chain_bytes = 0;
+  const ClassEntry* fields_super = nullptr;
 };
 
 class TextConverter {
@@ -144,6 +154,7 @@ class TextConverter {
         default: break;
       }
     });
+    resolve_chains();
     text_.heap_dump_begin(objects, total, when(dump_records_.back()));
     // Second pass: roots, then objects; the classes last, superclass first, as format=a orders them.
     for_each_sub_record([&](const SubRecordView& sub) {
@@ -166,19 +177,40 @@ class TextConverter {
       order.insert(order.end(), chain.rbegin(), chain.rend());
     }
     // Within the superclass-first order, classes keep their file order where the order allows it.
-    std::stable_sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) { return depth(a) < depth(b); });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint64_t a, uint64_t b) { return classes_[a].depth < classes_[b].depth; });
     for (uint64_t class_id : order) class_dump(class_id);
     text_.heap_dump_end();
     dump_records_.clear();
   }
 
-  size_t depth(uint64_t class_id) const {
-    size_t d = 0;
-    for (auto found = classes_.find(class_id); found != classes_.end() && d <= classes_.size();
-         found = classes_.find(found->second.super_id)) {
-      ++d;
+  ClassEntry* find_class(uint64_t class_id) {
+    auto found = classes_.find(class_id);
+    return found != classes_.end() ? &found->second : nullptr;
+  }
+
+  // Every class's chain in one pass over the classes (each climbed once, then unwound from the
+  // top), so that a chain of N classes costs N steps, not N per class or per instance.
+  void resolve_chains() {
+    std::vector<ClassEntry*> climbed;
+    for (auto& [class_id, entry] : classes_) {
+      ClassEntry* next = &entry;
+      for (; next != nullptr && next->state == ClassEntry::State::kNew; next = find_class(next->super_id)) {
+        next->state = ClassEntry::State::kClimbing;
+        climbed.push_back(next);
+      }
+      // Stopped at the top, at a class already resolved, or on one climbed now: a cycle.
+      const bool cyclic = next != nullptr && (next->state == ClassEntry::State::kClimbing || next->cyclic);
+      for (; !climbed.empty(); climbed.pop_back()) {
+        ClassEntry* c = climbed.back();
+        const ClassEntry* super = cyclic ? nullptr : find_class(c->super_id);
+        c->state = ClassEntry::State::kDone;
+        c->cyclic = cyclic;
+        c->depth = cyclic ? SIZE_MAX : super == nullptr ? 1 : super->depth + 1;
+        c->chain_bytes = c->field_bytes + (super == nullptr ? 0 : super->chain_bytes);
+        c->fields_super = super == nullptr ? nullptr : super->field_count > 0 ? super : super->fields_super;
+      }
     }
-    return d;
   }
 
   template <typename Visit>
@@ -216,22 +248,16 @@ class TextConverter {
         text_.object(view.object_id, shallow_instance_bytes(n, view.count), view.trace_serial,
                      class_name(view.class_id), view.class_id);
         // The values hold the class's own fields first, then its superclass's; format=a lists the
-        // superclass's first.
+        // superclass's first. A layout the values do not fit (or a cyclic chain): no fields.
+        const ClassEntry* entry = find_class(view.class_id);
+        if (entry == nullptr || entry->cyclic || entry->chain_bytes > view.count) break;
         chain_.clear();
-        for (auto found = classes_.find(view.class_id); found != classes_.end() && chain_.size() <= classes_.size();
-             found = classes_.find(found->second.super_id)) {
-          chain_.push_back(&found->second);
+        for (const ClassEntry* c = entry->field_count > 0 ? entry : entry->fields_super; c != nullptr;
+             c = c->fields_super) {
+          chain_.push_back(c);
         }
-        uint64_t end = view.values_at;
-        std::vector<uint64_t>& starts = starts_;
-        starts.clear();
-        for (const ClassEntry* entry : chain_) {
-          starts.push_back(end);
-          end += entry->field_bytes;
-        }
-        if (end > view.values_at + view.count) break;  // a layout the values do not fit: no fields
         for (size_t c = chain_.size(); c-- > 0;) {
-          uint64_t pos = starts[c];
+          uint64_t pos = view.values_at + (entry->chain_bytes - chain_[c]->chain_bytes);
           for (uint32_t i = 0; i < chain_[c]->field_count; ++i) {
             const uint64_t field = chain_[c]->fields_at + uint64_t{i} * (n + 1);
             const uint8_t type = bytes_.u1(field + n);
@@ -335,21 +361,20 @@ class TextConverter {
   std::unordered_map<uint64_t, ClassEntry> classes_;
   std::unordered_map<uint64_t, std::string> names_;
   std::vector<const ClassEntry*> chain_;
-  std::vector<uint64_t> starts_;
 };
 
 }  // namespace
 
 int text_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("text", argc, argv, {}, {}, &args)) return kExitBadInput;
+  if (!parse_args("text", argc, argv, {}, {kMaxExpandedOption}, &args)) return kExitBadInput;
   if (args.help) {
     std::fputs(kTextUsage, stdout);
     return kExitOk;
   }
   if (args.operands.size() != 1) return fail("text", "needs one FILE (see fasthprof text --help)");
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("text", path.c_str());
+  std::unique_ptr<Loaded> loaded = load("text", path.c_str(), args);
   if (loaded == nullptr) return kExitBadInput;
   Output output;
   if (!output.open("text", args.output)) return kExitBadInput;

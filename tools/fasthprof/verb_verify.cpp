@@ -13,7 +13,7 @@
 namespace fasthprof::cli {
 
 const char kVerifyUsage[] =
-    "usage: fasthprof verify [--strict] [--classes] [--quiet] [-o OUT] FILE...\n"
+    "usage: fasthprof verify [--strict] [--classes] [--quiet] [--max-expanded SIZE] [-o OUT] FILE...\n"
     "       (also installed as hprof-verify, with the same options)\n"
     "Checks HPROF binary files (JAVA PROFILE 1.0.1 / 1.0.2) and prints a summary of each.\n"
     "A gzip file (jcmd GC.heap_dump -gz=N, fasthprof gz=y, plain gzip) is decompressed first.\n"
@@ -24,6 +24,7 @@ const char kVerifyUsage[] =
     "  --quiet    print nothing for files that pass\n"
     "  -o OUT     write the summaries to OUT instead of standard output\n"
     "  --help     print this text\n"
+    FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 if every file passes, 1 if one fails (first error and its byte offset on stderr),\n"
     "2 on a usage error or an unreadable file.\n";
 
@@ -32,6 +33,7 @@ int verify_command(const char* program, int argc, char** argv) {
   bool quiet = false;
   bool strict = false;
   const char* output_path = nullptr;
+  const char* max_expanded = nullptr;
   std::vector<const char*> files;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--classes") == 0) {
@@ -43,6 +45,10 @@ int verify_command(const char* program, int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
       std::fputs(kVerifyUsage, stdout);
       return kExitOk;
+    } else if (std::strcmp(argv[i], kMaxExpandedOption) == 0 && i + 1 < argc) {
+      max_expanded = argv[++i];
+    } else if (std::strncmp(argv[i], "--max-expanded=", 15) == 0) {
+      max_expanded = argv[i] + 15;
     } else if (std::strcmp(argv[i], "-o") == 0 || std::strcmp(argv[i], "--output") == 0) {
       if (i + 1 == argc) {
         std::fprintf(stderr, "%s: %s needs a file name\n", program, argv[i]);
@@ -70,7 +76,20 @@ int verify_command(const char* program, int argc, char** argv) {
   for (const char* path : files) {
     fasthprof::HprofInput file;
     std::string error;
+    if (max_expanded != nullptr) {
+      uint64_t bytes = 0;
+      if (!parse_size(max_expanded, &bytes) || bytes == 0) {
+        std::fprintf(stderr, "%s: --max-expanded takes a size in bytes, with K, M, G or T: 512M\n", program);
+        return kExitBadInput;
+      }
+      file.set_max_expanded(bytes);
+    }
     if (!file.open(path, &error)) {
+      // Past the limit the file was not checked: a refusal, not a verdict.
+      if (file.expansion_limited()) {
+        std::fprintf(stderr, "%s: %s: %s; --max-expanded SIZE allows more\n", program, path, error.c_str());
+        return kExitBadInput;
+      }
       // A gzip file that does not decompress is a bad file, not an unreadable one.
       if (file.compressed()) {
         std::fprintf(stderr, "%s: %s: %s\n", program, path, error.c_str());
