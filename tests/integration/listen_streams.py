@@ -5,82 +5,30 @@ heap dump from a real JVM, text and binary, on each JDK: the file is cut back to
 record with one message, the program runs on."""
 import os
 import pathlib
-import queue
-import re
-import resource
 import socket
 import struct
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness  # noqa: E402
 from harness import agentpath, check, java_process  # noqa: E402
+from listen_process import Listen  # noqa: E402
 
-COMMAND = os.environ.get("FASTHPROF_COMMAND", "")
 HEADER = b"JAVA PROFILE 1.0.2\0" + struct.pack(">IQ", 8, 0)
 UTF8_RECORD = struct.pack(">BII", 1, 0, 12) + struct.pack(">Q", 1) + b"name"
 
 
-class Collector:
-    """A running `fasthprof listen --stay`: its stdout lines in a queue, commands to its stdin."""
-
-    def __init__(self, folder, file_size_limit=None):
-        limit = None
-        if file_size_limit is not None:
-            limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))  # noqa: E731
-        self.proc = subprocess.Popen([COMMAND, "listen", "--port", "0", "--dir", str(folder), "--stay"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, bufsize=1, preexec_fn=limit)
-        self.lines = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-        self.port = int(self.expect(r"listening on 127\.0\.0\.1:(\d+)").group(1))
-
-    def _pump(self):
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
-
-    def expect(self, pattern, timeout=60):
-        deadline = time.time() + timeout
-        seen = []
-        while time.time() < deadline:
-            try:
-                line = self.lines.get(timeout=max(0.1, deadline - time.time()))
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            found = re.search(pattern, line)
-            if found:
-                return found
-            seen.append(line)
-        raise AssertionError(f"fasthprof listen never printed {pattern!r}; it printed {seen[-5:]}"
-                             f" (exit {self.proc.poll()})")
-
-    def send(self, line):
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def rss_kib(self):
-        status = pathlib.Path(f"/proc/{self.proc.pid}/status").read_text()
-        return int(re.search(r"VmRSS:\s+(\d+)", status).group(1))
+class Collector(Listen):
+    """The collector, fed whole streams by connections of the test's own."""
 
     def feed(self, data):
         """One connection that sends data and closes; returns the collector's `closed` line."""
         with socket.create_connection(("127.0.0.1", self.port)) as peer:
             peer.sendall(data)
         return self.expect(r"^closed \d+ .*").group(0)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.send("quit")
-        code = self.proc.wait(timeout=60)
-        return code, self.proc.stderr.read()
 
 
 def nested_gzip(levels):

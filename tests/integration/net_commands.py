@@ -5,78 +5,21 @@ message each kind, the program runs on), and the collector killed while a dump s
 keeps running and exits normally)."""
 import os
 import pathlib
-import queue
 import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness  # noqa: E402
+from listen_process import Listen  # noqa: E402
 import hprof_records  # noqa: E402
 from harness import agentpath, check, java_process  # noqa: E402
 
 COMMAND = os.environ.get("FASTHPROF_COMMAND", "")
 
 HEAP_DUMP_END, ALLOC_SITES, HEAP_SUMMARY, CPU_SAMPLES, TRACE = 0x2C, 0x06, 0x07, 0x0D, 0x05
-
-
-class Listen:
-    """A running `fasthprof listen`: lines of its stdout in a queue, commands to its stdin."""
-
-    def __init__(self, folder, *extra):
-        self.proc = subprocess.Popen([COMMAND, "listen", "--port", "0", "--dir", str(folder), "--stay", *extra],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, bufsize=1)
-        self.lines = queue.Queue()
-        self.seen = []
-        threading.Thread(target=self._pump, daemon=True).start()
-        first = self.expect(r"listening on 127\.0\.0\.1:(\d+)")
-        self.port = int(first.group(1))
-
-    def _pump(self):
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
-
-    def expect(self, pattern, timeout=60):
-        deadline = time.time() + timeout
-        for line in self.seen:
-            found = re.search(pattern, line)
-            if found:
-                self.seen.remove(line)
-                return found
-        while time.time() < deadline:
-            try:
-                line = self.lines.get(timeout=max(0.1, deadline - time.time()))
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            found = re.search(pattern, line)
-            if found:
-                return found
-            self.seen.append(line)
-        raise AssertionError(f"fasthprof listen never printed {pattern!r}; it printed {self.seen}"
-                             f" (exit {self.proc.poll()})")
-
-    def send(self, line):
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            try:
-                self.send("quit")
-            except BrokenPipeError:
-                pass
-        try:
-            self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        return self.proc.stderr.read()
 
 
 def records_by_tag(path):
@@ -159,7 +102,7 @@ def every_command(home, label, binary):
                     for section in (piece.split("SITES END")[0] for piece in text.split("SITES BEGIN")[1:4])]
             check(len(rows) == 3 and rows[0] >= 5 and rows[1] < rows[0] // 2 and rows[2] >= rows[0],
                   f"{label}: rows in the whole, incremental and by-allocation SITES: {rows}")
-    errors = listen.stop()
+    _, errors = listen.stop()
     check(errors.strip() == "", f"{label}: fasthprof listen said: {errors}")
     harness.cleanup(folder)
 
