@@ -14,10 +14,12 @@ allocated bytes must appear in the sampled run with its bytes within 15 %.
 Environment: FASTHPROF_AGENT, FASTHPROF_FLOOR_AGENT, JAVA_HOME (or JAVA17_HOME),
 FASTHPROF_BENCH_ITERATIONS (default 2000000), FASTHPROF_BENCH_ROUNDS (default 3),
 FASTHPROF_BENCH_JSON (optional: where to write the figures)."""
+import atexit
 import json
 import os
 import pathlib
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -74,6 +76,7 @@ def sites_by_key(text):
 
 def main():
     work = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-allocbench-"))
+    atexit.register(shutil.rmtree, work, ignore_errors=True)  # its class and the runs' files
     subprocess.run([os.path.join(JAVA_HOME, "bin", "javac"), "-d", str(work), str(HERE / "java" / "AllocLoop.java")],
                    check=True)
     variants = {

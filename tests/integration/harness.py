@@ -6,6 +6,7 @@ Every JVM a test starts runs with -Xcheck:jni (java_command), and a line of its 
 that contains WARNING fails the test (run_java checks its own output; java_process checks its
 folder's stdout.txt and stderr.txt when the JVM has ended). The JVM's JNI checks print "WARNING in
 native method: ..." and "WARNING: JNI local refs: ...", and neither may ever come from the agent."""
+import atexit
 import contextlib
 import os
 import pathlib
@@ -130,11 +131,18 @@ class Run:
         return f"exit {self.code}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
 
 
+def scratch_folder():
+    """A new folder for one run's files, removed when the test's process ends."""
+    folder = tempfile.mkdtemp(prefix="fasthprof-it-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 def run_java(home, agent_arg, main="HelloThreads", args=(), env_extra=None, jvm_args=(),
              folder=None, timeout=120, classpath=None):
     """Runs java with the given -agentpath/-agentlib argument (a full argument string, or None)
-    in a scratch folder (kept until the process ends) and returns a Run."""
-    folder = folder or tempfile.mkdtemp(prefix="fasthprof-it-")
+    in a scratch folder (kept until the test's process ends) and returns a Run."""
+    folder = folder or scratch_folder()
     command = java_command(home, "-Xshare:auto")
     if agent_arg:
         command.append(agent_arg)
