@@ -49,6 +49,27 @@ bool parse_pool(Reader& in, const uint8_t* data, ConstantPool& pool, std::string
   return true;
 }
 
+enum class Walk { kDone, kBadName, kStopped };
+
+// Walks a table of attributes: for each whose body is all there, visit(name, offset of the body,
+// length); visit returns false to stop (kStopped). A name that is no Utf8 entry: kBadName. A short
+// read ends the walk as kDone with in.failed() set, for the caller to tell.
+template <typename Visit>
+Walk walk_attributes(Reader& in, const ConstantPool& pool, Visit&& visit) {
+  uint16_t attributes = in.u2();
+  for (uint32_t a = 0; a < attributes && !in.failed(); ++a) {
+    uint16_t name_index = in.u2();
+    uint32_t length = in.u4();
+    std::string_view name;
+    if (in.failed()) break;
+    if (!pool.utf8(name_index, &name)) return Walk::kBadName;
+    size_t at = in.at();
+    if (in.bytes(length) == nullptr) break;
+    if (!visit(name, at, length)) return Walk::kStopped;
+  }
+  return Walk::kDone;
+}
+
 // The methods table: each method's name, descriptor and Code attribute (at most one).
 bool parse_methods(Reader& in, ClassFile& cf, std::string* error) {
   uint16_t methods = in.u2();
@@ -61,29 +82,21 @@ bool parse_methods(Reader& in, ClassFile& cf, std::string* error) {
       *error = "method " + std::to_string(i) + ": name or descriptor is not a Utf8 entry";
       return false;
     }
-    uint16_t attributes = in.u2();
-    for (uint32_t a = 0; a < attributes && !in.failed(); ++a) {
-      uint16_t attribute_name = in.u2();
-      uint32_t length = in.u4();
-      std::string_view attribute;
-      if (in.failed()) break;
-      if (!cf.pool.utf8(attribute_name, &attribute)) {
-        *error = "method " + std::string(m.name) + std::string(m.descriptor) + ": attribute name is not a Utf8 entry";
+    auto method = [&m] { return std::string(m.name) + std::string(m.descriptor); };  // for errors only
+    Walk walk = walk_attributes(in, cf.pool, [&](std::string_view attribute, size_t at, uint32_t length) {
+      if (attribute != "Code") return true;
+      if (m.code_at != 0) {
+        *error = "method " + method() + " has two Code attributes";
         return false;
       }
-      size_t at = in.at();
-      if (in.bytes(length) == nullptr) break;
-      if (attribute == "Code") {
-        if (m.code_at != 0) {
-          *error = "method " + std::string(m.name) + std::string(m.descriptor) + " has two Code attributes";
-          return false;
-        }
-        m.code_at = at;
-        m.code_length = length;
-      }
-    }
+      m.code_at = at;
+      m.code_length = length;
+      return true;
+    });
+    if (walk == Walk::kBadName) *error = "method " + method() + ": attribute name is not a Utf8 entry";
+    if (walk != Walk::kDone) return false;
     if (in.failed()) {
-      *error = "method " + std::string(m.name) + std::string(m.descriptor) + ": attributes truncated or malformed";
+      *error = "method " + method() + ": attributes truncated or malformed";
       return false;
     }
     m.end = in.at();
@@ -94,35 +107,22 @@ bool parse_methods(Reader& in, ClassFile& cf, std::string* error) {
 
 // The class's own attributes: only SourceFile is kept.
 bool parse_class_attributes(Reader& in, ClassFile& cf, std::string* error) {
-  uint16_t attributes = in.u2();
-  for (uint32_t a = 0; a < attributes && !in.failed(); ++a) {
-    uint16_t attribute_name = in.u2();
-    uint32_t length = in.u4();
-    std::string_view attribute;
-    if (in.failed()) break;
-    if (!cf.pool.utf8(attribute_name, &attribute)) {
-      *error = "class attribute name is not a Utf8 entry";
-      return false;
-    }
-    const uint8_t* body = in.bytes(length);
+  Walk walk = walk_attributes(in, cf.pool, [&](std::string_view attribute, size_t at, uint32_t length) {
     std::string_view source;
-    if (body != nullptr && attribute == "SourceFile" && length == 2 && cf.pool.utf8(load_be16(body), &source))
+    if (attribute == "SourceFile" && length == 2 && cf.pool.utf8(load_be16(in.data() + at), &source)) {
       cf.source_file = std::string(source);
-  }
-  return true;
+    }
+    return true;
+  });
+  if (walk == Walk::kBadName) *error = "class attribute name is not a Utf8 entry";
+  return walk == Walk::kDone;
 }
 
 }  // namespace
 
 bool skip_attributes(Reader& in, const ConstantPool& pool) {
-  uint16_t count = in.u2();
-  for (uint32_t i = 0; i < count && !in.failed(); ++i) {
-    uint16_t name = in.u2();
-    uint32_t length = in.u4();
-    if (in.failed() || !pool.is(name, kUtf8)) return false;
-    in.bytes(length);
-  }
-  return !in.failed();
+  Walk walk = walk_attributes(in, pool, [](std::string_view, size_t, uint32_t) { return true; });
+  return walk == Walk::kDone && !in.failed();
 }
 
 bool parse_class(const uint8_t* data, size_t size, ClassFile& cf, std::string* error) {
