@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "base/ids.h"
+#include "base/memory.h"
+#include "base/stderr_line.h"
 #include "class_tracker.h"
 #include "entry_guard.h"
-#include "ids.h"
 #include "jvmti_support.h"
-#include "memory.h"
-#include "record_writer.h"
-#include "sites_section.h"
-#include "stderr_line.h"
+#include "records/record_writer.h"
+#include "sections/sites_section.h"
 #include "xxhash.h"
 
 namespace fasthprof {

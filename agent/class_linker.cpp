@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "java_names.h"
+#include "base/java_names.h"
 #include "jvmti_support.h"
 
 namespace fasthprof {

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "ids.h"
+#include "base/ids.h"
 #include "jvmti_support.h"
 #include "profile_owner.h"
 

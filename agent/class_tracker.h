@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <unordered_set>
 
-#include "frame_registry.h"
-#include "lifecycle_queue.h"
-#include "profile_writer.h"
+#include "queues/lifecycle_queue.h"
+#include "records/profile_writer.h"
+#include "registries/frame_registry.h"
 
 namespace fasthprof {
 

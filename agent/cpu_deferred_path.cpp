@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <span>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "cpu_sampler.h"
 #include "thread_tracker.h"
 

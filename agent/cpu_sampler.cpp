@@ -1,6 +1,6 @@
 // cpu=samples: the lifecycle (start on the VMInit thread, stop at VM death, pause around heap
 // dumps), the rounds of "fasthprof cpu sampler" that count the threads using the CPU
-// (runtime/cpu_counting.h's rule, fed from the VM here), and the figures printed under verbose=y.
+// (runtime/sections/cpu_counting.h's rule, fed from the VM here), and the figures printed under verbose=y.
 // The stacks are taken by cpu_signal_path.cpp and cpu_deferred_path.cpp.
 #include "cpu_sampler.h"
 
@@ -14,10 +14,10 @@
 #include <ctime>
 #include <string>
 
-#include "clock.h"
+#include "base/clock.h"
+#include "base/proc_task.h"
+#include "base/stderr_line.h"
 #include "jvmti_support.h"
-#include "proc_task.h"
-#include "stderr_line.h"
 #include "thread_tracker.h"
 
 namespace fasthprof {

@@ -1,7 +1,7 @@
 // cpu=samples (docs/compatibility.md §4.7, docs/decisions.md "cpu=samples"): every `interval` ms a round
 // counts each Java thread that is using the CPU: RUNNABLE, neither suspended nor interrupted, and
 // whose CPU time advanced since the previous round (the rule itself, without the VM, is
-// runtime/cpu_counting.h). Threads in wait/sleep/park or blocked on a monitor are never counted,
+// runtime/sections/cpu_counting.h). Threads in wait/sleep/park or blocked on a monitor are never counted,
 // nor the agent's own threads ("fasthprof ..."). Each count goes to the trace of the thread's
 // stack; the report writes CPU SAMPLES and restarts the counts.
 //
@@ -25,7 +25,7 @@
 //       thread runs, and adds its pending count to the trace of that stack.
 //
 // A thread that waits for the CPU does not move, so the stack taken when it next runs is the stack it
-// was counted in. Counts whose stack cannot be taken go where runtime/cpu_thread_map.h says. A heap
+// was counted in. Counts whose stack cannot be taken go where runtime/sections/cpu_thread_map.h says. A heap
 // dump (pause()) and VM death cancel the signals not yet answered and wait for walks in progress:
 // no walk runs while the heap is walked or after VMDeath.
 //
@@ -47,11 +47,11 @@
 #include <unordered_set>
 #include <vector>
 
-#include "cpu_counting.h"
-#include "cpu_sample_table.h"
-#include "cpu_thread_map.h"
 #include "entry_guard.h"
 #include "feature.h"
+#include "sections/cpu_counting.h"
+#include "sections/cpu_sample_table.h"
+#include "sections/cpu_thread_map.h"
 #include "signal_stacks.h"
 
 namespace fasthprof {

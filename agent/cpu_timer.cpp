@@ -14,11 +14,11 @@
 #include <string_view>
 #include <vector>
 
-#include "class_rewriter.h"
-#include "clock.h"
+#include "base/clock.h"
+#include "base/java_names.h"
+#include "base/stderr_line.h"
+#include "classfile/class_rewriter.h"
 #include "jvmti_support.h"
-#include "java_names.h"
-#include "stderr_line.h"
 #include "thread_tracker.h"
 #include "tracker_classes.h"
 

@@ -3,7 +3,7 @@
 // At start() the agent defines the tracker (java.lang.FasthprofTracker, agent/tracker/) with the
 // boot loader, starts the clock ticker, enables ClassFileLoadHook and retransforms every modifiable
 // class already loaded, in batches: the same path at VMInit and under jcmd JVMTI.agent_load. Each
-// class passes through the rewriter (runtime/class_rewriter.h), which injects enter(id)/exit(id)
+// class passes through the rewriter (runtime/classfile/class_rewriter.h), which injects enter(id)/exit(id)
 // calls; the IDs name methods in this feature's own table (InjectedMethods).
 //
 // Threads (docs/ARCHITECTURE.md):
@@ -25,9 +25,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cpu_time_table.h"
 #include "feature.h"
-#include "frame_registry.h"
+#include "registries/frame_registry.h"
+#include "sections/cpu_time_table.h"
 
 namespace fasthprof {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string_view>
 
-#include "stderr_line.h"
+#include "base/stderr_line.h"
 
 namespace fasthprof {
 

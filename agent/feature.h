@@ -18,11 +18,11 @@
 #include <functional>
 #include <memory>
 
-#include "async_sink.h"
-#include "lifecycle_queue.h"
-#include "net_command.h"
-#include "options.h"
-#include "profile_writer.h"
+#include "options/net_command.h"
+#include "options/options.h"
+#include "queues/lifecycle_queue.h"
+#include "records/profile_writer.h"
+#include "sink/async_sink.h"
 
 namespace fasthprof {
 

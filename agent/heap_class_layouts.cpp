@@ -6,11 +6,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/java_names.h"
+#include "base/stderr_line.h"
 #include "class_tracker.h"
 #include "entry_guard.h"
-#include "java_names.h"
 #include "jvmti_support.h"
-#include "stderr_line.h"
 
 namespace fasthprof {
 

@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "heap_dump_layout.h"
-#include "profile_writer.h"
+#include "heap_dump/heap_dump_layout.h"
+#include "records/profile_writer.h"
 
 namespace fasthprof {
 

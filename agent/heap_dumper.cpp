@@ -13,15 +13,15 @@
 #include <string>
 #include <vector>
 
-#include "clock.h"
+#include "base/clock.h"
+#include "base/stderr_line.h"
 #include "class_linker.h"
 #include "class_tracker.h"
 #include "heap_class_layouts.h"
-#include "heap_dump_assembler.h"
-#include "heap_dump_staging.h"
+#include "heap_dump/heap_dump_assembler.h"
+#include "heap_dump/heap_dump_staging.h"
 #include "heap_walk.h"
 #include "jvmti_support.h"
-#include "stderr_line.h"
 #include "thread_tracker.h"
 
 namespace fasthprof {

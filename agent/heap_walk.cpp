@@ -9,11 +9,11 @@
 #include <string>
 
 #include "allocation_traces.h"
-#include "clock.h"
+#include "base/clock.h"
+#include "base/flat_map.h"
+#include "base/ids.h"
+#include "base/stderr_line.h"
 #include "entry_guard.h"
-#include "flat_map.h"
-#include "ids.h"
-#include "stderr_line.h"
 
 namespace fasthprof {
 namespace {

@@ -14,8 +14,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "heap_dump_assembler.h"
-#include "heap_dump_layout.h"
+#include "heap_dump/heap_dump_assembler.h"
+#include "heap_dump/heap_dump_layout.h"
 
 namespace fasthprof {
 

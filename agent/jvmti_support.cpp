@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "proc_task.h"
+#include "base/proc_task.h"
 
 namespace fasthprof::jvmti {
 

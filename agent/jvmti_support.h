@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "stderr_line.h"
+#include "base/stderr_line.h"
 
 namespace fasthprof::jvmti {
 

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "clock.h"
-#include "ids.h"
+#include "base/clock.h"
+#include "base/ids.h"
+#include "base/stderr_line.h"
 #include "jvmti_support.h"
-#include "stderr_line.h"
 #include "thread_tracker.h"
 
 namespace fasthprof {

@@ -4,7 +4,7 @@
 // Events (enabled only with monitor=y; they fire only on contention and waits, so code that locks
 // without contending pays nothing):
 //   MonitorContendedEnter    takes the stack and the monitor's class while the thread is about to
-//                            block, and queues them with the time (runtime/contention_queue.h)
+//                            block, and queues them with the time (runtime/queues/contention_queue.h)
 //   MonitorContendedEntered  queues the time; the owner pairs the two, interns the trace and adds
 //                            the time to MONITOR TIME's table (monitor_time_table.h)
 //   MonitorWait / Waited     queue the WAIT: / WAITED: line into the LifecycleQueue, so that the
@@ -36,9 +36,9 @@
 #include <vector>
 
 #include "feature.h"
-#include "lifecycle_queue.h"
-#include "contention_queue.h"
-#include "monitor_time_table.h"
+#include "queues/contention_queue.h"
+#include "queues/lifecycle_queue.h"
+#include "sections/monitor_time_table.h"
 
 namespace fasthprof {
 

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "base/stderr_line.h"
 #include "entry_guard.h"
 #include "jvmti_support.h"
 #include "profile_owner.h"
 #include "profiler.h"
-#include "stderr_line.h"
 
 namespace fasthprof {
 

@@ -10,21 +10,21 @@
 #include <thread>
 
 #include "allocation_tracker.h"
-#include "clock.h"
+#include "base/clock.h"
+#include "base/memory.h"
+#include "base/stderr_line.h"
 #include "cpu_sampler.h"
 #include "cpu_timer.h"
 #include "entry_guard.h"
 #include "exit_check.h"
-#include "file_backend.h"
-#include "gzip_backend.h"
 #include "heap_dumper.h"
 #include "jvmti_support.h"
-#include "memory.h"
 #include "monitor_tracker.h"
-#include "output_file.h"
 #include "profile_owner.h"
-#include "socket_backend.h"
-#include "stderr_line.h"
+#include "sink/file_backend.h"
+#include "sink/gzip_backend.h"
+#include "sink/output_file.h"
+#include "sink/socket_backend.h"
 
 namespace fasthprof {
 

@@ -10,13 +10,13 @@
 #include <memory>
 #include <vector>
 
-#include "async_sink.h"
 #include "class_tracker.h"
 #include "feature.h"
-#include "lifecycle_queue.h"
-#include "net_command.h"
-#include "options.h"
-#include "profile_writer.h"
+#include "options/net_command.h"
+#include "options/options.h"
+#include "queues/lifecycle_queue.h"
+#include "records/profile_writer.h"
+#include "sink/async_sink.h"
 #include "thread_tracker.h"
 #include "writer_thread.h"
 

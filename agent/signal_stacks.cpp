@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "clock.h"
+#include "base/clock.h"
 
 namespace fasthprof {
 namespace {

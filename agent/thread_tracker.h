@@ -10,9 +10,9 @@
 
 #include <jvmti.h>
 
-#include "lifecycle_queue.h"
-#include "profile_writer.h"
-#include "thread_registry.h"
+#include "queues/lifecycle_queue.h"
+#include "records/profile_writer.h"
+#include "registries/thread_registry.h"
 
 namespace fasthprof {
 

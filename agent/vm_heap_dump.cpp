@@ -12,12 +12,12 @@
 #include <new>
 #include <vector>
 
-#include "clock.h"
-#include "fifo_drain.h"
-#include "heap_dump_staging.h"
+#include "base/clock.h"
+#include "base/stderr_line.h"
+#include "heap_dump/heap_dump_staging.h"
 #include "hotspot_flags.h"
-#include "stderr_line.h"
-#include "vm_dump_pipe.h"
+#include "vm_dump/fifo_drain.h"
+#include "vm_dump/vm_dump_pipe.h"
 
 namespace fasthprof {
 

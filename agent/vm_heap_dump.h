@@ -3,9 +3,9 @@
 // report (docs/decisions.md "Binary format", `dumper=auto`; docs/heap-dumps.md "Who writes the dump").
 //
 // One dump, on the writer thread (the owner), between the sink's begin_report and end_report:
-//   1. a named pipe (runtime/fifo_drain.h) in a private folder (mode 0700) made in the output's
+//   1. a named pipe (runtime/vm_dump/fifo_drain.h) in a private folder (mode 0700) made in the output's
 //      folder (the working folder with net=), and the thread that drains it;
-//   2. the JVM's attach listener (runtime/hotspot_attach.h): its socket if it exists, else started
+//   2. the JVM's attach listener (runtime/vm_dump/hotspot_attach.h): its socket if it exists, else started
 //      by the trigger file and a SIGQUIT, which is sent only when the VM's own flags say attach is
 //      enabled and signals are not reduced (-Xrs);
 //   3. "jcmd GC.heap_dump -overwrite <pipe>" on the socket; the owner waits in read() for the
@@ -26,8 +26,8 @@
 #include <string>
 
 #include "feature.h"
-#include "hotspot_attach.h"
-#include "vm_dump_rewriter.h"
+#include "vm_dump/hotspot_attach.h"
+#include "vm_dump/vm_dump_rewriter.h"
 
 namespace fasthprof {
 

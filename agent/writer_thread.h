@@ -19,7 +19,7 @@
 #include <deque>
 #include <string>
 
-#include "net_command.h"
+#include "options/net_command.h"
 
 namespace fasthprof {
 

@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "allocation_recorder.h"
-#include "trace_table.h"
+#include "queues/allocation_recorder.h"
+#include "registries/trace_table.h"
 
 namespace fasthprof {
 namespace {

@@ -18,7 +18,7 @@
 
 #include <unistd.h>
 
-#include "class_rewriter.h"
+#include "classfile/class_rewriter.h"
 
 namespace fs = std::filesystem;
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "gzip_member.h"
 #include "hprof_input.h"
+#include "sink/gzip_member.h"
 
 namespace {
 

@@ -12,9 +12,9 @@
 #include <random>
 #include <vector>
 
-#include "heap_dump_writer.h"
-#include "output_stream.h"
-#include "record_writer.h"
+#include "heap_dump/heap_dump_writer.h"
+#include "records/record_writer.h"
+#include "sink/output_stream.h"
 
 namespace fasthprof {
 namespace {

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "async_sink.h"
-#include "file_backend.h"
+#include "sink/async_sink.h"
+#include "sink/file_backend.h"
 
 namespace {
 

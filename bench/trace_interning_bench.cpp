@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "frame_registry.h"
-#include "name_table.h"
-#include "trace_table.h"
+#include "registries/frame_registry.h"
+#include "registries/name_table.h"
+#include "registries/trace_table.h"
 
 namespace fasthprof {
 namespace {

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "hprof_format.h"
-#include "output_stream.h"
-#include "vm_dump_rewriter.h"
+#include "base/hprof_format.h"
+#include "sink/output_stream.h"
+#include "vm_dump/vm_dump_rewriter.h"
 
 namespace fasthprof {
 namespace {

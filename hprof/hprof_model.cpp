@@ -5,7 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "hprof_format.h"
+#include "base/hprof_format.h"
 
 namespace fasthprof {
 namespace {

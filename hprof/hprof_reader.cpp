@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "hprof_format.h"
+#include "base/hprof_format.h"
 
 namespace fasthprof {
 namespace {

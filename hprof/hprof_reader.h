@@ -5,7 +5,7 @@
 // serials and references resolve?) is left to its callers: the verifier (hprof_verifier.h) and
 // programs that summarize or convert files.
 //
-// Like the verifier, it shares only the tag and type constants of runtime/hprof_format.h with the
+// Like the verifier, it shares only the tag and type constants of runtime/base/hprof_format.h with the
 // writers, never their code. It never allocates except for error messages, never throws, and keeps
 // every offset 64-bit and bounds-checked, so any input (truncated, hostile, several GiB) is safe.
 #pragma once
@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "byte_decoder.h"
+#include "base/byte_decoder.h"
 
 namespace fasthprof {
 
@@ -171,7 +171,7 @@ class SubRecordReader {
   const ReadError& error() const { return error_; }
 
  private:
-  // The codes of runtime/hprof_format.h's HeapTag, which this header does not include.
+  // The codes of runtime/base/hprof_format.h's HeapTag, which this header does not include.
   static constexpr uint8_t kInstanceDumpTag = 0x21;
   static constexpr uint8_t kObjectArrayDumpTag = 0x22;
   static constexpr uint8_t kPrimitiveArrayDumpTag = 0x23;

@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "hprof_format.h"
+#include "base/hprof_format.h"
 #include "hprof_model.h"
 #include "hprof_reader.h"
 #include "id_set.h"

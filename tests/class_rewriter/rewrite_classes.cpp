@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "class_rewriter.h"
+#include "classfile/class_rewriter.h"
 
 namespace fs = std::filesystem;
 

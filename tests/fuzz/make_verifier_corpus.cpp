@@ -19,12 +19,12 @@
 #include <string_view>
 #include <vector>
 
-#include "heap_dump_writer.h"
-#include "hprof_format.h"
+#include "base/hprof_format.h"
+#include "heap_dump/heap_dump_writer.h"
 #include "hprof_verifier.h"
-#include "output_stream.h"
-#include "record_writer.h"
-#include "vm_dump_rewriter.h"
+#include "records/record_writer.h"
+#include "sink/output_stream.h"
+#include "vm_dump/vm_dump_rewriter.h"
 
 namespace fasthprof {
 namespace {

@@ -1,4 +1,4 @@
-// Fuzzes the net= command parser (runtime/net_command.h) on any bytes, fed whole and again in
+// Fuzzes the net= command parser (runtime/options/net_command.h) on any bytes, fed whole and again in
 // pieces of sizes the input itself chooses: the parser never reads outside what it was given,
 // every command it returns is one a front end can encode (it re-encodes to the same size its
 // header declared), cutoffs are numbers in 0..1, and both feeds give the same commands.
@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "net_command.h"
+#include "options/net_command.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace fasthprof;

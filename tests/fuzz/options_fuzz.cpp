@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "options.h"
+#include "options/options.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Fuzzes the /proc task text the CPU sampler and the collector check read (runtime/proc_task.h):
+// Fuzzes the /proc task text the CPU sampler and the collector check read (runtime/base/proc_task.h):
 // whatever the bytes, task_stat_state() answers without reading outside them, and a state it
 // returns is the letter that follows the last ") ".
 #include <cstddef>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "proc_task.h"
+#include "base/proc_task.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

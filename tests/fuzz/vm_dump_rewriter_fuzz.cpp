@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "output_stream.h"
-#include "vm_dump_rewriter.h"
+#include "sink/output_stream.h"
+#include "vm_dump/vm_dump_rewriter.h"
 
 namespace {
 

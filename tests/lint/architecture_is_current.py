@@ -3,7 +3,7 @@
 - Locks: every lock member that agent/ and runtime/ define (std::mutex and its kin, pthread
   mutexes and rwlocks, JVMTI raw monitors, and the tracker's Java lock objects) is named there as
   `Class::member` (`LOCK` for a Java lock);
-- Records: every top-level record tag of runtime/hprof_format.h is named there by its HPROF name
+- Records: every top-level record tag of runtime/base/hprof_format.h is named there by its HPROF name
   (the names the reader prints, `case RecordTag::kX: return "NAME";`).
 A lock or a record tag added without a line in ARCHITECTURE.md fails this test."""
 import pathlib
@@ -86,7 +86,7 @@ for path in sorted((root / "agent").rglob("*.java")):
                 problems.append(f"{path.relative_to(root)}:{number}: Java lock {match.group(1)} is not in ARCHITECTURE.md")
 
 tags = re.findall(r"^\s*(k\w+)\s*=\s*0x[0-9A-Fa-f]+,", re.search(
-    r"enum class RecordTag[^{]*\{(.*?)\};", (root / "runtime" / "hprof_format.h").read_text(), re.S).group(1), re.M)
+    r"enum class RecordTag[^{]*\{(.*?)\};", (root / "runtime" / "base" / "hprof_format.h").read_text(), re.S).group(1), re.M)
 names = {}
 for path in [p for folder in ("runtime", "hprof") for p in sorted((root / folder).rglob("*")) if p.suffix in {".h", ".cpp"}]:
     for tag, name in re.findall(r"case\s+RecordTag::(k\w+):\s*return\s+\"([^\"]+)\"", path.read_text(errors="replace")):
@@ -95,9 +95,9 @@ records = doc.split("## Records", 1)[-1].split("\n## ", 1)[0]
 for tag in tags:
     name = names.get(tag)
     if name is None:
-        problems.append(f"runtime/hprof_format.h: RecordTag::{tag} has no name (case RecordTag::{tag}: return \"...\")")
+        problems.append(f"runtime/base/hprof_format.h: RecordTag::{tag} has no name (case RecordTag::{tag}: return \"...\")")
     elif not re.search(rf"(?<![A-Z]){re.escape(name)}(?! [A-Z])(?![A-Z0-9])", records):
-        problems.append(f"runtime/hprof_format.h: record {name} (RecordTag::{tag}) is not in ARCHITECTURE.md's Records table")
+        problems.append(f"runtime/base/hprof_format.h: record {name} (RecordTag::{tag}) is not in ARCHITECTURE.md's Records table")
 for line in problems:
     print(line)
 print(f"architecture_is_current: {locks} locks, {len(tags)} record tags, {len(problems)} problem(s)")

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "allocation_event.h"
-#include "allocation_recorder.h"
+#include "queues/allocation_recorder.h"
+#include "sections/allocation_event.h"
 
 namespace fasthprof {
 namespace {

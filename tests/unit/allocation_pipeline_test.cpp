@@ -1,4 +1,4 @@
-#include "allocation_pipeline.h"
+#include "queues/allocation_pipeline.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "allocation_event.h"
-#include "allocation_recorder.h"
-#include "site_slot_table.h"
+#include "queues/allocation_recorder.h"
+#include "sections/allocation_event.h"
+#include "sections/site_slot_table.h"
 
 namespace fasthprof {
 namespace {

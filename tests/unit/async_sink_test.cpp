@@ -1,10 +1,10 @@
 // The sink: round trips, ordering, back pressure, and the error policy of docs/decisions.md ("Binary
 // format", last paragraphs) on files, devices, size limits and sockets.
-#include "async_sink.h"
-#include "file_backend.h"
+#include "base/memory.h"
 #include "memory_backend.h"
-#include "memory.h"
-#include "socket_backend.h"
+#include "sink/async_sink.h"
+#include "sink/file_backend.h"
+#include "sink/socket_backend.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>

@@ -3,7 +3,7 @@
 // (check_class: entry and exit calls, instructions in order, every offset on its instruction).
 #pragma once
 
-#include "class_rewriter.h"
+#include "classfile/class_rewriter.h"
 
 #include <gtest/gtest.h>
 

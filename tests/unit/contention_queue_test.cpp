@@ -1,4 +1,4 @@
-#include "contention_queue.h"
+#include "queues/contention_queue.h"
 
 #include <gtest/gtest.h>
 

@@ -1,13 +1,13 @@
-// cpu=samples' counting rule (runtime/cpu_counting.h), its thread map (runtime/cpu_thread_map.h)
-// and the clocks they read (runtime/clock.h).
+// cpu=samples' counting rule (runtime/sections/cpu_counting.h), its thread map (runtime/sections/cpu_thread_map.h)
+// and the clocks they read (runtime/base/clock.h).
 #include <gtest/gtest.h>
 
 #include <thread>
 #include <vector>
 
-#include "clock.h"
-#include "cpu_counting.h"
-#include "cpu_thread_map.h"
+#include "base/clock.h"
+#include "sections/cpu_counting.h"
+#include "sections/cpu_thread_map.h"
 
 namespace fasthprof {
 namespace {

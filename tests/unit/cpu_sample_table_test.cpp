@@ -1,4 +1,4 @@
-#include "cpu_sample_table.h"
+#include "sections/cpu_sample_table.h"
 
 #include <gtest/gtest.h>
 
@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "hprof_format.h"
+#include "base/hprof_format.h"
 #include "hprof_verifier.h"
-#include "profile_writer.h"
 #include "memory_stream.h"
+#include "records/profile_writer.h"
 
 namespace fasthprof {
 namespace {

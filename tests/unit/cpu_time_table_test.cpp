@@ -1,4 +1,4 @@
-#include "cpu_time_table.h"
+#include "sections/cpu_time_table.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "memory_stream.h"
-#include "profile_writer.h"
+#include "records/profile_writer.h"
 
 namespace fasthprof {
 namespace {

@@ -1,8 +1,8 @@
-// FifoDrain (runtime/fifo_drain.h): every byte a writer puts into the pipe reaches the consumer in
+// FifoDrain (runtime/vm_dump/fifo_drain.h): every byte a writer puts into the pipe reaches the consumer in
 // order; a writer that comes only after another opened and closed the pipe empty (JDK 22+ opens the
 // path after its safepoint) is still read; finish() never waits for a writer that never comes; the
 // pipe lives in a private folder, which is gone afterwards with any "<pipe>.p<N>" side file.
-#include "fifo_drain.h"
+#include "vm_dump/fifo_drain.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

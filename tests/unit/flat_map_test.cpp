@@ -1,4 +1,4 @@
-#include "flat_map.h"
+#include "base/flat_map.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "memory.h"
+#include "base/memory.h"
 
 namespace fasthprof {
 namespace {

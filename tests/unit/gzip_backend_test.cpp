@@ -2,12 +2,12 @@
 // ended at every seal (report ends), cutting back to the last seal after a write error, and the
 // sink driving it all from its io thread. Every output is decoded here with zlib (member by member,
 // headers and trailers checked) and with hprof/'s reader, never with the writer's libdeflate.
-#include "async_sink.h"
-#include "file_backend.h"
-#include "memory_backend.h"
-#include "gzip_backend.h"
-#include "gzip_member.h"
 #include "hprof_input.h"
+#include "memory_backend.h"
+#include "sink/async_sink.h"
+#include "sink/file_backend.h"
+#include "sink/gzip_backend.h"
+#include "sink/gzip_member.h"
 
 #include <errno.h>
 #include <unistd.h>

@@ -9,15 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "heap_dump_assembler.h"
-#include "heap_dump_layout.h"
-#include "heap_dump_staging.h"
-#include "heap_dump_writer.h"
-#include "ids.h"
-#include "output_stream.h"
-#include "record_writer.h"
-#include "text_writer.h"
+#include "base/ids.h"
+#include "heap_dump/heap_dump_assembler.h"
+#include "heap_dump/heap_dump_layout.h"
+#include "heap_dump/heap_dump_staging.h"
+#include "heap_dump/heap_dump_writer.h"
 #include "memory_stream.h"
+#include "records/record_writer.h"
+#include "records/text_writer.h"
+#include "sink/output_stream.h"
 
 namespace fasthprof {
 namespace {

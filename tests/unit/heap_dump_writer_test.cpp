@@ -1,5 +1,5 @@
 // HeapDumpWriter: every sub-record against hand-written bytes, and the segment rules.
-#include "heap_dump_writer.h"
+#include "heap_dump/heap_dump_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "output_stream.h"
-#include "record_writer.h"
 #include "memory_stream.h"
+#include "records/record_writer.h"
+#include "sink/output_stream.h"
 
 namespace fasthprof {
 namespace {

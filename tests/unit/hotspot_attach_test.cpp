@@ -1,8 +1,8 @@
-// HotSpotAttach (runtime/hotspot_attach.h) against what another user or process can put at the
+// HotSpotAttach (runtime/vm_dump/hotspot_attach.h) against what another user or process can put at the
 // attach names in /tmp: a socket that this process listens on is asked; one another process
 // listens on hears nothing; another user's socket is not taken for the JVM's; another user's
 // trigger file fails the listener's start at once.
-#include "hotspot_attach.h"
+#include "vm_dump/hotspot_attach.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "hprof_format.h"
+#include "base/hprof_format.h"
 #include "hprof_verifier.h"
 
 

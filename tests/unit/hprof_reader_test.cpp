@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "heap_dump_writer.h"
-#include "hprof_format.h"
+#include "base/hprof_format.h"
+#include "heap_dump/heap_dump_writer.h"
 #include "memory_stream.h"
-#include "record_writer.h"
+#include "records/record_writer.h"
 
 namespace fasthprof {
 namespace {

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "base/ids.h"
 #include "hprof_verifier.h"
-#include "ids.h"
 #include "memory_stream.h"
-#include "profile_writer.h"
-#include "vm_dump_rewriter.h"
+#include "records/profile_writer.h"
+#include "vm_dump/vm_dump_rewriter.h"
 
 namespace fasthprof::jdk_dump {
 

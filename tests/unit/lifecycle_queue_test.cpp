@@ -1,4 +1,4 @@
-#include "lifecycle_queue.h"
+#include "queues/lifecycle_queue.h"
 
 #include <gtest/gtest.h>
 

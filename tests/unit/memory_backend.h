@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "sink_backend.h"
+#include "sink/sink_backend.h"
 
 namespace fasthprof {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "options.h"
-#include "output_stream.h"
+#include "options/options.h"
+#include "sink/output_stream.h"
 
 namespace fasthprof {
 

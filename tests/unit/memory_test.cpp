@@ -1,6 +1,6 @@
-#include "memory.h"
+#include "base/memory.h"
 
-#include "byte_encoder.h"
+#include "base/byte_encoder.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -1,4 +1,4 @@
-#include "monitor_time_table.h"
+#include "sections/monitor_time_table.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "memory_stream.h"
-#include "profile_writer.h"
+#include "records/profile_writer.h"
 
 namespace fasthprof {
 namespace {

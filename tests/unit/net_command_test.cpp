@@ -1,7 +1,7 @@
-// The net= command parser (runtime/net_command.h): every command round-trips through the encoder
+// The net= command parser (runtime/options/net_command.h): every command round-trips through the encoder
 // at any split; each malformed command costs one message and only itself; a length that cannot be
 // skipped ends the stream.
-#include "net_command.h"
+#include "options/net_command.h"
 
 #include <gtest/gtest.h>
 

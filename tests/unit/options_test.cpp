@@ -1,4 +1,4 @@
-#include "options.h"
+#include "options/options.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "option_table.h"
+#include "options/option_table.h"
 
 namespace fasthprof {
 namespace {

@@ -1,7 +1,7 @@
-// PrivateFolder (runtime/private_folder.h): a fresh folder of mode 0700 whatever the umask, removed
+// PrivateFolder (runtime/vm_dump/private_folder.h): a fresh folder of mode 0700 whatever the umask, removed
 // with what it holds, and check_private_folder refusing what another user could have planted: a
 // link, a folder of another mode or owner, a file.
-#include "private_folder.h"
+#include "vm_dump/private_folder.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "proc_task.h"
+#include "base/proc_task.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "profile_writer.h"
+#include "records/profile_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "base/memory.h"
 #include "hprof_verifier.h"
-#include "memory.h"
 #include "memory_stream.h"
 
 namespace fasthprof {

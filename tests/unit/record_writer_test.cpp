@@ -1,5 +1,5 @@
 // RecordWriter and the byte encoder, checked against bytes written out by hand.
-#include "record_writer.h"
+#include "records/record_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "byte_encoder.h"
-#include "clock.h"
-#include "output_stream.h"
+#include "base/byte_encoder.h"
+#include "base/clock.h"
 #include "memory_stream.h"
+#include "sink/output_stream.h"
 
 namespace fasthprof {
 namespace {

@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "class_registry.h"
-#include "frame_registry.h"
-#include "hprof_format.h"
-#include "ids.h"
-#include "memory.h"
-#include "name_table.h"
-#include "thread_registry.h"
+#include "base/hprof_format.h"
+#include "base/ids.h"
+#include "base/memory.h"
+#include "registries/class_registry.h"
+#include "registries/frame_registry.h"
+#include "registries/name_table.h"
+#include "registries/thread_registry.h"
 
 namespace fasthprof {
 namespace {

@@ -1,6 +1,6 @@
-#include "site_table.h"
+#include "sections/site_table.h"
 
-#include "hprof_format.h"
+#include "base/hprof_format.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The SITES section written through either output: the text rows with their percentages and class
 // names, the binary ALLOC SITES and HEAP SUMMARY records, and the traces written before both.
-#include "sites_section.h"
+#include "sections/sites_section.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "hprof_format.h"
+#include "base/hprof_format.h"
 #include "hprof_verifier.h"
 #include "memory_stream.h"
-#include "profile_writer.h"
+#include "records/profile_writer.h"
 
 namespace fasthprof {
 namespace {

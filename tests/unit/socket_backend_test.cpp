@@ -1,6 +1,6 @@
 // SocketBackend's send timeout against loopback peers that stop reading or read in trickles: the
 // bound is on what the peer acknowledges, not on what this side's kernel queues.
-#include "socket_backend.h"
+#include "sink/socket_backend.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

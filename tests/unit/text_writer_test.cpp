@@ -1,5 +1,5 @@
 // TextWriter lines and the Java-name converter, against hand-written text.
-#include "text_writer.h"
+#include "records/text_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <ctime>
 #include <string>
 
-#include "java_names.h"
-#include "output_stream.h"
+#include "base/java_names.h"
+#include "sink/output_stream.h"
 
 namespace fasthprof {
 namespace {

@@ -3,8 +3,8 @@
 #include <set>
 #include <vector>
 
-#include "hprof_format.h"
-#include "trace_table.h"
+#include "base/hprof_format.h"
+#include "registries/trace_table.h"
 
 namespace fasthprof {
 namespace {

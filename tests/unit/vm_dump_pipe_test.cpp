@@ -1,4 +1,4 @@
-// The side files of JDK 22+ (runtime/vm_dump_pipe.h, VmDumpRewriter::feed_file) on JDK-like dumps
+// The side files of JDK 22+ (runtime/vm_dump/vm_dump_pipe.h, VmDumpRewriter::feed_file) on JDK-like dumps
 // built byte by byte (jdk_dump_builder.h): the side file read in place of its copy in the pipe, its
 // unchanged runs handed on as file ranges, the pipe's bytes used where the file is gone, differs or
 // is not one the JVM made.
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "jdk_dump_builder.h"
-#include "vm_dump_pipe.h"
+#include "vm_dump/vm_dump_pipe.h"
 
 namespace fasthprof {
 namespace {

@@ -15,10 +15,10 @@
 #include <ctime>
 #include <vector>
 
-#include "options.h"
-#include "output_stream.h"
-#include "profile_writer.h"
-#include "vm_dump_rewriter.h"
+#include "options/options.h"
+#include "records/profile_writer.h"
+#include "sink/output_stream.h"
+#include "vm_dump/vm_dump_rewriter.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "byte_decoder.h"
+#include "base/byte_decoder.h"
 
 namespace fasthprof::cli {
 namespace {

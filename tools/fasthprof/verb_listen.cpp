@@ -1,6 +1,6 @@
 // fasthprof listen: the collector for agents started with net=host:port. It accepts many agents at
 // once, writes each connection to a file of its own (mode 0600: a heap dump holds the program's
-// secrets), and sends the agents commands (runtime/net_command.h) from its command line or from
+// secrets), and sends the agents commands (runtime/options/net_command.h) from its command line or from
 // standard input, one per line (a prompt when that is a terminal).
 //
 // One thread, one poll() loop: the listening sockets, standard input and every connection. A
@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "net_command.h"
+#include "options/net_command.h"
 #include "stream_recorder.h"
 #include "verbs.h"
 

@@ -1,5 +1,5 @@
 // `fasthprof text FILE`: a binary file in the text layout of format=a, through the agent's own text
-// writer (runtime/text_writer.h), so that the two layouts cannot drift apart.
+// writer (runtime/records/text_writer.h), so that the two layouts cannot drift apart.
 #include <algorithm>
 #include <cinttypes>
 #include <cstdint>
@@ -8,9 +8,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "hprof_format.h"
-#include "output_stream.h"
-#include "text_writer.h"
+#include "base/hprof_format.h"
+#include "records/text_writer.h"
+#include "sink/output_stream.h"
 #include "verbs.h"
 
 namespace fasthprof::cli {

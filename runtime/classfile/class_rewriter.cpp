@@ -1,0 +1,711 @@
+// The class-file rewriter (class_rewriter.h; docs/class_rewriter.md says what is rewritten and
+// what is left alone). One pass reads and checks the whole class file; the methods with code are
+// then rewritten one by one into a new byte vector, everything else is copied as it was.
+//
+// A method's code is laid out again as groups, one per original instruction:
+//   [entry call]  (once, before the first group)
+//   [exit call]   (only before a *return)   instruction (re-encoded when it holds offsets)
+// A branch, handler or stack map frame naming an instruction names the start of its group, so a
+// branch to a return runs the exit call and a loop back to offset 0 does not run the entry call
+// again. Short branches that no longer reach are widened, which moves later code, so the layout is
+// repeated until nothing more needs widening (widening is never undone, so this ends).
+#include "classfile/class_rewriter.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "base/byte_decoder.h"
+#include "classfile/class_file.h"
+
+namespace fasthprof {
+namespace {
+
+using namespace class_file;
+
+constexpr uint16_t kStackMapVersion = 50;   // from here on, the type checker and StackMapTable
+constexpr uint32_t kMaxCodeLength = 65535;  // code_length < 65536 (JVMS 4.7.3)
+// Pool entries appended for the tracker besides the IDs (write_pool).
+constexpr uint32_t kTrackerEntries = 9;
+
+// Opcodes the rewriter looks at.
+enum Op : uint8_t {
+  kLdc = 0x12, kLdcW = 0x13, kIinc = 0x84, kIfeq = 0x99, kIfAcmpne = 0xa6, kGoto = 0xa7, kJsr = 0xa8,
+  kRet = 0xa9, kTableswitch = 0xaa, kLookupswitch = 0xab, kIreturn = 0xac, kReturn = 0xb1,
+  kInvokestatic = 0xb8, kWide = 0xc4, kIfnull = 0xc6, kIfnonnull = 0xc7, kGotoW = 0xc8, kJsrW = 0xc9,
+};
+
+// Length of the instructions of fixed length; 0 for the variable ones (switches, wide) and for
+// the opcodes that may not appear in a class file.
+constexpr uint8_t kFixedLength[256] = {
+    // 0x00-0x0f: nop .. dconst_1
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    // 0x10 bipush, sipush, ldc, ldc_w, ldc2_w, iload..aload, *load_<n> from 0x1a
+    2, 3, 2, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // 0x20
+    1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1,  // 0x30: *aload, istore..astore (0x36-0x3a)
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // 0x40
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // 0x50
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // 0x60
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // 0x70
+    1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // 0x80: iinc
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,  // 0x90: if* from 0x99
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 2, 0, 0, 1, 1, 1, 1,  // 0xa0: .. jsr, ret, switches, returns
+    1, 1, 3, 3, 3, 3, 3, 3, 3, 5, 5, 3, 2, 3, 1, 1,  // 0xb0: return, fields, invokes, new, ..
+    3, 3, 1, 1, 0, 4, 3, 3, 5, 5, 0, 0, 0, 0, 0, 0,  // 0xc0: checkcast .. jsr_w
+};
+
+bool is_return(uint8_t op) { return op >= kIreturn && op <= kReturn; }
+bool is_branch16(uint8_t op) { return (op >= kIfeq && op <= kJsr) || op == kIfnull || op == kIfnonnull; }
+bool is_conditional(uint8_t op) { return is_branch16(op) && op != kGoto && op != kJsr; }
+uint8_t inverted(uint8_t op) {
+  if (op == kIfnull || op == kIfnonnull) return op ^ 1;
+  return static_cast<uint8_t>(kIfeq + ((op - kIfeq) ^ 1));  // ifeq/ifne, iflt/ifge, ... pair up
+}
+uint32_t switch_padding(uint32_t at) { return (4 - (at + 1) % 4) % 4; }
+
+int32_t get_s4(const uint8_t* p) { return static_cast<int32_t>(load_be32(p)); }
+
+// ---- one method's code ----------------------------------------------------------------------
+
+struct Instruction {
+  uint32_t at;       // original offset
+  uint32_t length;   // original length
+  uint8_t op;
+  bool wide = false;  // a short branch written in its long form
+  uint32_t first_target = 0, target_count = 0;  // into CodeRewriter::targets_ (absolute, original)
+};
+
+enum class CodeOutcome { kRewritten, kLeftAlone, kMalformed };
+
+class CodeRewriter {
+ public:
+  // One per class: its vectors are reused from method to method.
+  CodeRewriter(const ConstantPool& pool, uint16_t major) : pool_(pool), major_(major) {}
+
+  // Rewrites one Code attribute's info into `out`; kLeftAlone leaves `out` unspecified. The
+  // method's name and descriptor are for the error.
+  CodeOutcome rewrite(const uint8_t* info, size_t size, std::string_view name, std::string_view descriptor,
+                      uint16_t id_index, uint16_t enter_ref, uint16_t exit_ref, std::vector<uint8_t>& out) {
+    name_ = name;
+    descriptor_ = descriptor;
+    insns_.clear();
+    targets_.clear();
+    info_ = info;
+    Reader in(info, size);
+    max_stack_ = in.u2();
+    max_locals_ = in.u2();
+    code_length_ = in.u4();
+    if (in.failed()) return malformed("Code attribute truncated");
+    if (code_length_ == 0 || code_length_ > kMaxCodeLength) return malformed("code_length " + std::to_string(code_length_));
+    code_ = in.bytes(code_length_);
+    if (code_ == nullptr) return malformed("code truncated");
+    if (!decode()) return CodeOutcome::kMalformed;
+    uint16_t handlers = in.u2();
+    handlers_ = in.bytes(size_t{handlers} * 8);
+    handler_count_ = handlers;
+    if (in.failed()) return malformed("exception table truncated");
+    for (uint32_t i = 0; i < handler_count_; ++i) {
+      const uint8_t* h = handlers_ + i * 8;
+      uint32_t start = load_be16(h), end = load_be16(h + 2), handler = load_be16(h + 4);
+      if (start >= end || !boundary(start) || !(end == code_length_ || boundary(end)) || !boundary(handler))
+        return malformed("exception table entry " + std::to_string(i) + " names no instruction");
+    }
+    attributes_at_ = in.at();
+    if (!skip_attributes(in, pool_) || !in.at_end()) return malformed("Code attributes malformed");
+
+    if (max_stack_ == 0xffff) return CodeOutcome::kLeftAlone;  // no room for the pushed ID
+    entry_size_ = (id_index < 256 ? 2 : 3) + 3;
+    exit_size_ = entry_size_;
+    CodeOutcome laid = lay_out();
+    if (laid != CodeOutcome::kRewritten) return laid;
+
+    Writer w(out);
+    w.u2(max_stack_ + 1u);  // the ID on top of whatever a *return leaves on the stack
+    w.u2(max_locals_);
+    w.u4(new_length_);
+    emit_code(w, id_index, enter_ref, exit_ref);
+    w.u2(handler_count_);
+    for (uint32_t i = 0; i < handler_count_; ++i) {
+      const uint8_t* h = handlers_ + i * 8;
+      w.u2(map_target(load_be16(h)));
+      w.u2(map_target(load_be16(h + 2)));
+      w.u2(map_target(load_be16(h + 4)));
+      w.u2(load_be16(h + 6));
+    }
+    return emit_attributes(w);
+  }
+
+  const std::string& error() const { return error_; }
+  uint32_t widened() const {
+    return static_cast<uint32_t>(std::count_if(insns_.begin(), insns_.end(), [](const Instruction& i) { return i.wide; }));
+  }
+
+ private:
+  CodeOutcome malformed(const std::string& what) {
+    error_ = "method " + std::string(name_) + std::string(descriptor_) + ": " + what;
+    return CodeOutcome::kMalformed;
+  }
+
+  bool boundary(uint32_t at) const { return at < code_length_ && index_of_[at] >= 0; }
+
+  // Splits the code into instructions and checks every branch target.
+  bool decode() {
+    index_of_.assign(code_length_, -1);
+    uint32_t at = 0;
+    while (at < code_length_) {
+      uint8_t op = code_[at];
+      uint32_t length = kFixedLength[op];
+      Instruction insn{at, 0, op};
+      uint32_t left = code_length_ - at;
+      if (op == kWide) {
+        if (left < 2) return malformed_bool("wide truncated at " + std::to_string(at));
+        uint8_t inner = code_[at + 1];
+        if (inner == kIinc) length = 6;
+        else if ((inner >= 0x15 && inner <= 0x19) || (inner >= 0x36 && inner <= 0x3a) || inner == kRet) length = 4;
+        else return malformed_bool("wide with opcode " + std::to_string(inner) + " at " + std::to_string(at));
+      } else if (op == kTableswitch || op == kLookupswitch) {
+        uint32_t pad = switch_padding(at);
+        uint32_t fixed = 1 + pad + (op == kTableswitch ? 12 : 8);
+        if (left < fixed) return malformed_bool("switch truncated at " + std::to_string(at));
+        const uint8_t* p = code_ + at + 1 + pad;
+        insn.first_target = static_cast<uint32_t>(targets_.size());
+        if (!add_target(at, get_s4(p))) return false;
+        uint64_t n;
+        if (op == kTableswitch) {
+          int32_t low = get_s4(p + 4), high = get_s4(p + 8);
+          if (low > high) return malformed_bool("tableswitch low > high at " + std::to_string(at));
+          n = static_cast<uint64_t>(static_cast<int64_t>(high) - low) + 1;
+          if (n * 4 > left - fixed) return malformed_bool("tableswitch truncated at " + std::to_string(at));
+          for (uint64_t i = 0; i < n; ++i)
+            if (!add_target(at, get_s4(p + 12 + i * 4))) return false;
+          length = fixed + static_cast<uint32_t>(n * 4);
+        } else {
+          int32_t pairs = get_s4(p + 4);
+          if (pairs < 0 || static_cast<uint64_t>(pairs) * 8 > left - fixed)
+            return malformed_bool("lookupswitch truncated at " + std::to_string(at));
+          n = static_cast<uint64_t>(pairs);
+          for (uint64_t i = 0; i < n; ++i)
+            if (!add_target(at, get_s4(p + 8 + i * 8 + 4))) return false;
+          length = fixed + static_cast<uint32_t>(n * 8);
+        }
+        insn.target_count = static_cast<uint32_t>(targets_.size()) - insn.first_target;
+      } else if (length == 0) {
+        return malformed_bool("opcode " + std::to_string(op) + " at " + std::to_string(at));
+      }
+      if (left < length) return malformed_bool("instruction truncated at " + std::to_string(at));
+      if (is_branch16(op) || op == kGotoW || op == kJsrW) {
+        insn.first_target = static_cast<uint32_t>(targets_.size());
+        int32_t offset = op == kGotoW || op == kJsrW ? get_s4(code_ + at + 1)
+                                                     : static_cast<int16_t>(load_be16(code_ + at + 1));
+        if (!add_target(at, offset)) return false;
+        insn.target_count = 1;
+      }
+      insn.length = length;
+      index_of_[at] = static_cast<int32_t>(insns_.size());
+      insns_.push_back(insn);
+      at += length;
+    }
+    for (const Instruction& insn : insns_)
+      for (uint32_t i = 0; i < insn.target_count; ++i)
+        if (!boundary(targets_[insn.first_target + i]))
+          return malformed_bool("branch at " + std::to_string(insn.at) + " to " +
+                                std::to_string(targets_[insn.first_target + i]) + ", not an instruction");
+    return true;
+  }
+
+  bool add_target(uint32_t at, int64_t offset) {
+    int64_t target = static_cast<int64_t>(at) + offset;
+    if (target < 0 || target >= code_length_)
+      return malformed_bool("branch at " + std::to_string(at) + " leaves the code");
+    targets_.push_back(static_cast<uint32_t>(target));
+    return true;
+  }
+
+  bool malformed_bool(const std::string& what) {
+    malformed(what);
+    return false;
+  }
+
+  uint32_t instruction_size(const Instruction& insn, uint32_t at) const {
+    if (insn.op == kTableswitch) return 1 + switch_padding(at) + 12 + (insn.target_count - 1) * 4;
+    if (insn.op == kLookupswitch) return 1 + switch_padding(at) + 8 + (insn.target_count - 1) * 8;
+    if (insn.wide) return is_conditional(insn.op) ? 3 + 5 : 5;  // inverted branch over goto_w
+    return insn.length;
+  }
+
+  // New offsets for every group, repeated until every short branch reaches its target.
+  CodeOutcome lay_out() {
+    group_at_.resize(insns_.size());
+    insn_at_.resize(insns_.size());
+    for (;;) {
+      uint64_t at = entry_size_;
+      for (size_t i = 0; i < insns_.size(); ++i) {
+        group_at_[i] = static_cast<uint32_t>(at);
+        if (is_return(insns_[i].op)) at += exit_size_;
+        insn_at_[i] = static_cast<uint32_t>(at);
+        at += instruction_size(insns_[i], static_cast<uint32_t>(at));
+        if (at > kMaxCodeLength) return CodeOutcome::kLeftAlone;  // the 64 KiB limit
+      }
+      new_length_ = static_cast<uint32_t>(at);
+      bool widened = false;
+      for (size_t i = 0; i < insns_.size(); ++i) {
+        Instruction& insn = insns_[i];
+        if (!is_branch16(insn.op) || insn.wide) continue;
+        int64_t delta = static_cast<int64_t>(map_target(targets_[insn.first_target])) - insn_at_[i];
+        if (delta >= INT16_MIN && delta <= INT16_MAX) continue;
+        // The instruction after an inverted branch would be a new branch target, which from
+        // version 50 on needs a stack map frame this rewriter cannot compute without type
+        // inference: such a method stays as it was.
+        if (is_conditional(insn.op) && major_ >= kStackMapVersion) return CodeOutcome::kLeftAlone;
+        insn.wide = true;
+        widened = true;
+      }
+      if (!widened) return CodeOutcome::kRewritten;
+    }
+  }
+
+  // Where a branch, handler or frame naming original offset `at` now points: the start of its
+  // group (the exit call before a return), never the entry call. code_length maps to the end.
+  uint32_t map_target(uint32_t at) const {
+    return at >= code_length_ ? new_length_ : group_at_[static_cast<size_t>(index_of_[at])];
+  }
+  // For debug tables, which may name any offset: a start names the group of the instruction it
+  // is in (offset 0 stays 0, so that the entry call has the first line and the parameters' ranges),
+  // an end the group of the first instruction at or after it.
+  uint32_t map_debug_start(uint32_t at) const {
+    if (at == 0) return 0;
+    if (at >= code_length_) return new_length_;
+    auto it = std::upper_bound(insns_.begin(), insns_.end(), at,
+                               [](uint32_t v, const Instruction& insn) { return v < insn.at; });
+    return group_at_[static_cast<size_t>(it - insns_.begin()) - 1];  // insns_[0].at == 0 <= at
+  }
+  uint32_t map_debug_end(uint32_t at) const {
+    if (at >= code_length_) return new_length_;
+    auto it = std::lower_bound(insns_.begin(), insns_.end(), at,
+                               [](const Instruction& insn, uint32_t v) { return insn.at < v; });
+    return it == insns_.end() ? new_length_ : group_at_[static_cast<size_t>(it - insns_.begin())];
+  }
+
+  void emit_call(Writer& w, uint16_t id_index, uint16_t method_ref) const {
+    if (id_index < 256) {
+      w.u1(kLdc);
+      w.u1(id_index);
+    } else {
+      w.u1(kLdcW);
+      w.u2(id_index);
+    }
+    w.u1(kInvokestatic);
+    w.u2(method_ref);
+  }
+
+  void emit_code(Writer& w, uint16_t id_index, uint16_t enter_ref, uint16_t exit_ref) const {
+    emit_call(w, id_index, enter_ref);
+    for (size_t i = 0; i < insns_.size(); ++i) {
+      const Instruction& insn = insns_[i];
+      if (is_return(insn.op)) emit_call(w, id_index, exit_ref);
+      uint32_t at = insn_at_[i];
+      const uint8_t* old = code_ + insn.at;
+      auto relative = [&](uint32_t k) {
+        return static_cast<int64_t>(map_target(targets_[insn.first_target + k])) - static_cast<int64_t>(at);
+      };
+      if (is_branch16(insn.op)) {
+        if (!insn.wide) {
+          w.u1(insn.op);
+          w.u2(static_cast<uint16_t>(relative(0)));
+        } else if (is_conditional(insn.op)) {
+          w.u1(inverted(insn.op));
+          w.u2(8);
+          w.u1(kGotoW);
+          w.u4(static_cast<uint32_t>(relative(0) - 3));
+        } else {
+          w.u1(insn.op == kGoto ? kGotoW : kJsrW);
+          w.u4(static_cast<uint32_t>(relative(0)));
+        }
+      } else if (insn.op == kGotoW || insn.op == kJsrW) {
+        w.u1(insn.op);
+        w.u4(static_cast<uint32_t>(relative(0)));
+      } else if (insn.op == kTableswitch || insn.op == kLookupswitch) {
+        w.u1(insn.op);
+        for (uint32_t p = switch_padding(at); p > 0; --p) w.u1(0);
+        const uint8_t* body = old + 1 + switch_padding(insn.at);
+        w.u4(static_cast<uint32_t>(relative(0)));
+        if (insn.op == kTableswitch) {
+          w.bytes(body + 4, 8);  // low, high
+          for (uint32_t k = 1; k < insn.target_count; ++k) w.u4(static_cast<uint32_t>(relative(k)));
+        } else {
+          w.bytes(body + 4, 4);  // npairs
+          for (uint32_t k = 1; k < insn.target_count; ++k) {
+            w.bytes(body + 8 + (k - 1) * 8, 4);  // match
+            w.u4(static_cast<uint32_t>(relative(k)));
+          }
+        }
+      } else {
+        w.bytes(old, insn.length);
+      }
+    }
+  }
+
+  CodeOutcome emit_attributes(Writer& w) {
+    Reader in(info_ + attributes_at_, SIZE_MAX);  // already checked by skip_attributes
+    uint16_t count = in.u2();
+    w.u2(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      uint16_t name_index = in.u2();
+      uint32_t length = in.u4();
+      const uint8_t* body = in.bytes(length);
+      std::string_view name;
+      pool_.utf8(name_index, &name);
+      w.u2(name_index);
+      size_t length_at = w.size();
+      w.u4(0);
+      size_t start = w.size();
+      bool ok = true;
+      if (name == "StackMapTable") ok = emit_stack_map(Reader(body, length), w);
+      else if (name == "LineNumberTable") ok = emit_line_numbers(Reader(body, length), w);
+      else if (name == "LocalVariableTable" || name == "LocalVariableTypeTable") ok = emit_local_variables(Reader(body, length), w);
+      else if (name == "RuntimeVisibleTypeAnnotations" || name == "RuntimeInvisibleTypeAnnotations")
+        ok = emit_type_annotations(Reader(body, length), w);
+      else w.bytes(body, length);  // no offsets the JVM reads: kept as it is
+      if (!ok) return malformed(std::string(name) + " malformed");
+      w.patch_u4(length_at, static_cast<uint32_t>(w.size() - start));
+    }
+    return CodeOutcome::kRewritten;
+  }
+
+  bool emit_verification_types(Reader& in, Writer& w, uint32_t count) {
+    for (uint32_t i = 0; i < count; ++i) {
+      uint8_t tag = in.u1();
+      w.u1(tag);
+      if (tag == 7) {  // Object: a class entry
+        w.u2(in.u2());
+      } else if (tag == 8) {  // Uninitialized: the offset of its `new`, now where that instruction went
+        uint16_t at = in.u2();
+        if (in.failed() || !boundary(at)) return false;
+        w.u2(insn_at_[static_cast<size_t>(index_of_[at])]);
+      } else if (tag > 8) {
+        return false;
+      }
+    }
+    return !in.failed();
+  }
+
+  bool emit_stack_map(Reader in, Writer& w) {
+    uint16_t count = in.u2();
+    w.u2(count);
+    int64_t old_at = -1, new_at = -1;
+    for (uint32_t i = 0; i < count; ++i) {
+      uint8_t type = in.u1();
+      uint32_t delta;
+      if (type < 128) delta = type % 64;
+      else if (type >= 247) delta = in.u2();
+      else return false;  // 128-246 are reserved
+      if (in.failed()) return false;
+      old_at += delta + 1;
+      if (old_at >= code_length_ || !boundary(static_cast<uint32_t>(old_at))) return false;
+      int64_t here = map_target(static_cast<uint32_t>(old_at));
+      uint32_t new_delta = static_cast<uint32_t>(here - new_at - 1);
+      new_at = here;
+      // The same kind of frame, in its short form when the new delta still fits.
+      if (type < 64 || type == 251) {
+        if (new_delta < 64) {
+          w.u1(new_delta);
+        } else {
+          w.u1(251);
+          w.u2(new_delta);
+        }
+      } else if (type < 128 || type == 247) {
+        if (new_delta < 64) {
+          w.u1(64 + new_delta);
+        } else {
+          w.u1(247);
+          w.u2(new_delta);
+        }
+        if (!emit_verification_types(in, w, 1)) return false;
+      } else {
+        w.u1(type);
+        w.u2(new_delta);
+        if (type >= 252 && type <= 254) {
+          if (!emit_verification_types(in, w, type - 251u)) return false;
+        } else if (type == 255) {
+          uint16_t locals = in.u2();
+          w.u2(locals);
+          if (!emit_verification_types(in, w, locals)) return false;
+          uint16_t stack = in.u2();
+          w.u2(stack);
+          if (!emit_verification_types(in, w, stack)) return false;
+        }
+      }
+    }
+    return in.at_end();
+  }
+
+  bool emit_line_numbers(Reader in, Writer& w) {
+    uint16_t count = in.u2();
+    w.u2(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      uint16_t at = in.u2();
+      uint16_t line = in.u2();
+      if (in.failed() || at >= code_length_) return false;
+      w.u2(map_debug_start(at));
+      w.u2(line);
+    }
+    return in.at_end();
+  }
+
+  bool emit_range(Reader& in, Writer& w) {
+    uint16_t start = in.u2();
+    uint16_t length = in.u2();
+    if (in.failed() || uint32_t{start} + length > code_length_) return false;
+    uint32_t new_start = map_debug_start(start);
+    w.u2(new_start);
+    w.u2(map_debug_end(start + length) - new_start);
+    return true;
+  }
+
+  bool emit_local_variables(Reader in, Writer& w) {
+    uint16_t count = in.u2();
+    w.u2(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      if (!emit_range(in, w)) return false;
+      const uint8_t* rest = in.bytes(6);  // name, descriptor or signature, index
+      if (rest == nullptr) return false;
+      w.bytes(rest, 6);
+    }
+    return in.at_end();
+  }
+
+  // type_annotation (JVMS 4.7.20): the targets of a Code attribute carry offsets.
+  bool emit_type_annotations(Reader in, Writer& w) {
+    uint16_t count = in.u2();
+    w.u2(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      uint8_t target = in.u1();
+      w.u1(target);
+      switch (target) {
+        case 0x00: case 0x01: case 0x16: w.u1(in.u1()); break;
+        case 0x10: case 0x17: case 0x42: w.u2(in.u2()); break;
+        case 0x11: case 0x12: w.u1(in.u1()); w.u1(in.u1()); break;
+        case 0x13: case 0x14: case 0x15: break;
+        case 0x40: case 0x41: {  // localvar_target
+          uint16_t ranges = in.u2();
+          w.u2(ranges);
+          for (uint32_t r = 0; r < ranges; ++r) {
+            if (!emit_range(in, w)) return false;
+            w.u2(in.u2());
+          }
+          break;
+        }
+        case 0x43: case 0x44: case 0x45: case 0x46:  // offset_target
+        case 0x47: case 0x48: case 0x49: case 0x4a: case 0x4b: {  // type_argument_target
+          uint16_t at = in.u2();
+          if (in.failed() || at >= code_length_) return false;
+          w.u2(boundary(at) ? insn_at_[static_cast<size_t>(index_of_[at])] : map_debug_start(at));
+          if (target >= 0x47) w.u1(in.u1());
+          break;
+        }
+        default: return false;
+      }
+      uint8_t path = in.u1();
+      w.u1(path);
+      const uint8_t* steps = in.bytes(size_t{path} * 2);
+      if (steps == nullptr) return false;
+      w.bytes(steps, size_t{path} * 2);
+      size_t annotation_at = in.at();
+      if (!skip_annotation(in, 0)) return false;
+      w.bytes(in.data() + annotation_at, in.at() - annotation_at);  // no offsets inside
+    }
+    return in.at_end();
+  }
+
+  bool skip_annotation(Reader& in, int depth) {
+    if (depth > 64) return false;
+    in.u2();  // type_index
+    uint16_t pairs = in.u2();
+    for (uint32_t i = 0; i < pairs && !in.failed(); ++i) {
+      in.u2();
+      if (!skip_element_value(in, depth + 1)) return false;
+    }
+    return !in.failed();
+  }
+
+  bool skip_element_value(Reader& in, int depth) {
+    if (depth > 64) return false;
+    uint8_t tag = in.u1();
+    switch (tag) {
+      case 'B': case 'C': case 'D': case 'F': case 'I': case 'J': case 'S': case 'Z': case 's': case 'c':
+        in.u2();
+        break;
+      case 'e': in.u2(); in.u2(); break;
+      case '@': return skip_annotation(in, depth + 1);
+      case '[': {
+        uint16_t n = in.u2();
+        for (uint32_t i = 0; i < n && !in.failed(); ++i)
+          if (!skip_element_value(in, depth + 1)) return false;
+        break;
+      }
+      default: return false;
+    }
+    return !in.failed();
+  }
+
+  const ConstantPool& pool_;
+  uint16_t major_;
+  std::string_view name_, descriptor_;
+  std::string error_;
+  const uint8_t* info_ = nullptr;
+  const uint8_t* code_ = nullptr;
+  uint16_t max_stack_ = 0, max_locals_ = 0;
+  uint32_t code_length_ = 0;
+  const uint8_t* handlers_ = nullptr;
+  uint32_t handler_count_ = 0;
+  size_t attributes_at_ = 0;
+  uint32_t entry_size_ = 0, exit_size_ = 0, new_length_ = 0;
+  std::vector<Instruction> insns_;
+  std::vector<uint32_t> targets_;
+  std::vector<int32_t> index_of_;  // original offset -> instruction index, -1 inside an instruction
+  std::vector<uint32_t> group_at_, insn_at_;
+};
+
+// The tracker's Methodrefs, appended to the pool by write_pool.
+struct TrackerRefs {
+  uint16_t enter = 0, exit = 0;
+};
+
+// The class file's header and constant pool, with the appended entries: the Integers of the method
+// IDs first (the lower their index, the likelier a 2-byte ldc), then the tracker's class, names,
+// descriptor, NameAndTypes and Methodrefs.
+TrackerRefs write_pool(Writer& w, const uint8_t* data, const ClassFile& cf, const std::vector<uint32_t>& distinct,
+                       const TrackerCalls& tracker) {
+  uint32_t next = cf.pool.count() + static_cast<uint32_t>(distinct.size());
+  const uint16_t class_utf8 = next, class_entry = next + 1, enter_utf8 = next + 2, exit_utf8 = next + 3,
+                 descriptor_utf8 = next + 4, enter_nat = next + 5, exit_nat = next + 6;
+  w.bytes(data, 8);
+  w.u2(next + kTrackerEntries);
+  w.bytes(data + 10, cf.pool_end - 10);
+  for (uint32_t id : distinct) {
+    w.u1(kInteger);
+    w.u4(id);
+  }
+  auto utf8 = [&](const std::string& text) {
+    w.u1(kUtf8);
+    w.u2(static_cast<uint32_t>(text.size()));
+    w.str(text);
+  };
+  utf8(tracker.class_name);
+  w.u1(kClass);
+  w.u2(class_utf8);
+  utf8(tracker.enter_name);
+  utf8(tracker.exit_name);
+  utf8("(I)V");
+  w.u1(kNameAndType); w.u2(enter_utf8); w.u2(descriptor_utf8);
+  w.u1(kNameAndType); w.u2(exit_utf8); w.u2(descriptor_utf8);
+  w.u1(kMethodref); w.u2(class_entry); w.u2(enter_nat);
+  w.u1(kMethodref); w.u2(class_entry); w.u2(exit_nat);
+  return TrackerRefs{static_cast<uint16_t>(next + 7), static_cast<uint16_t>(next + 8)};
+}
+
+// The method_info again, with its Code attribute's body replaced by code.
+void write_method(Writer& w, const uint8_t* data, const MethodInfo& m, const std::vector<uint8_t>& code) {
+  Reader in(data + m.start, m.end - m.start);
+  w.bytes(in.bytes(6), 6);
+  uint16_t attributes = in.u2();
+  w.u2(attributes);
+  for (uint32_t a = 0; a < attributes; ++a) {
+    size_t at = in.at();
+    uint16_t name = in.u2();
+    uint32_t length = in.u4();
+    in.bytes(length);
+    if (m.start + at + 6 == m.code_at) {
+      w.u2(name);
+      w.u4(static_cast<uint32_t>(code.size()));
+      w.bytes(code.data(), code.size());
+    } else {
+      w.bytes(data + m.start + at, 6 + size_t{length});
+    }
+  }
+}
+
+}  // namespace
+
+RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls& tracker,
+                            const MethodIdAssigner& assign_id) {
+  RewriteResult result;
+  ClassFile cf;
+  if (data == nullptr) size = 0;
+  bool parsed = parse_class(data, size, cf, &result.error);
+  result.class_name = cf.class_name;  // also for a malformed class whose name could be read
+  result.source_file = cf.source_file;
+  if (!parsed) {
+    result.outcome = RewriteOutcome::kMalformed;
+    result.error = printable(result.error);
+    return result;
+  }
+  result.outcome = RewriteOutcome::kNothingToDo;
+  if (result.class_name == tracker.class_name) return result;
+
+  // IDs first, in class-file order: the constants they need are appended to the pool.
+  std::vector<uint32_t> ids(cf.methods.size());
+  std::vector<uint32_t> distinct;
+  size_t with_code = 0;
+  for (size_t i = 0; i < cf.methods.size(); ++i) {
+    const MethodInfo& m = cf.methods[i];
+    if (m.code_at == 0) continue;
+    ++with_code;
+    ids[i] = assign_id(result.class_name, m.name, m.descriptor);
+    distinct.push_back(ids[i]);
+  }
+  if (with_code == 0) return result;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+
+  uint32_t first = cf.pool.count();
+  if (first + distinct.size() + kTrackerEntries > 0xffff) {
+    result.methods_left_alone = static_cast<uint32_t>(with_code);  // the pool would overflow
+    return result;
+  }
+  auto id_index = [&](uint32_t id) {  // distinct is sorted: the Integers are in its order
+    return static_cast<uint16_t>(first + (std::lower_bound(distinct.begin(), distinct.end(), id) - distinct.begin()));
+  };
+  std::vector<uint8_t> out;
+  out.reserve(size + size / 4 + 256);
+  Writer w(out);
+  TrackerRefs refs = write_pool(w, data, cf, distinct, tracker);
+  w.bytes(data + cf.pool_end, cf.methods_at - cf.pool_end);
+  w.u2(static_cast<uint32_t>(cf.methods.size()));
+
+  std::vector<uint8_t> code;
+  CodeRewriter rewriter(cf.pool, cf.major);
+  for (size_t i = 0; i < cf.methods.size(); ++i) {
+    const MethodInfo& m = cf.methods[i];
+    if (m.code_at == 0) {
+      w.bytes(data + m.start, m.end - m.start);
+      continue;
+    }
+    code.clear();
+    CodeOutcome outcome = rewriter.rewrite(data + m.code_at, m.code_length, m.name, m.descriptor, id_index(ids[i]),
+                                           refs.enter, refs.exit, code);
+    if (outcome == CodeOutcome::kMalformed) {
+      RewriteResult malformed;
+      malformed.class_name = result.class_name;
+      malformed.source_file = result.source_file;
+      malformed.error = printable(result.class_name + " " + rewriter.error());
+      return malformed;
+    }
+    if (outcome == CodeOutcome::kLeftAlone) {
+      ++result.methods_left_alone;
+      w.bytes(data + m.start, m.end - m.start);
+      continue;
+    }
+    write_method(w, data, m, code);
+    result.methods.push_back({std::string(m.name), std::string(m.descriptor), ids[i]});
+    result.branches_widened += rewriter.widened();
+  }
+  w.bytes(data + cf.methods_end, size - cf.methods_end);
+  if (result.methods.empty()) return result;
+  result.outcome = RewriteOutcome::kRewritten;
+  result.bytes = std::move(out);
+  return result;
+}
+
+}  // namespace fasthprof
