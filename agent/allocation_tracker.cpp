@@ -342,10 +342,7 @@ void AllocationTracker::write_report(ReportContext& report) {
   if (report.heap_summary_only) {
     SiteTotals totals;
     recorder_.sites().report_rows(1.0, &totals);
-    if (context_.writer->binary()) {
-      context_.writer->records().write_heap_summary(totals.live_bytes, totals.live_objects, totals.alloc_bytes,
-                                                    totals.alloc_objects);
-    }
+    context_.writer->output().heap_summary(totals);
     return;
   }
   write_sites(report.cutoff < 0 ? context_.options->cutoff : report.cutoff, report.sites_flags);

@@ -114,7 +114,7 @@ class Collector {
       }
       jvmti_->GetFieldModifiers(klass, fields[i], &modifiers);
       field.is_static = (modifiers & kStaticModifier) != 0;
-      if (writer_.binary()) field.name_id = writer_.name_id(field.name);
+      field.name_id = writer_.name_id(field.name);  // 0 in a text dump
       if (field.is_static) {
         out->static_values.push_back({field.name_id, field.type, static_value(klass, fields[i], field.type)});
       }

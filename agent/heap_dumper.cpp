@@ -19,6 +19,7 @@
 #include "class_tracker.h"
 #include "heap_class_layouts.h"
 #include "heap_dump/heap_dump_assembler.h"
+#include "heap_dump/heap_dump_section.h"
 #include "heap_dump/heap_dump_staging.h"
 #include "heap_walk.h"
 #include "jvmti_support.h"
@@ -190,14 +191,12 @@ class WalkDump {
   void hold();
   // Describes every loaded class (layouts, CLASS DUMP data). False when they cannot be (said).
   bool collect_classes();
-  // The roots, the walk and the objects, binary or text; the threads are let go when the walk ends.
+  // The roots, the walk and the objects; the threads are let go when the walk ends.
   void write();
   // Warnings, the heap-dump tags cleared, and the statistics line (verbose=y).
   void finish();
 
  private:
-  void write_binary(const std::vector<std::pair<uint64_t, DumpThread>>& ordered);
-  void write_text(const std::vector<std::pair<uint64_t, DumpThread>>& ordered);
   HeapWalkSetup walk_setup();
   void print_stats(uint64_t cleared, double clear_seconds) const;
 
@@ -263,86 +262,39 @@ HeapWalkSetup WalkDump::walk_setup() {
   setup.holder_id = collection_.class_field_holder_id;
   setup.threads = &threads_;
   setup.allocation_traces = allocation_traces_;
-  setup.text = !writer_.binary();
   setup.primitive_fields = options_.primfields;
   setup.primitive_arrays = options_.primarrays;
   return setup;
 }
 
+// The roots, then the walk, into the section of the file's format (heap_dump_section.h). Threads
+// in serial order, so that the file is stable for a stable program.
 void WalkDump::write() {
-  // Threads in serial order, so that the file is stable for a stable program.
   std::vector<std::pair<uint64_t, DumpThread>> ordered(threads_.begin(), threads_.end());
   std::sort(ordered.begin(), ordered.end(),
             [](const auto& a, const auto& b) { return a.second.serial < b.second.serial; });
-  if (writer_.binary()) {
-    write_binary(ordered);
-  } else {
-    write_text(ordered);
+  std::string error;
+  std::string staging_folder = options_.net_host.empty() ? folder_of(options_.output_path()) : std::string();
+  std::unique_ptr<HeapDumpSection> section =
+      HeapDumpSection::make(writer_.output(), *context_.sink, staging_folder, &error);
+  if (!section) {
+    held_.release();
+    write_stderr("fasthprof: the heap dump failed: " + error + "\n");
+    return;
   }
-}
-
-void WalkDump::write_binary(const std::vector<std::pair<uint64_t, DumpThread>>& ordered) {
-  HeapDumpWriter segments(writer_.records());
-  BinaryHeapDumpOutput out(segments);
-  HeapDumpAssembler assembler(classes_, out, collection_.object_class_id, collection_.class_class_id,
-                              options_.primfields);
+  HeapDumpAssembler assembler(classes_, section->output(), collection_.object_class_id,
+                              collection_.class_class_id, options_.primfields);
   HeapWalkSetup setup = walk_setup();
+  setup.text = section->needs_sizes();
   setup.assembler = &assembler;
-  setup.bytes_written = [this] { return writer_.records().position(); };
-  assembler.write_classes();
+  setup.bytes_written = [&section] { return section->bytes_written(); };
+  section->begin(assembler);
   for (const auto& [id, thread] : ordered) assembler.root_thread(id, thread.serial, thread.trace_serial);
   walk_ = run_heap_walk(jvmti_, setup);
   held_.release();
-  segments.finish();
+  section->end(assembler);
   counts_ = assembler.counts();
-  if (walk_.failed) context_.sink->abandon_report("the heap dump was left out: its walk was stopped");
-}
-
-// Text: the objects go to a staging file during the walk, because the section's header line
-// gives their totals; roots and header follow the walk, then the staged objects.
-void WalkDump::write_text(const std::vector<std::pair<uint64_t, DumpThread>>& ordered) {
-  std::string staging_error;
-  std::string folder = options_.net_host.empty() ? folder_of(options_.output_path()) : std::string();
-  std::unique_ptr<StagingFile> staged = StagingFile::create(folder, &staging_error);
-  if (!staged) {
-    held_.release();
-    write_stderr("fasthprof: the heap dump failed: " + staging_error + "\n");
-    return;
-  }
-  StagingMemory roots;
-  {
-    TextWriter root_lines(roots);
-    TextWriter object_lines(*staged);
-    TextHeapDumpOutput out(root_lines, object_lines);
-    HeapDumpAssembler assembler(classes_, out, collection_.object_class_id, collection_.class_class_id,
-                                options_.primfields);
-    HeapWalkSetup setup = walk_setup();
-    setup.assembler = &assembler;
-    setup.bytes_written = [&staged] { return staged->size(); };
-    for (const auto& [id, thread] : ordered) assembler.root_thread(id, thread.serial, thread.trace_serial);
-    walk_ = run_heap_walk(jvmti_, setup);
-    held_.release();
-    assembler.write_classes();
-    counts_ = assembler.counts();
-  }
-  TextWriter& text = writer_.text();
-  text.flush();
-  // A dump without its objects would look complete (BEGIN, roots, END): the report is cut back
-  // as a failed write would cut it, so that the file holds only complete reports.
-  if (walk_.failed) {
-    context_.sink->abandon_report("the heap dump was left out: its walk was stopped");
-  } else if (staged->failed()) {
-    context_.sink->abandon_report("the heap dump was left out: " + staged->error());
-  } else {
-    text.heap_dump_begin(counts_.objects(), counts_.bytes, std::time(nullptr));
-    text.raw(roots.text());
-    text.flush();
-    if (staged->copy_to(*context_.sink, &staging_error)) {
-      text.heap_dump_end();
-    } else {
-      context_.sink->abandon_report("the heap dump was left out: " + staging_error);
-    }
-  }
+  section->finish(counts_, walk_.failed);
 }
 
 void WalkDump::finish() {

@@ -201,9 +201,9 @@ void MonitorTracker::apply(JNIEnv* jni, LifecycleEvent& event) {
   if (event.kind == LifecycleEvent::Kind::kMonitorWait) {
     if (event.handle != nullptr) waiting_on_[event.object_id] = static_cast<jweak>(event.handle);
     event.handle = nullptr;
-    writer.text().monitor_wait(event.text, event.value, serial);
+    writer.output().monitor_wait(event.text, event.value, serial);
   } else {
-    writer.text().monitor_waited(event.text, event.value, serial);
+    writer.output().monitor_waited(event.text, event.value, serial);
   }
 }
 
@@ -247,23 +247,21 @@ void MonitorTracker::write_monitor_dump(JNIEnv* jni) {
   if (jvmti_->GetAllThreads(&count, &threads) != JVMTI_ERROR_NONE) count = 0;
   jvmti::ReturnedRefs<jthread> held(jvmti_, jni, threads, count, 16);
   std::vector<DumpThreadRow> rows = dump_threads(jni, threads, count);
-  std::vector<DumpMonitorRow> monitor_rows;
+  std::vector<MonitorDumpMonitor> monitor_rows;
   for (jobject monitor : dump_monitors(jni, rows)) {
     monitor_rows.push_back(describe_monitor(jni, monitor));
     jni->DeleteGlobalRef(monitor);
   }
 
-  for (const DumpThreadRow& row : rows) writer.write_trace(row.trace);
-  TextWriter& text = writer.text();
-  text.monitor_dump_begin();
-  if (!(owned_info_ && contended_info_)) {
-    text.monitor_dump_note(context_.attached ? kNoMonitorsAttachedNote : kNoMonitorsNote);
+  std::vector<MonitorDumpThread> dump_rows;
+  dump_rows.reserve(rows.size());
+  for (const DumpThreadRow& row : rows) {
+    writer.write_trace(row.trace);
+    dump_rows.push_back({row.serial, row.trace, static_cast<uint32_t>(row.state)});
   }
-  for (const DumpThreadRow& row : rows) text.monitor_dump_thread(row.serial, row.trace, static_cast<uint32_t>(row.state));
-  for (const DumpMonitorRow& row : monitor_rows) {
-    text.monitor_dump_monitor(row.signature, row.owner, row.entry_count, row.to_enter, row.to_be_notified);
-  }
-  text.monitor_dump_end();
+  std::string_view note;
+  if (!(owned_info_ && contended_info_)) note = context_.attached ? kNoMonitorsAttachedNote : kNoMonitorsNote;
+  writer.output().monitor_dump(note, dump_rows, monitor_rows);
 }
 
 // Threads first: a thread not announced yet is announced now, before the section begins, so that
@@ -338,9 +336,9 @@ std::vector<jobject> MonitorTracker::dump_monitors(JNIEnv* jni, const std::vecto
 
 // One monitor's row: its class, owner, entry count, and the threads waiting to enter it and to be
 // notified.
-MonitorTracker::DumpMonitorRow MonitorTracker::describe_monitor(JNIEnv* jni, jobject monitor) {
+MonitorDumpMonitor MonitorTracker::describe_monitor(JNIEnv* jni, jobject monitor) {
   ProfileWriter& writer = *context_.writer;
-  DumpMonitorRow row;
+  MonitorDumpMonitor row;
   row.signature = signature_of(jni, monitor);
   auto serial_of = [&](jthread thread) {
     uint64_t id = thread_id(thread);

@@ -76,16 +76,10 @@ class MonitorTracker final : public Feature {
     jint state = 0;
     jthread thread = nullptr;
   };
-  struct DumpMonitorRow {
-    std::string signature;
-    uint32_t owner = 0;
-    uint32_t entry_count = 0;
-    std::vector<uint32_t> to_enter, to_be_notified;
-  };
   void write_monitor_dump(JNIEnv* jni);
   std::vector<DumpThreadRow> dump_threads(JNIEnv* jni, jthread* threads, jint count);
   std::vector<jobject> dump_monitors(JNIEnv* jni, const std::vector<DumpThreadRow>& rows);
-  DumpMonitorRow describe_monitor(JNIEnv* jni, jobject monitor);
+  MonitorDumpMonitor describe_monitor(JNIEnv* jni, jobject monitor);
 
   AgentContext context_;
   jvmtiEnv* jvmti_;

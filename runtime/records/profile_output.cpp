@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "base/hprof_format.h"
+#include "base/java_names.h"
 
 namespace fasthprof {
 namespace {
@@ -80,7 +81,16 @@ void TextProfileOutput::sites(std::span<const SiteRow> rows, const SiteTotals& t
 }
 
 void TextProfileOutput::cpu_samples(const CpuSampleReport& report, std::time_t when) {
-  text_.cpu_begin(CpuSection::kSamples, report.total, report.rows.size(), when);
+  cpu_section(CpuSection::kSamples, report, when);
+}
+
+void TextProfileOutput::cpu_times(const CpuSampleReport& report, CpuSection title, std::time_t when) {
+  cpu_section(title, report, when);
+}
+
+// Each row with its trace's top frame.
+void TextProfileOutput::cpu_section(CpuSection title, const CpuSampleReport& report, std::time_t when) {
+  text_.cpu_begin(title, report.total, report.rows.size(), when);
   for (const CpuSampleReportRow& row : report.rows) {
     std::string_view class_name;
     std::string_view method_name;
@@ -95,7 +105,47 @@ void TextProfileOutput::cpu_samples(const CpuSampleReport& report, std::time_t w
     text_.cpu_row(row.rank, row.self_percent, row.accumulated_percent, row.count, row.trace_serial, class_name,
                   method_name);
   }
-  text_.cpu_end(CpuSection::kSamples);
+  text_.cpu_end(title);
+}
+
+void TextProfileOutput::old_prof(std::span<const OldProfRow> rows) {
+  text_.old_prof_header();
+  for (const OldProfRow& row : rows) {
+    text_.old_prof_row(row.calls, row.callee ? &*row.callee : nullptr, row.caller ? &*row.caller : nullptr,
+                       row.total_ms);
+  }
+}
+
+void TextProfileOutput::monitor_time(std::span<const MonitorTimeRow> rows, uint64_t total_ms, std::time_t when) {
+  text_.monitor_time_begin(total_ms, when, !rows.empty());
+  for (const MonitorTimeRow& row : rows) {
+    text_.monitor_time_row(row.rank, row.self_percent, row.accumulated_percent, row.count, row.trace_serial,
+                           java_name(row.signature));
+  }
+  text_.monitor_time_end();
+}
+
+void TextProfileOutput::monitor_dump(std::string_view note, std::span<const MonitorDumpThread> threads,
+                                     std::span<const MonitorDumpMonitor> monitors) {
+  text_.monitor_dump_begin();
+  if (!note.empty()) text_.monitor_dump_note(note);
+  for (const MonitorDumpThread& thread : threads) {
+    text_.monitor_dump_thread(thread.serial, thread.trace_serial, thread.jvmti_state);
+  }
+  for (const MonitorDumpMonitor& monitor : monitors) {
+    text_.monitor_dump_monitor(monitor.signature, monitor.owner, monitor.entry_count, monitor.to_enter,
+                               monitor.to_be_notified);
+  }
+  text_.monitor_dump_end();
+}
+
+void TextProfileOutput::monitor_wait(std::string_view monitor_signature, int64_t timeout_ms, uint32_t thread_serial) {
+  text_.monitor_wait(monitor_signature, timeout_ms, thread_serial);
+}
+
+void TextProfileOutput::monitor_waited(std::string_view monitor_signature, int64_t waited_ms,
+                                       uint32_t thread_serial) {
+  text_.monitor_waited(monitor_signature, waited_ms, thread_serial);
 }
 
 // Binary.
@@ -117,6 +167,10 @@ void BinaryProfileOutput::file_header(std::time_t, uint64_t wall_millis) {
 void BinaryProfileOutput::write_trace(uint32_t serial) {
   std::optional<TraceView> view = tables_.traces.find(serial);
   if (view && tables_.traces.claim(serial)) trace(*view);
+}
+
+void BinaryProfileOutput::heap_summary(const SiteTotals& totals) {
+  records_->write_heap_summary(totals.live_bytes, totals.live_objects, totals.alloc_bytes, totals.alloc_objects);
 }
 
 uint64_t BinaryProfileOutput::name_id(std::string_view text) {

@@ -88,6 +88,25 @@ class ProfileOutput {
   // SAMPLES record.
   virtual void cpu_samples(const CpuSampleReport& report, std::time_t when) = 0;
 
+  // The text-only sections (format=b refuses cpu=times|old and monitor=y, options.cpp: binary
+  // HPROF has no record for them, and the binary output writes nothing). CPU TIME (ms), or under
+  // the title CPU SAMPLES when cpu=samples is on too (the original's), rows ranked by calls, the
+  // total in milliseconds, with each row's top frame:
+  virtual void cpu_times(const CpuSampleReport& report, CpuSection title, std::time_t when) = 0;
+  // The cpu=old table: "count callee caller time", then the rows.
+  virtual void old_prof(std::span<const OldProfRow> rows) = 0;
+  // MONITOR TIME: rows ranked by time (total_ms over every contended enter, cut rows included).
+  virtual void monitor_time(std::span<const MonitorTimeRow> rows, uint64_t total_ms, std::time_t when) = 0;
+  // MONITOR DUMP: note (what the dump cannot show, or empty), the live threads, the monitors.
+  virtual void monitor_dump(std::string_view note, std::span<const MonitorDumpThread> threads,
+                            std::span<const MonitorDumpMonitor> monitors) = 0;
+  // WAIT and WAITED of monitor=y, as they happen (times in milliseconds).
+  virtual void monitor_wait(std::string_view monitor_signature, int64_t timeout_ms, uint32_t thread_serial) = 0;
+  virtual void monitor_waited(std::string_view monitor_signature, int64_t waited_ms, uint32_t thread_serial) = 0;
+
+  // HEAP SUMMARY (binary), the answer to a net= heap-summary command; text has no such record.
+  virtual void heap_summary(const SiteTotals& totals) = 0;
+
   // Binary: the UTF8 ID of text, writing its UTF8 record the first time; 0 for "". Text names
   // nothing by ID: 0.
   virtual uint64_t name_id(std::string_view text) = 0;
@@ -100,8 +119,9 @@ class ProfileOutput {
   virtual void output_lost() = 0;
   virtual void reannounce() = 0;
 
-  // The encoder underneath, for a section with a flow of its own (the heap dump's staging and
-  // segments): the text one or null, the binary one (once the header is written) or null.
+  // The encoder underneath, for a section with a flow of its own (heap_dump/heap_dump_section.h,
+  // which chooses its format by which of the two it gets): the text one or null, the binary one
+  // (once the header is written) or null.
   virtual TextWriter* text_writer() = 0;
   virtual RecordWriter* record_writer() = 0;
 };
@@ -120,6 +140,14 @@ class TextProfileOutput final : public ProfileOutput {
   void sites(std::span<const SiteRow> rows, const SiteTotals& totals, double cutoff, uint16_t flags,
              std::time_t when) override;
   void cpu_samples(const CpuSampleReport& report, std::time_t when) override;
+  void cpu_times(const CpuSampleReport& report, CpuSection title, std::time_t when) override;
+  void old_prof(std::span<const OldProfRow> rows) override;
+  void monitor_time(std::span<const MonitorTimeRow> rows, uint64_t total_ms, std::time_t when) override;
+  void monitor_dump(std::string_view note, std::span<const MonitorDumpThread> threads,
+                    std::span<const MonitorDumpMonitor> monitors) override;
+  void monitor_wait(std::string_view monitor_signature, int64_t timeout_ms, uint32_t thread_serial) override;
+  void monitor_waited(std::string_view monitor_signature, int64_t waited_ms, uint32_t thread_serial) override;
+  void heap_summary(const SiteTotals&) override {}
   uint64_t name_id(std::string_view) override { return 0; }
   void flush() override { text_.flush(); }
   // A text report cut off loses only lines that no later line depends on.
@@ -130,6 +158,8 @@ class TextProfileOutput final : public ProfileOutput {
   RecordWriter* record_writer() override { return nullptr; }
 
  private:
+  void cpu_section(CpuSection title, const CpuSampleReport& report, std::time_t when);
+
   TextWriter text_;
   ProfileTables tables_;
   bool old_prof_ = false;
@@ -148,6 +178,14 @@ class BinaryProfileOutput final : public ProfileOutput {
   void sites(std::span<const SiteRow> rows, const SiteTotals& totals, double cutoff, uint16_t flags,
              std::time_t when) override;
   void cpu_samples(const CpuSampleReport& report, std::time_t when) override;
+  // The text-only sections: nothing (see ProfileOutput).
+  void cpu_times(const CpuSampleReport&, CpuSection, std::time_t) override {}
+  void old_prof(std::span<const OldProfRow>) override {}
+  void monitor_time(std::span<const MonitorTimeRow>, uint64_t, std::time_t) override {}
+  void monitor_dump(std::string_view, std::span<const MonitorDumpThread>, std::span<const MonitorDumpMonitor>) override {}
+  void monitor_wait(std::string_view, int64_t, uint32_t) override {}
+  void monitor_waited(std::string_view, int64_t, uint32_t) override {}
+  void heap_summary(const SiteTotals& totals) override;
   uint64_t name_id(std::string_view text) override;
   void flush() override;
   void report_complete() override;

@@ -81,11 +81,6 @@ class ProfileWriter {
   // Where a feature writes its own section, in the file's format.
   ProfileOutput& output() { return *output_; }
 
-  // The encoders underneath, for a section with a flow of its own (the heap dump). text() only
-  // when !binary(), records() only when binary() and after write_header().
-  TextWriter& text() { return *output_->text_writer(); }
-  RecordWriter& records() { return *output_->record_writer(); }
-
   NameTable& names() { return names_; }
   ClassRegistry& classes() { return classes_; }
   ThreadRegistry& threads() { return threads_; }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/hprof_format.h"
+#include "records/report_rows.h"
 
 namespace fasthprof {
 namespace {

@@ -43,12 +43,7 @@ struct TextFrame {
   int32_t line = -1;
 };
 
-// A method as cpu=old prints it: class.method + signature.
-struct OldProfMethod {
-  std::string_view class_name;
-  std::string_view method_name;
-  std::string_view signature;
-};
+struct OldProfMethod;  // records/report_rows.h
 
 enum class CpuSection { kSamples, kTimes };  // "CPU SAMPLES" / "CPU TIME (ms)"
 

@@ -59,41 +59,34 @@ CpuTimeReport CpuTimeTable::take_old_report() {
 
 void write_cpu_time_section(ProfileWriter& writer, const CpuTimeReport& report, bool samples_title,
                             std::time_t when) {
-  for (const CpuTimeReportRow& row : report.rows) writer.write_trace(static_cast<uint32_t>(row.key));
-  CpuSection section = samples_title ? CpuSection::kSamples : CpuSection::kTimes;
-  TextWriter& text = writer.text();
-  text.cpu_begin(section, report.total_ms, report.rows.size(), when);
+  CpuSampleReport rows;
+  rows.total = report.total_ms;
+  rows.rows.reserve(report.rows.size());
   uint32_t rank = 0;
   for (const CpuTimeReportRow& row : report.rows) {
-    std::string_view class_name;
-    std::string_view method_name;
-    std::optional<TraceView> trace = writer.traces().find(static_cast<uint32_t>(row.key));
-    if (trace && !trace->frames.empty()) {
-      std::optional<FrameView> top = writer.frames().find(trace->frames.front());
-      if (top) {
-        class_name = top->class_name;
-        method_name = top->method_info->name;
-      }
-    }
-    text.cpu_row(++rank, row.self_percent, row.accumulated_percent, row.counts.calls,
-                 static_cast<uint32_t>(row.key), class_name, method_name);
+    auto serial = static_cast<uint32_t>(row.key);
+    writer.write_trace(serial);
+    rows.rows.push_back({++rank, serial, row.counts.calls, row.self_percent, row.accumulated_percent});
   }
-  text.cpu_end(section);
+  writer.output().cpu_times(rows, samples_title ? CpuSection::kSamples : CpuSection::kTimes, when);
 }
 
 void write_old_prof_section(ProfileWriter& writer, const CpuTimeReport& report,
                             const std::function<bool(uint32_t, OldMethodName*)>& describe) {
-  TextWriter& text = writer.text();
-  text.old_prof_header();
-  for (const CpuTimeReportRow& row : report.rows) {
-    OldMethodName callee_name, caller_name;
-    bool callee_known = describe(static_cast<uint32_t>(row.key >> 32), &callee_name);
-    bool caller_known = describe(static_cast<uint32_t>(row.key), &caller_name);
-    OldProfMethod callee{callee_name.class_name, callee_name.method_name, callee_name.signature};
-    OldProfMethod caller{caller_name.class_name, caller_name.method_name, caller_name.signature};
-    text.old_prof_row(row.counts.calls, callee_known ? &callee : nullptr, caller_known ? &caller : nullptr,
-                      ns_to_ms(row.counts.total_ns));
+  // The names first, in a vector that no longer grows: the rows point into it.
+  std::vector<OldMethodName> names(report.rows.size() * 2);
+  std::vector<OldProfRow> rows(report.rows.size());
+  auto method = [](const OldMethodName& name) {
+    return OldProfMethod{name.class_name, name.method_name, name.signature};
+  };
+  for (size_t i = 0; i < report.rows.size(); ++i) {
+    const CpuTimeReportRow& row = report.rows[i];
+    rows[i].calls = row.counts.calls;
+    rows[i].total_ms = ns_to_ms(row.counts.total_ns);
+    if (describe(static_cast<uint32_t>(row.key >> 32), &names[2 * i])) rows[i].callee = method(names[2 * i]);
+    if (describe(static_cast<uint32_t>(row.key), &names[2 * i + 1])) rows[i].caller = method(names[2 * i + 1]);
   }
+  writer.output().old_prof(rows);
 }
 
 }  // namespace fasthprof

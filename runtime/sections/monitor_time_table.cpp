@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "base/java_names.h"
 
 namespace fasthprof {
 
@@ -59,13 +58,7 @@ MonitorTimeReport MonitorTimeTable::take_report(double cutoff) {
 void write_monitor_time_section(ProfileWriter& writer, const MonitorTimeReport& report, std::time_t when) {
   if (report.events == 0) return;
   for (const MonitorTimeRow& row : report.rows) writer.write_trace(row.trace_serial);
-  TextWriter& text = writer.text();
-  text.monitor_time_begin((report.total_ns + 500000) / 1000000, when, !report.rows.empty());
-  for (const MonitorTimeRow& row : report.rows) {
-    text.monitor_time_row(row.rank, row.self_percent, row.accumulated_percent, row.count, row.trace_serial,
-                          java_name(row.signature));
-  }
-  text.monitor_time_end();
+  writer.output().monitor_time(report.rows, (report.total_ns + 500000) / 1000000, when);
 }
 
 }  // namespace fasthprof

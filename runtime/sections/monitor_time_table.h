@@ -12,18 +12,9 @@
 #include <vector>
 
 #include "records/profile_writer.h"
+#include "records/report_rows.h"
 
 namespace fasthprof {
-
-struct MonitorTimeRow {
-  uint32_t rank = 0;
-  double self_percent = 0;
-  double accumulated_percent = 0;
-  uint64_t count = 0;
-  uint64_t time_ns = 0;
-  uint32_t trace_serial = 0;
-  std::string signature;  // JVM form; the row prints its Java name
-};
 
 struct MonitorTimeReport {
   uint64_t total_ns = 0;  // every contended enter since the last report, cut rows included

@@ -1,4 +1,5 @@
 // TextWriter lines and the Java-name converter, against hand-written text.
+#include "records/report_rows.h"
 #include "records/text_writer.h"
 
 #include <gtest/gtest.h>
