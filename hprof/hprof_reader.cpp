@@ -56,45 +56,6 @@ bool is_primitive_basic_type(uint8_t code) {
   return is_valid_basic_type(code) && code != static_cast<uint8_t>(BasicType::kObject);
 }
 
-const char* record_tag_name(uint8_t tag) {
-  switch (static_cast<RecordTag>(tag)) {
-    case RecordTag::kUtf8: return "UTF8";
-    case RecordTag::kLoadClass: return "LOAD CLASS";
-    case RecordTag::kUnloadClass: return "UNLOAD CLASS";
-    case RecordTag::kStackFrame: return "STACK FRAME";
-    case RecordTag::kStackTrace: return "STACK TRACE";
-    case RecordTag::kAllocSites: return "ALLOC SITES";
-    case RecordTag::kHeapSummary: return "HEAP SUMMARY";
-    case RecordTag::kStartThread: return "START THREAD";
-    case RecordTag::kEndThread: return "END THREAD";
-    case RecordTag::kHeapDump: return "HEAP DUMP";
-    case RecordTag::kCpuSamples: return "CPU SAMPLES";
-    case RecordTag::kControlSettings: return "CONTROL SETTINGS";
-    case RecordTag::kHeapDumpSegment: return "HEAP DUMP SEGMENT";
-    case RecordTag::kHeapDumpEnd: return "HEAP DUMP END";
-  }
-  return nullptr;
-}
-
-const char* heap_tag_name(uint8_t tag) {
-  switch (static_cast<HeapTag>(tag)) {
-    case HeapTag::kRootUnknown: return "ROOT UNKNOWN";
-    case HeapTag::kRootJniGlobal: return "ROOT JNI GLOBAL";
-    case HeapTag::kRootJniLocal: return "ROOT JNI LOCAL";
-    case HeapTag::kRootJavaFrame: return "ROOT JAVA FRAME";
-    case HeapTag::kRootNativeStack: return "ROOT NATIVE STACK";
-    case HeapTag::kRootStickyClass: return "ROOT STICKY CLASS";
-    case HeapTag::kRootThreadBlock: return "ROOT THREAD BLOCK";
-    case HeapTag::kRootMonitorUsed: return "ROOT MONITOR USED";
-    case HeapTag::kRootThreadObject: return "ROOT THREAD OBJECT";
-    case HeapTag::kClassDump: return "CLASS DUMP";
-    case HeapTag::kInstanceDump: return "INSTANCE DUMP";
-    case HeapTag::kObjectArrayDump: return "OBJECT ARRAY DUMP";
-    case HeapTag::kPrimitiveArrayDump: return "PRIMITIVE ARRAY DUMP";
-  }
-  return nullptr;
-}
-
 bool is_root_tag(uint8_t tag) {
   return heap_tag_name(tag) != nullptr && tag != static_cast<uint8_t>(HeapTag::kClassDump) &&
          tag != static_cast<uint8_t>(HeapTag::kInstanceDump) && tag != static_cast<uint8_t>(HeapTag::kObjectArrayDump) &&

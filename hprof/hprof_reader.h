@@ -5,8 +5,8 @@
 // serials and references resolve?) is left to its callers: the verifier (hprof_verifier.h) and
 // programs that summarize or convert files.
 //
-// Like the verifier, it shares only the tag and type constants of runtime/base/hprof_format.h with the
-// writers, never their code. It never allocates except for error messages, never throws, and keeps
+// Like the verifier, it shares only the tag and type constants (and their names) of
+// runtime/base/hprof_format.h with the writers, never their code. It never allocates except for error messages, never throws, and keeps
 // every offset 64-bit and bounds-checked, so any input (truncated, hostile, several GiB) is safe.
 #pragma once
 
@@ -67,11 +67,6 @@ bool is_valid_basic_type(uint8_t code);
 // Whether code is a basic type other than object.
 bool is_primitive_basic_type(uint8_t code);
 
-// Human-readable name of a top-level record tag ("HEAP DUMP SEGMENT"), or nullptr if unknown.
-const char* record_tag_name(uint8_t tag);
-
-// Human-readable name of a heap-dump sub-record tag ("ROOT JAVA FRAME"), or nullptr if unknown.
-const char* heap_tag_name(uint8_t tag);
 
 // One top-level record as framed: offsets are into the file.
 struct RecordView {

@@ -3,8 +3,8 @@
 // require, stopping at the first violation with the byte offset where it sits. The framing of
 // records and sub-records is the reader's (hprof_reader.h); the checks of what they say are here.
 //
-// It shares only the tag and type constants of runtime/base/hprof_format.h with the writers, never
-// their code, so that a bug in a writer cannot hide itself here.
+// It shares only the tag and type constants (and their names) of runtime/base/hprof_format.h with
+// the writers, never their code, so that a bug in a writer cannot hide itself here.
 #pragma once
 
 #include <array>

@@ -2,6 +2,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "base/hprof_format.h"
 #include "hprof_verifier.h"
 
 namespace fasthprof {

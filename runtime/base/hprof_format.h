@@ -115,4 +115,45 @@ inline constexpr uint16_t kSitesIncremental = 0x1;
 inline constexpr uint16_t kSitesSortedByAllocation = 0x2;
 inline constexpr uint16_t kSitesForceGc = 0x4;
 
+// The HPROF name of a top-level record tag ("HEAP DUMP SEGMENT"), null for a tag not in the format.
+constexpr const char* record_tag_name(uint8_t tag) {
+  switch (static_cast<RecordTag>(tag)) {
+    case RecordTag::kUtf8: return "UTF8";
+    case RecordTag::kLoadClass: return "LOAD CLASS";
+    case RecordTag::kUnloadClass: return "UNLOAD CLASS";
+    case RecordTag::kStackFrame: return "STACK FRAME";
+    case RecordTag::kStackTrace: return "STACK TRACE";
+    case RecordTag::kAllocSites: return "ALLOC SITES";
+    case RecordTag::kHeapSummary: return "HEAP SUMMARY";
+    case RecordTag::kStartThread: return "START THREAD";
+    case RecordTag::kEndThread: return "END THREAD";
+    case RecordTag::kHeapDump: return "HEAP DUMP";
+    case RecordTag::kCpuSamples: return "CPU SAMPLES";
+    case RecordTag::kControlSettings: return "CONTROL SETTINGS";
+    case RecordTag::kHeapDumpSegment: return "HEAP DUMP SEGMENT";
+    case RecordTag::kHeapDumpEnd: return "HEAP DUMP END";
+  }
+  return nullptr;
+}
+
+// The HPROF name of a heap-dump sub-record tag ("ROOT JAVA FRAME"), null for a tag not in the format.
+constexpr const char* heap_tag_name(uint8_t tag) {
+  switch (static_cast<HeapTag>(tag)) {
+    case HeapTag::kRootUnknown: return "ROOT UNKNOWN";
+    case HeapTag::kRootJniGlobal: return "ROOT JNI GLOBAL";
+    case HeapTag::kRootJniLocal: return "ROOT JNI LOCAL";
+    case HeapTag::kRootJavaFrame: return "ROOT JAVA FRAME";
+    case HeapTag::kRootNativeStack: return "ROOT NATIVE STACK";
+    case HeapTag::kRootStickyClass: return "ROOT STICKY CLASS";
+    case HeapTag::kRootThreadBlock: return "ROOT THREAD BLOCK";
+    case HeapTag::kRootMonitorUsed: return "ROOT MONITOR USED";
+    case HeapTag::kRootThreadObject: return "ROOT THREAD OBJECT";
+    case HeapTag::kClassDump: return "CLASS DUMP";
+    case HeapTag::kInstanceDump: return "INSTANCE DUMP";
+    case HeapTag::kObjectArrayDump: return "OBJECT ARRAY DUMP";
+    case HeapTag::kPrimitiveArrayDump: return "PRIMITIVE ARRAY DUMP";
+  }
+  return nullptr;
+}
+
 }  // namespace fasthprof

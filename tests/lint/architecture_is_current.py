@@ -4,7 +4,7 @@
   mutexes and rwlocks, JVMTI raw monitors, and the tracker's Java lock objects) is named there as
   `Class::member` (`LOCK` for a Java lock);
 - Records: every top-level record tag of runtime/base/hprof_format.h is named there by its HPROF name
-  (the names the reader prints, `case RecordTag::kX: return "NAME";`).
+  (record_tag_name() there, `case RecordTag::kX: return "NAME";`).
 A lock or a record tag added without a line in ARCHITECTURE.md fails this test."""
 import pathlib
 import re
@@ -87,10 +87,8 @@ for path in sorted((root / "agent").rglob("*.java")):
 
 tags = re.findall(r"^\s*(k\w+)\s*=\s*0x[0-9A-Fa-f]+,", re.search(
     r"enum class RecordTag[^{]*\{(.*?)\};", (root / "runtime" / "base" / "hprof_format.h").read_text(), re.S).group(1), re.M)
-names = {}
-for path in [p for folder in ("runtime", "hprof") for p in sorted((root / folder).rglob("*")) if p.suffix in {".h", ".cpp"}]:
-    for tag, name in re.findall(r"case\s+RecordTag::(k\w+):\s*return\s+\"([^\"]+)\"", path.read_text(errors="replace")):
-        names.setdefault(tag, name)
+format_header = (root / "runtime" / "base" / "hprof_format.h").read_text(errors="replace")
+names = dict(re.findall(r"case\s+RecordTag::(k\w+):\s*return\s+\"([^\"]+)\"", format_header))
 records = doc.split("## Records", 1)[-1].split("\n## ", 1)[0]
 for tag in tags:
     name = names.get(tag)

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "base/hprof_format.h"
 #include "verbs.h"
 
 namespace fasthprof::cli {
