@@ -47,7 +47,7 @@ class ClassTracker final : public MethodResolver {
   void record_unloaded_classes(JNIEnv* jni);
 
   // Methods numbered with the high bit set are cpu=times tracker IDs, resolved by `injected`
-  // (agent/cpu_timer.h) rather than through JVMTI. Once, before any resolve_method().
+  // (agent/cpu/cpu_timer.h) rather than through JVMTI. Once, before any resolve_method().
   void set_injected_methods(MethodResolver* injected) { injected_ = injected; }
 
   bool resolve_method(uint64_t method, MethodInfo* out) override;

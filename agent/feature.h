@@ -61,7 +61,7 @@ struct AgentContext {
 struct FeatureEvents {
   bool class_load = false;            // enabled by the feature itself; the hook may be empty
   bool compiled_method_load = false;  // the same
-  // cpu=times (agent/cpu_timer.h) alone: ClassFileLoadHook and ExceptionCatch go straight to it.
+  // cpu=times (agent/cpu/cpu_timer.h) alone: ClassFileLoadHook and ExceptionCatch go straight to it.
   bool class_file_load = false;
   bool exception_catch = false;
 };

@@ -9,22 +9,22 @@
 #include <cstring>
 #include <thread>
 
-#include "allocation_tracker.h"
 #include "base/clock.h"
 #include "base/memory.h"
 #include "base/stderr_line.h"
-#include "cpu_sampler.h"
-#include "cpu_timer.h"
+#include "cpu/cpu_sampler.h"
+#include "cpu/cpu_timer.h"
 #include "entry_guard.h"
 #include "exit_check.h"
-#include "heap_dumper.h"
+#include "heap/heap_dumper.h"
 #include "jvmti_support.h"
-#include "monitor_tracker.h"
+#include "monitors/monitor_tracker.h"
 #include "profile_owner.h"
 #include "sink/file_backend.h"
 #include "sink/gzip_backend.h"
 #include "sink/output_file.h"
 #include "sink/socket_backend.h"
+#include "sites/allocation_tracker.h"
 
 namespace fasthprof {
 

@@ -58,11 +58,11 @@ struct Options {
   NetCommands net_commands = NetCommands::kAll;
   bool net_commands_given = false;
   // cpustacks=signal|deferred: how cpu=samples takes the stacks of the threads it counted (see
-  // agent/cpu_sampler.h). Deferred is the fallback the agent also picks by itself when signals
+  // agent/cpu/cpu_sampler.h). Deferred is the fallback the agent also picks by itself when signals
   // cannot be used; the option exists to compare the two and to turn the signals off.
   bool cpu_stacks_deferred = false;
   // dumper=auto|vm|jvmti, or several joined by '+' (dumper=vm+jvmti): which heap dumper writes a
-  // binary heap dump (agent/vm_heap_dump.h). A list is taken in turn, one entry per report.
+  // binary heap dump (agent/heap/vm_heap_dump.h). A list is taken in turn, one entry per report.
   std::vector<HeapDumperChoice> dumpers{HeapDumperChoice::kAuto};
   // The combined string (command line + "," + _JAVA_HPROF_OPTIONS), echoed in errors.
   std::string all_options;

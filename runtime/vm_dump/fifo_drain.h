@@ -1,5 +1,5 @@
 // A named pipe that HotSpot's heap dumper writes into, and the thread that takes its bytes
-// (agent/vm_heap_dump.h). On JDK 17 the VM thread writes the dump into the pipe inside the
+// (agent/heap/vm_heap_dump.h). On JDK 17 the VM thread writes the dump into the pipe inside the
 // safepoint, so the program stays stopped until the last byte is read: the drain thread only reads
 // and hands each chunk to a consumer that must not wait on the VM (the sink, a local file). It is
 // a plain pthread that never calls the VM.

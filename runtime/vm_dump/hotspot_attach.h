@@ -1,5 +1,5 @@
 // A client of HotSpot's attach mechanism run from inside the VM it talks to: how the agent asks
-// the JVM's own heap dumper for a dump (agent/vm_heap_dump.h). Plain system calls, no JNI.
+// the JVM's own heap dumper for a dump (agent/heap/vm_heap_dump.h). Plain system calls, no JNI.
 //
 // The protocol (HotSpot on Linux): the "Attach Listener" thread serves the Unix socket
 // /tmp/.java_pid<pid>. It is started lazily: by a SIGQUIT that finds the file .attach_pid<pid> (in

@@ -1,6 +1,6 @@
 // cpu=times and cpu=old (docs/cpu_times.md): exact call counts and times by bytecode injection.
 //
-// At start() the agent defines the tracker (java.lang.FasthprofTracker, agent/tracker/) with the
+// At start() the agent defines the tracker (java.lang.FasthprofTracker, agent/cpu/tracker/) with the
 // boot loader, starts the clock ticker, enables ClassFileLoadHook and retransforms every modifiable
 // class already loaded, in batches: the same path at VMInit and under jcmd JVMTI.agent_load. Each
 // class passes through the rewriter (runtime/classfile/class_rewriter.h), which injects enter(id)/exit(id)

@@ -2,7 +2,7 @@
 // dumps), the rounds of "fasthprof cpu sampler" that count the threads using the CPU
 // (runtime/sections/cpu_counting.h's rule, fed from the VM here), and the figures printed under verbose=y.
 // The stacks are taken by cpu_signal_path.cpp and cpu_deferred_path.cpp.
-#include "cpu_sampler.h"
+#include "cpu/cpu_sampler.h"
 
 #include <fcntl.h>
 #include <sys/syscall.h>

@@ -1,4 +1,4 @@
-#include "hotspot_flags.h"
+#include "heap/hotspot_flags.h"
 
 #include <dlfcn.h>
 

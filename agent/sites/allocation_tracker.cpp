@@ -1,4 +1,4 @@
-#include "allocation_tracker.h"
+#include "sites/allocation_tracker.h"
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
-// cpu=times and cpu=old: the agent's half of bytecode injection (agent/cpu_timer.h). The counting
-// itself is Java (agent/tracker/java/lang/FasthprofTracker.java); this side rewrites classes,
+// cpu=times and cpu=old: the agent's half of bytecode injection (agent/cpu/cpu_timer.h). The counting
+// itself is Java (agent/cpu/tracker/java/lang/FasthprofTracker.java); this side rewrites classes,
 // runs the clock, and turns the tracker's counts into traces and sections on the owner.
-#include "cpu_timer.h"
+#include "cpu/cpu_timer.h"
 
 #include <time.h>
 
@@ -18,9 +18,9 @@
 #include "base/java_names.h"
 #include "base/stderr_line.h"
 #include "classfile/class_rewriter.h"
+#include "cpu/tracker_classes.h"
 #include "jvmti_support.h"
 #include "thread_tracker.h"
-#include "tracker_classes.h"
 
 namespace fasthprof {
 

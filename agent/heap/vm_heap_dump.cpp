@@ -1,4 +1,4 @@
-#include "vm_heap_dump.h"
+#include "heap/vm_heap_dump.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -14,8 +14,8 @@
 
 #include "base/clock.h"
 #include "base/stderr_line.h"
+#include "heap/hotspot_flags.h"
 #include "heap_dump/heap_dump_staging.h"
-#include "hotspot_flags.h"
 #include "vm_dump/fifo_drain.h"
 #include "vm_dump/vm_dump_pipe.h"
 

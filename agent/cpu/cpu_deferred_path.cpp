@@ -9,7 +9,7 @@
 #include <span>
 
 #include "base/clock.h"
-#include "cpu_sampler.h"
+#include "cpu/cpu_sampler.h"
 #include "thread_tracker.h"
 
 namespace fasthprof {

@@ -34,9 +34,9 @@
 #include <memory>
 #include <mutex>
 
-#include "allocation_traces.h"
 #include "feature.h"
 #include "queues/allocation_recorder.h"
+#include "sites/allocation_traces.h"
 
 namespace fasthprof {
 

@@ -1,4 +1,4 @@
-#include "monitor_tracker.h"
+#include "monitors/monitor_tracker.h"
 
 #include <algorithm>
 #include <ctime>

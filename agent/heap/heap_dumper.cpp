@@ -1,4 +1,4 @@
-#include "heap_dumper.h"
+#include "heap/heap_dumper.h"
 
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -15,13 +15,13 @@
 
 #include "base/clock.h"
 #include "base/stderr_line.h"
-#include "class_linker.h"
 #include "class_tracker.h"
-#include "heap_class_layouts.h"
+#include "heap/class_linker.h"
+#include "heap/heap_class_layouts.h"
+#include "heap/heap_walk.h"
 #include "heap_dump/heap_dump_assembler.h"
 #include "heap_dump/heap_dump_section.h"
 #include "heap_dump/heap_dump_staging.h"
-#include "heap_walk.h"
 #include "jvmti_support.h"
 #include "thread_tracker.h"
 

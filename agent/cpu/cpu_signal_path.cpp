@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <string>
 
-#include "cpu_sampler.h"
+#include "cpu/cpu_sampler.h"
 #include "jvmti_support.h"
 
 namespace fasthprof {

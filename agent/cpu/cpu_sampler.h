@@ -47,12 +47,12 @@
 #include <unordered_set>
 #include <vector>
 
+#include "cpu/signal_stacks.h"
 #include "entry_guard.h"
 #include "feature.h"
 #include "sections/cpu_counting.h"
 #include "sections/cpu_sample_table.h"
 #include "sections/cpu_thread_map.h"
-#include "signal_stacks.h"
 
 namespace fasthprof {
 

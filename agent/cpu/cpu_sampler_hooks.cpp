@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cpu_sampler.h"
+#include "cpu/cpu_sampler.h"
 
 namespace fasthprof {
 

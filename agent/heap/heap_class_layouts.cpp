@@ -1,4 +1,4 @@
-#include "heap_class_layouts.h"
+#include "heap/heap_class_layouts.h"
 
 #include <algorithm>
 #include <cstring>

@@ -21,9 +21,9 @@
 
 #include <jvmti.h>
 
-#include "allocation_traces.h"
 #include "feature.h"
-#include "vm_heap_dump.h"
+#include "heap/vm_heap_dump.h"
+#include "sites/allocation_traces.h"
 
 namespace fasthprof {
 

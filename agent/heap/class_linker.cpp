@@ -1,4 +1,4 @@
-#include "class_linker.h"
+#include "heap/class_linker.h"
 
 #include <vector>
 

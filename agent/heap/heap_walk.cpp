@@ -1,4 +1,4 @@
-#include "heap_walk.h"
+#include "heap/heap_walk.h"
 
 #include <unistd.h>
 
@@ -8,12 +8,12 @@
 #include <cstring>
 #include <string>
 
-#include "allocation_traces.h"
 #include "base/clock.h"
 #include "base/flat_map.h"
 #include "base/ids.h"
 #include "base/stderr_line.h"
 #include "entry_guard.h"
+#include "sites/allocation_traces.h"
 
 namespace fasthprof {
 namespace {

@@ -1,5 +1,5 @@
-// The cpu=times tracker's class files (agent/tracker/java/lang/*.java), compiled by javac at build
-// time and embedded by agent/tracker/embed_tracker.py. Defined with the boot loader in this order.
+// The cpu=times tracker's class files (agent/cpu/tracker/java/lang/*.java), compiled by javac at build
+// time and embedded by agent/cpu/tracker/embed_tracker.py. Defined with the boot loader in this order.
 #pragma once
 
 #include <cstddef>

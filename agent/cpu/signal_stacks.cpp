@@ -1,4 +1,4 @@
-#include "signal_stacks.h"
+#include "cpu/signal_stacks.h"
 
 #include <dlfcn.h>
 #include <errno.h>
