@@ -32,11 +32,8 @@ struct SiteRow {
   SiteCounts counts;
 };
 
-struct SiteTotals {
-  uint64_t live_bytes = 0;
-  uint64_t live_objects = 0;
-  uint64_t alloc_bytes = 0;
-  uint64_t alloc_objects = 0;
+// The counts over every site, and how many sites there are.
+struct SiteTotals : SiteCounts {
   size_t sites = 0;
 };
 
