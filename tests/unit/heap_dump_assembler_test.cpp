@@ -277,8 +277,8 @@ TEST(HeapDumpAssembler, EveryFieldTypeIsStoredBigEndianWithTheCallersLayout) {
 
   // JVMTI indices: java.lang.Object has no fields, so AllTypes's start at 0. Each value with its
   // size in the INSTANCE DUMP.
-  const Value values[] = {{1, 1},          {0xC3A9, 2}, {0x8001, 2},     {0x3FC00000, 4}, {0x400921FB54442D18, 8},
-                          {0x80, 1},       {0xDEADBEEF, 4}, {0x0102030405060708, 8}};
+  const Value values[] = {{1, 1}, {0xC3A9, 2}, {0x8001, 2}, {0x3FC00000, 4}, {0x400921FB54442D18, 8},
+                          {0x80, 1}, {0xDEADBEEF, 4}, {0x0102030405060708, 8}};
   BinaryDump dump(table);
   dump.assembler.begin_object(0x2000000000000020, class_id(3), layout, kTrace, -1, 0);
   for (int index = 0; index < 8; ++index) dump.assembler.primitive_field(index, values[index].value);
