@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -43,6 +45,27 @@ class Loopback {
   int port_ = 0;
 };
 
+// A SocketBackend connected to a Loopback, and the peer's end of the connection (closed with it).
+struct Connection {
+  ~Connection() {
+    if (peer >= 0) ::close(peer);
+  }
+  Loopback loopback;
+  std::unique_ptr<SocketBackend> backend;
+  int peer = -1;
+};
+
+// Connects with a send timeout of 1 s and accepts on the peer's side.
+void connect_to_loopback(Connection* connection) {
+  ASSERT_GT(connection->loopback.port(), 0);
+  std::string error;
+  connection->backend =
+      SocketBackend::connect("127.0.0.1", connection->loopback.port(), &error, /*send_timeout_seconds=*/1);
+  ASSERT_NE(connection->backend, nullptr) << error;
+  connection->peer = connection->loopback.accept();
+  ASSERT_GE(connection->peer, 0);
+}
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -51,35 +74,28 @@ double seconds_since(Clock::time_point start) {
 // SO_SNDTIMEO the kernel's send queue kept growing while the peer took nothing, and each send()
 // that queued a few more bytes waited the whole timeout again: 3 x the timeout here.
 TEST(SocketBackend, PeerThatNeverReadsHoldsAWriteForTheTimeoutOnly) {
-  Loopback loopback;
-  ASSERT_GT(loopback.port(), 0);
-  std::string error;
-  auto backend = SocketBackend::connect("127.0.0.1", loopback.port(), &error, /*send_timeout_seconds=*/1);
-  ASSERT_NE(backend, nullptr) << error;
-  const int peer = loopback.accept();
-  ASSERT_GE(peer, 0);
+  Connection connection;
+  ASSERT_NO_FATAL_FAILURE(connect_to_loopback(&connection));
+  SocketBackend& backend = *connection.backend;
+  const int peer = connection.peer;
   const std::vector<uint8_t> chunk(1 << 20, 0x5a);
   const auto start = Clock::now();
   WriteResult result;
-  for (int i = 0; i < 256 && result.ok(); ++i) result = backend->write_all(chunk.data(), chunk.size());
+  for (int i = 0; i < 256 && result.ok(); ++i) result = backend.write_all(chunk.data(), chunk.size());
   const double held = seconds_since(start);
   EXPECT_EQ(result.error, EAGAIN);
   EXPECT_LT(held, 1.8) << "a never-reading peer held the write " << held << " s with a 1 s timeout";
   EXPECT_GE(held, 0.9);
-  ::close(peer);
 }
 
 // A peer that reads a little now and then (32 KiB every 200 ms, far less than frees the send
 // queue enough to make it writable) is taking data: for 3 timeouts it does not fail the write,
 // and once it reads at speed it has every byte.
 TEST(SocketBackend, PeerThatReadsInTricklesIsNotGivenUp) {
-  Loopback loopback;
-  ASSERT_GT(loopback.port(), 0);
-  std::string error;
-  auto backend = SocketBackend::connect("127.0.0.1", loopback.port(), &error, /*send_timeout_seconds=*/1);
-  ASSERT_NE(backend, nullptr) << error;
-  const int peer = loopback.accept();
-  ASSERT_GE(peer, 0);
+  Connection connection;
+  ASSERT_NO_FATAL_FAILURE(connect_to_loopback(&connection));
+  SocketBackend& backend = *connection.backend;
+  const int peer = connection.peer;
   const size_t total = size_t{32} << 20;
   std::atomic<size_t> received{0};
   std::thread reader([&] {
@@ -94,12 +110,11 @@ TEST(SocketBackend, PeerThatReadsInTricklesIsNotGivenUp) {
     }
   });
   const std::vector<uint8_t> data(total, 0xa5);
-  const WriteResult result = backend->write_all(data.data(), data.size());
+  const WriteResult result = backend.write_all(data.data(), data.size());
   EXPECT_TRUE(result.ok()) << "error " << result.error << " after " << received << " bytes read";
-  backend->close();
+  backend.close();
   reader.join();
   EXPECT_EQ(received, total);
-  ::close(peer);
 }
 
 }  // namespace
