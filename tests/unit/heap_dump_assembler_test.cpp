@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/ids.h"
+#include "hand_bytes.h"
 #include "heap_dump/heap_dump_assembler.h"
 #include "heap_dump/heap_dump_layout.h"
 #include "heap_dump/heap_dump_staging.h"
@@ -23,8 +24,6 @@
 
 namespace fasthprof {
 namespace {
-
-using Bytes = std::vector<uint8_t>;
 
 uint64_t class_id(uint64_t n) { return make_registry_object_id(RegistryObjectKind::kClass, n); }
 
@@ -140,12 +139,6 @@ void put(Bytes* out, std::initializer_list<Value> values) {
   for (Value v : values) {
     for (int i = v.size - 1; i >= 0; --i) out->push_back(static_cast<uint8_t>(v.value >> (8 * i)));
   }
-}
-
-Bytes concat_bytes(const Bytes& first, const Bytes& second) {
-  Bytes all = first;
-  all.insert(all.end(), second.begin(), second.end());
-  return all;
 }
 
 constexpr uint32_t kTrace = 300000;  // the stack trace serial of every object below
@@ -370,7 +363,7 @@ TEST(HeapDumpAssembler, ObjectArraysStreamWithTheCarriedLength) {
   Bytes streamed = object_array(0x2000000000000020, class_id(6), {0, 0x2000000000000021, 0, 0x2000000000000023, 0});
   Bytes segment_header = {0x1C, 0, 0, 0, 0};
   put(&segment_header, {{streamed.size(), 4}});
-  EXPECT_TRUE(dump.holds(concat_bytes(segment_header, streamed)));
+  EXPECT_TRUE(dump.holds(concat({segment_header, streamed})));
   EXPECT_TRUE(dump.holds(object_array(0x2000000000000030, class_id(6), {0x2000000000000030, 0, 0x2000000000000032})));
   EXPECT_EQ(2u, assembler.counts().object_arrays);
   EXPECT_EQ(1u, assembler.counts().dropped_elements);
