@@ -1,6 +1,7 @@
 // The sink: round trips, ordering, back pressure, and the error policy of docs/decisions.md ("Binary
 // format", last paragraphs) on files, devices, size limits and sockets.
 #include "base/memory.h"
+#include "loopback_peer.h"
 #include "memory_backend.h"
 #include "sink/async_sink.h"
 #include "sink/file_backend.h"
@@ -518,90 +519,28 @@ TEST(AsyncSink, NamesItsThreadFasthprofIo) {
   EXPECT_EQ(count_io_threads(), before);
 }
 
-// A TCP listener on the loopback address of the given family; port() is the ephemeral port.
-class Listener {
- public:
-  explicit Listener(int family) {
-    fd_ = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) return;
-    sockaddr_storage address{};
-    socklen_t length;
-    if (family == AF_INET) {
-      auto* in = reinterpret_cast<sockaddr_in*>(&address);
-      in->sin_family = AF_INET;
-      in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      length = sizeof *in;
-    } else {
-      auto* in6 = reinterpret_cast<sockaddr_in6*>(&address);
-      in6->sin6_family = AF_INET6;
-      in6->sin6_addr = in6addr_loopback;
-      length = sizeof *in6;
-    }
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 || listen(fd_, 4) != 0 ||
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-      return;
-    }
-    port_ = ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&address)->sin_port
-                                    : reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
-  }
-  ~Listener() { close(); }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  bool ok() const { return fd_ >= 0; }
-  int port() const { return port_; }
-  int accept() { return ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC); }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
-
-Bytes receive(int fd, size_t size) {
-  Bytes bytes(size);
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t n = recv(fd, bytes.data() + done, size - done, 0);
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  bytes.resize(done);
-  return bytes;
+// Connects to host, checks the backend's name and that the peer receives all of size bytes.
+void expect_connects_and_sends(LoopbackConnection* c, const char* host, const std::string& name, size_t size,
+                               uint32_t seed) {
+  ASSERT_NO_FATAL_FAILURE(c->connect(host));
+  EXPECT_EQ(c->name, name);
+  const Bytes data = noise_bytes(size, seed);
+  EXPECT_TRUE(c->backend->write_all(data.data(), data.size()).ok()) << host;
+  EXPECT_EQ(receive(c->peer, data.size()), data) << host;
+  c->close_peer();
 }
 
 TEST(SocketBackend, ConnectsToIpv4AndHostNames) {
-  Listener listener(AF_INET);
-  ASSERT_TRUE(listener.ok());
+  LoopbackConnection c(AF_INET);
   for (const char* host : {"127.0.0.1", "localhost"}) {
-    std::string error;
-    auto backend = SocketBackend::connect(host, listener.port(), &error);
-    ASSERT_NE(backend, nullptr) << host << ": " << error;
-    EXPECT_EQ(backend->name(), std::string(host) + ":" + std::to_string(listener.port()));
-    const int peer = listener.accept();
-    ASSERT_GE(peer, 0);
-    const Bytes data = noise_bytes(5000, 11);
-    EXPECT_TRUE(backend->write_all(data.data(), data.size()).ok());
-    EXPECT_EQ(receive(peer, data.size()), data);
-    ::close(peer);
+    expect_connects_and_sends(&c, host, std::string(host) + ":" + std::to_string(c.listener.port()), 5000, 11);
   }
 }
 
 TEST(SocketBackend, ConnectsToIpv6) {
-  Listener listener(AF_INET6);
-  if (!listener.ok()) GTEST_SKIP() << "no IPv6 loopback here";
-  std::string error;
-  auto backend = SocketBackend::connect("::1", listener.port(), &error);
-  ASSERT_NE(backend, nullptr) << error;
-  EXPECT_EQ(backend->name(), "[::1]:" + std::to_string(listener.port()));
-  const int peer = listener.accept();
-  ASSERT_GE(peer, 0);
-  const Bytes data = noise_bytes(3000, 12);
-  EXPECT_TRUE(backend->write_all(data.data(), data.size()).ok());
-  EXPECT_EQ(receive(peer, data.size()), data);
-  ::close(peer);
+  LoopbackConnection c(AF_INET6);
+  if (!c.listener.ok()) GTEST_SKIP() << "no IPv6 loopback here";
+  expect_connects_and_sends(&c, "::1", "[::1]:" + std::to_string(c.listener.port()), 3000, 12);
 }
 
 TEST(SocketBackend, ClosedPortGivesAClearError) {
@@ -635,22 +574,16 @@ TEST(SocketBackend, ClosedPeerGivesAnErrorNotSigpipe) {
 }
 
 TEST(AsyncSink, SocketPeerThatClosesEndsOutputWithOneMessage) {
-  Listener listener(AF_INET);
-  ASSERT_TRUE(listener.ok());
-  std::string error;
-  auto backend = SocketBackend::connect("127.0.0.1", listener.port(), &error);
-  ASSERT_NE(backend, nullptr) << error;
-  const std::string name = backend->name();
-  const int peer = listener.accept();
-  ASSERT_GE(peer, 0);
+  LoopbackConnection c;
+  ASSERT_NO_FATAL_FAILURE(c.connect());
   Messages messages;
-  auto sink = make_sink(std::move(backend), 4096, &messages);
+  auto sink = make_sink(std::move(c.backend), 4096, &messages);
   const Bytes first = noise_bytes(10000, 14);
   sink->begin_report();
   write_report(sink.get(), first, 1000);
   EXPECT_TRUE(sink->end_report());
-  EXPECT_EQ(receive(peer, first.size()), first);
-  ::close(peer);
+  EXPECT_EQ(receive(c.peer, first.size()), first);
+  c.close_peer();
   // TCP may accept a send or two after the peer closed, until its reset arrives.
   bool ended = false;
   for (int i = 0; i < 200 && !ended; ++i) {
@@ -670,7 +603,7 @@ TEST(AsyncSink, SocketPeerThatClosesEndsOutputWithOneMessage) {
   sink->close();
   const auto lines = messages.get();
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].rfind("fasthprof: error writing to " + name + ": ", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[0].rfind("fasthprof: error writing to " + c.name + ": ", 0), 0u) << lines[0];
   EXPECT_NE(lines[0].find("; the connection was closed and no more output will be sent"),
             std::string::npos)
       << lines[0];
@@ -680,16 +613,10 @@ TEST(AsyncSink, SocketPeerThatClosesEndsOutputWithOneMessage) {
 // moved for that long (instead of waiting for as long as the peer stays connected), with one
 // message, and output ends.
 TEST(AsyncSink, SocketPeerThatNeverReadsTimesOutWithOneMessage) {
-  Listener listener(AF_INET);
-  ASSERT_TRUE(listener.ok());
-  std::string error;
-  auto backend = SocketBackend::connect("127.0.0.1", listener.port(), &error, /*send_timeout_seconds=*/1);
-  ASSERT_NE(backend, nullptr) << error;
-  const std::string name = backend->name();
-  const int peer = listener.accept();
-  ASSERT_GE(peer, 0);
+  LoopbackConnection c;
+  ASSERT_NO_FATAL_FAILURE(c.connect("127.0.0.1", /*send_timeout_seconds=*/1));
   Messages messages;
-  auto sink = make_sink(std::move(backend), 1 << 16, &messages);
+  auto sink = make_sink(std::move(c.backend), 1 << 16, &messages);
   sink->begin_report();
   // Far more than the kernel's socket buffers on both ends can hold.
   const Bytes chunk = noise_bytes(1 << 20, 21);
@@ -697,10 +624,10 @@ TEST(AsyncSink, SocketPeerThatNeverReadsTimesOutWithOneMessage) {
   EXPECT_FALSE(sink->end_report());
   EXPECT_TRUE(sink->output_ended());
   sink->close();
-  ::close(peer);
+  c.close_peer();
   const auto lines = messages.get();
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "fasthprof: error writing to " + name +
+  EXPECT_EQ(lines[0], "fasthprof: error writing to " + c.name +
                           ": the peer took no data for 1 second; the connection was closed and no more "
                           "output will be sent");
 }
@@ -708,13 +635,9 @@ TEST(AsyncSink, SocketPeerThatNeverReadsTimesOutWithOneMessage) {
 // The timeout bounds a stall, not the whole transfer: a peer that reads slowly but steadily (here
 // 48 MiB at about 16 MiB/s, three times the timeout in all) gets every byte.
 TEST(AsyncSink, SocketPeerThatReadsSlowlyGetsEverything) {
-  Listener listener(AF_INET);
-  ASSERT_TRUE(listener.ok());
-  std::string error;
-  auto backend = SocketBackend::connect("127.0.0.1", listener.port(), &error, /*send_timeout_seconds=*/1);
-  ASSERT_NE(backend, nullptr) << error;
-  const int peer = listener.accept();
-  ASSERT_GE(peer, 0);
+  LoopbackConnection c;
+  ASSERT_NO_FATAL_FAILURE(c.connect("127.0.0.1", /*send_timeout_seconds=*/1));
+  const int peer = c.peer;
   const Bytes data = noise_bytes(48 << 20, 22);
   Bytes received;
   std::thread reader([&] {
@@ -727,13 +650,13 @@ TEST(AsyncSink, SocketPeerThatReadsSlowlyGetsEverything) {
     }
   });
   Messages messages;
-  auto sink = make_sink(std::move(backend), 1 << 16, &messages);
+  auto sink = make_sink(std::move(c.backend), 1 << 16, &messages);
   sink->begin_report();
   write_report(sink.get(), data, 1 << 16);
   EXPECT_TRUE(sink->end_report());
   sink->close();
   reader.join();
-  ::close(peer);
+  c.close_peer();
   EXPECT_TRUE(messages.get().empty());
   EXPECT_TRUE(received == data) << received.size() << " of " << data.size() << " bytes";
 }

@@ -2,69 +2,21 @@
 // bound is on what the peer acknowledges, not on what this side's kernel queues.
 #include "sink/socket_backend.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <memory>
-#include <string>
 #include <thread>
 #include <vector>
+
+#include "loopback_peer.h"
 
 namespace fasthprof {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A loopback TCP listener on a port the system picks.
-class Loopback {
- public:
-  Loopback() {
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    if (bind(listener_, reinterpret_cast<sockaddr*>(&address), length) != 0 || listen(listener_, 1) != 0 ||
-        getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      return;
-    }
-    port_ = ntohs(address.sin_port);
-  }
-  ~Loopback() { ::close(listener_); }
-  int port() const { return port_; }
-  int accept() { return ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC); }
-
- private:
-  int listener_ = -1;
-  int port_ = 0;
-};
-
-// A SocketBackend connected to a Loopback, and the peer's end of the connection (closed with it).
-struct Connection {
-  ~Connection() {
-    if (peer >= 0) ::close(peer);
-  }
-  Loopback loopback;
-  std::unique_ptr<SocketBackend> backend;
-  int peer = -1;
-};
-
-// Connects with a send timeout of 1 s and accepts on the peer's side.
-void connect_to_loopback(Connection* connection) {
-  ASSERT_GT(connection->loopback.port(), 0);
-  std::string error;
-  connection->backend =
-      SocketBackend::connect("127.0.0.1", connection->loopback.port(), &error, /*send_timeout_seconds=*/1);
-  ASSERT_NE(connection->backend, nullptr) << error;
-  connection->peer = connection->loopback.accept();
-  ASSERT_GE(connection->peer, 0);
-}
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -74,10 +26,9 @@ double seconds_since(Clock::time_point start) {
 // SO_SNDTIMEO the kernel's send queue kept growing while the peer took nothing, and each send()
 // that queued a few more bytes waited the whole timeout again: 3 x the timeout here.
 TEST(SocketBackend, PeerThatNeverReadsHoldsAWriteForTheTimeoutOnly) {
-  Connection connection;
-  ASSERT_NO_FATAL_FAILURE(connect_to_loopback(&connection));
+  LoopbackConnection connection;
+  ASSERT_NO_FATAL_FAILURE(connection.connect("127.0.0.1", /*send_timeout_seconds=*/1));
   SocketBackend& backend = *connection.backend;
-  const int peer = connection.peer;
   const std::vector<uint8_t> chunk(1 << 20, 0x5a);
   const auto start = Clock::now();
   WriteResult result;
@@ -92,8 +43,8 @@ TEST(SocketBackend, PeerThatNeverReadsHoldsAWriteForTheTimeoutOnly) {
 // queue enough to make it writable) is taking data: for 3 timeouts it does not fail the write,
 // and once it reads at speed it has every byte.
 TEST(SocketBackend, PeerThatReadsInTricklesIsNotGivenUp) {
-  Connection connection;
-  ASSERT_NO_FATAL_FAILURE(connect_to_loopback(&connection));
+  LoopbackConnection connection;
+  ASSERT_NO_FATAL_FAILURE(connection.connect("127.0.0.1", /*send_timeout_seconds=*/1));
   SocketBackend& backend = *connection.backend;
   const int peer = connection.peer;
   const size_t total = size_t{32} << 20;
