@@ -60,6 +60,10 @@ Bytes read_file(const std::string& path) {
   return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+void write_file(const std::string& path, const Bytes& bytes) {
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
 std::string temp_path(const std::string& name) {
   const char* dir = std::getenv("TMPDIR");
   return std::string(dir != nullptr ? dir : "/tmp") + "/fasthprof_sink_" +
@@ -82,6 +86,13 @@ void write_report(AsyncSink* sink, const Bytes& bytes, size_t chunk) {
   for (size_t i = 0; i < bytes.size(); i += chunk) {
     sink->write(bytes.data() + i, std::min(chunk, bytes.size() - i));
   }
+}
+
+// One report of bytes written in pieces of chunk bytes: whether end_report() took it whole.
+bool whole_report(AsyncSink* sink, const Bytes& bytes, size_t chunk) {
+  sink->begin_report();
+  write_report(sink, bytes, chunk);
+  return sink->end_report();
 }
 
 Bytes concat(std::initializer_list<const Bytes*> parts) {
@@ -181,19 +192,14 @@ TEST(AsyncSink, FailedReportIsCutBackAndTheNextReportTriesAgain) {
   const Bytes r1 = noise_bytes(20000, 1), r2 = noise_bytes(20000, 2), r3 = noise_bytes(30000, 3),
               r4 = noise_bytes(20000, 4);
   for (const Bytes* report : {&r1, &r2}) {
-    sink->begin_report();
-    write_report(sink.get(), *report, 100);
-    EXPECT_TRUE(sink->end_report());
+    EXPECT_TRUE(whole_report(sink.get(), *report, 100));
   }
-  sink->begin_report();
-  write_report(sink.get(), r3, 100);
-  EXPECT_FALSE(sink->end_report());
+  EXPECT_FALSE(whole_report(sink.get(), r3, 100));
   EXPECT_TRUE(sink->failed());
   EXPECT_EQ(state.data, concat({&r1, &r2}));
-  ASSERT_EQ(messages.get().size(), 1u);
-  EXPECT_EQ(messages.get()[0],
-            "fasthprof: error writing memory: No space left on device; the file was truncated "
-            "to the last complete report (40000 bytes)");
+  EXPECT_EQ(messages.get(),
+            std::vector<std::string>{"fasthprof: error writing memory: No space left on device; the file was "
+                                     "truncated to the last complete report (40000 bytes)"});
 
   state.quota = SIZE_MAX;
   sink->begin_report();
@@ -211,18 +217,12 @@ TEST(AsyncSink, RepeatedFailuresAreReportedOnceUntilAReportSucceeds) {
   auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 256, &messages);
   const Bytes big = noise_bytes(1000, 5), small = noise_bytes(10, 6);
   for (int i = 0; i < 5; ++i) {
-    sink->begin_report();
-    write_report(sink.get(), big, 64);
-    EXPECT_FALSE(sink->end_report());
+    EXPECT_FALSE(whole_report(sink.get(), big, 64));
   }
   EXPECT_EQ(messages.get().size(), 1u);
   EXPECT_TRUE(state.data.empty());
-  sink->begin_report();
-  write_report(sink.get(), small, 64);
-  EXPECT_TRUE(sink->end_report());
-  sink->begin_report();
-  write_report(sink.get(), big, 64);
-  EXPECT_FALSE(sink->end_report());
+  EXPECT_TRUE(whole_report(sink.get(), small, 64));
+  EXPECT_FALSE(whole_report(sink.get(), big, 64));
   EXPECT_EQ(messages.get().size(), 2u);
   EXPECT_EQ(state.data, small);
 }
@@ -251,44 +251,41 @@ TEST(AsyncSink, UntruncatableBackendOnlyGetsTheMessage) {
   state.can_truncate = false;
   Messages messages;
   auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 64, &messages);
-  sink->begin_report();
-  write_report(sink.get(), noise_bytes(400, 9), 50);
-  EXPECT_FALSE(sink->end_report());
+  EXPECT_FALSE(whole_report(sink.get(), noise_bytes(400, 9), 50));
   EXPECT_EQ(state.data.size(), 150u);
-  ASSERT_EQ(messages.get().size(), 1u);
-  EXPECT_EQ(messages.get()[0], "fasthprof: error writing memory: No space left on device");
+  EXPECT_EQ(messages.get(), std::vector<std::string>{"fasthprof: error writing memory: No space left on device"});
 }
 
-TEST(AsyncSink, DevFullGetsOneMessageAndNoSpam) {
-  Messages messages;
+// A sink (4 KiB buffers) on /dev/full, where every write fails with ENOSPC and nothing can be cut
+// back.
+void open_dev_full_sink(Messages* messages, std::unique_ptr<AsyncSink>* sink) {
   std::string error;
   auto backend = FileBackend::open("/dev/full", &error);
   ASSERT_NE(backend, nullptr) << error;
   EXPECT_FALSE(backend->can_truncate());
-  auto sink = make_sink(std::move(backend), 4096, &messages);
+  *sink = make_sink(std::move(backend), 4096, messages);
+}
+
+TEST(AsyncSink, DevFullGetsOneMessageAndNoSpam) {
+  Messages messages;
+  std::unique_ptr<AsyncSink> sink;
+  ASSERT_NO_FATAL_FAILURE(open_dev_full_sink(&messages, &sink));
   for (int i = 0; i < 4; ++i) {
-    sink->begin_report();
-    write_report(sink.get(), noise_bytes(10000, i), 1000);
-    EXPECT_FALSE(sink->end_report());
+    EXPECT_FALSE(whole_report(sink.get(), noise_bytes(10000, i), 1000));
   }
   write_report(sink.get(), noise_bytes(10000, 9), 1000);
   sink->close();
-  ASSERT_EQ(messages.get().size(), 1u);
-  EXPECT_EQ(messages.get()[0], "fasthprof: error writing /dev/full: No space left on device");
+  EXPECT_EQ(messages.get(), std::vector<std::string>{"fasthprof: error writing /dev/full: No space left on device"});
 }
 
 // The agent brackets every report, even one with nothing in it; an empty report that "succeeds"
 // on a full device must not re-arm the message.
 TEST(AsyncSink, EmptyReportsBetweenFailuresDoNotRepeatTheMessage) {
   Messages messages;
-  std::string error;
-  auto backend = FileBackend::open("/dev/full", &error);
-  ASSERT_NE(backend, nullptr) << error;
-  auto sink = make_sink(std::move(backend), 4096, &messages);
+  std::unique_ptr<AsyncSink> sink;
+  ASSERT_NO_FATAL_FAILURE(open_dev_full_sink(&messages, &sink));
   for (int i = 0; i < 3; ++i) {
-    sink->begin_report();
-    write_report(sink.get(), noise_bytes(10000, i), 1000);
-    EXPECT_FALSE(sink->end_report());
+    EXPECT_FALSE(whole_report(sink.get(), noise_bytes(10000, i), 1000));
     sink->begin_report();
     EXPECT_TRUE(sink->end_report());
   }
@@ -352,32 +349,32 @@ LimitedRun run_with_size_limit(const std::string& path, rlim_t limit,
   return run;
 }
 
+// A run whose every step passed, with the one message of the file at path cut back to kept bytes
+// when it reached the limit, and expected in the file.
+void expect_cut_back_at_the_limit(const LimitedRun& run, const std::string& path, size_t kept, const Bytes& expected) {
+  ASSERT_TRUE(run.exited) << "child died of signal " << run.code;
+  EXPECT_EQ(run.code, 0) << "step that failed: see the return codes in the child";
+  EXPECT_EQ(run.messages, "fasthprof: error writing " + path +
+                              ": File too large; the file was truncated to the last complete report (" +
+                              std::to_string(kept) + " bytes)\n");
+  EXPECT_EQ(read_file(path), expected);
+}
+
 TEST(AsyncSink, FileSizeLimitKeepsTheCompleteReportsAndLaterReportsAppend) {
   const std::string path = temp_path("fsize");
   const Bytes r1(20000, 'a'), r2(20000, 'b'), r3(30000, 'c'), r4(20000, 'd');
   LimitedRun run = run_with_size_limit(path, 64 * 1024, [&](AsyncSink& sink, const std::function<bool()>& raise_limit) {
     for (const Bytes* report : {&r1, &r2}) {
-      sink.begin_report();
-      write_report(&sink, *report, 1000);
-      if (!sink.end_report()) return 24;
+      if (!whole_report(&sink, *report, 1000)) return 24;
     }
-    sink.begin_report();
-    write_report(&sink, r3, 1000);
-    if (sink.end_report()) return 25;
+    if (whole_report(&sink, r3, 1000)) return 25;
     struct stat st;
     if (stat(path.c_str(), &st) != 0 || st.st_size != 40000) return 26;
     if (!raise_limit()) return 27;
-    sink.begin_report();
-    write_report(&sink, r4, 1000);
-    if (!sink.end_report()) return 28;
+    if (!whole_report(&sink, r4, 1000)) return 28;
     return 0;
   });
-  ASSERT_TRUE(run.exited) << "child died of signal " << run.code;
-  EXPECT_EQ(run.code, 0) << "step that failed: see the return codes in the child";
-  EXPECT_EQ(run.messages, "fasthprof: error writing " + path +
-                              ": File too large; the file was truncated to the last complete report "
-                              "(40000 bytes)\n");
-  EXPECT_EQ(read_file(path), concat({&r1, &r2, &r4}));
+  expect_cut_back_at_the_limit(run, path, 40000, concat({&r1, &r2, &r4}));
   unlink(path.c_str());
 }
 
@@ -387,9 +384,7 @@ TEST(AsyncSink, FileSizeLimitKeepsTheCompleteReportsAndLaterReportsAppend) {
 TEST(AsyncSink, FileRangesLandBetweenTheBuffersInOrder) {
   const std::string source_path = temp_path("range_source");
   const Bytes source = noise_bytes((size_t{3} << 20) + 11, 5);
-  {
-    std::ofstream(source_path, std::ios::binary).write(reinterpret_cast<const char*>(source.data()), source.size());
-  }
+  write_file(source_path, source);
   const int source_fd = open(source_path.c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(source_fd, 0);
   const Bytes a(1000, 'a'), b(5000, 'b');
@@ -431,31 +426,20 @@ TEST(AsyncSink, FileRangePastTheSizeLimitCutsTheReportBack) {
   const std::string path = temp_path("range_fsize");
   const std::string source_path = temp_path("range_fsize_source");
   const Bytes source = noise_bytes(200000, 9);
-  {
-    std::ofstream(source_path, std::ios::binary).write(reinterpret_cast<const char*>(source.data()), source.size());
-  }
+  write_file(source_path, source);
   const Bytes r1(20000, 'a'), r3(1000, 'c');
   LimitedRun run = run_with_size_limit(path, 64 * 1024, [&](AsyncSink& sink, const std::function<bool()>&) {
     const int source_fd = open(source_path.c_str(), O_RDONLY | O_CLOEXEC);
     if (source_fd < 0) return 21;
-    sink.begin_report();
-    write_report(&sink, r1, 1000);
-    if (!sink.end_report()) return 24;
+    if (!whole_report(&sink, r1, 1000)) return 24;
     sink.begin_report();
     sink.write(r3.data(), r3.size());
     sink.write_file_range(source_fd, 0, source.size());
     if (sink.end_report()) return 25;
-    sink.begin_report();
-    write_report(&sink, r3, 1000);
-    if (!sink.end_report()) return 26;
+    if (!whole_report(&sink, r3, 1000)) return 26;
     return 0;
   });
-  ASSERT_TRUE(run.exited) << "child died of signal " << run.code;
-  EXPECT_EQ(run.code, 0) << "step that failed: see the return codes in the child";
-  EXPECT_EQ(run.messages, "fasthprof: error writing " + path +
-                              ": File too large; the file was truncated to the last complete report "
-                              "(20000 bytes)\n");
-  EXPECT_EQ(read_file(path), concat({&r1, &r3}));
+  expect_cut_back_at_the_limit(run, path, 20000, concat({&r1, &r3}));
   unlink(path.c_str());
   unlink(source_path.c_str());
 }
@@ -579,9 +563,7 @@ TEST(AsyncSink, SocketPeerThatClosesEndsOutputWithOneMessage) {
   Messages messages;
   auto sink = make_sink(std::move(c.backend), 4096, &messages);
   const Bytes first = noise_bytes(10000, 14);
-  sink->begin_report();
-  write_report(sink.get(), first, 1000);
-  EXPECT_TRUE(sink->end_report());
+  EXPECT_TRUE(whole_report(sink.get(), first, 1000));
   EXPECT_EQ(receive(c.peer, first.size()), first);
   c.close_peer();
   // TCP may accept a send or two after the peer closed, until its reset arrives.
@@ -651,9 +633,7 @@ TEST(AsyncSink, SocketPeerThatReadsSlowlyGetsEverything) {
   });
   Messages messages;
   auto sink = make_sink(std::move(c.backend), 1 << 16, &messages);
-  sink->begin_report();
-  write_report(sink.get(), data, 1 << 16);
-  EXPECT_TRUE(sink->end_report());
+  EXPECT_TRUE(whole_report(sink.get(), data, 1 << 16));
   sink->close();
   reader.join();
   c.close_peer();
