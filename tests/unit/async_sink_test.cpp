@@ -88,6 +88,18 @@ void write_report(AsyncSink* sink, const Bytes& bytes, size_t chunk) {
   }
 }
 
+// A sink of buffer_size buffers on a memory backend that takes quota bytes, its messages kept.
+struct QuotaSink {
+  QuotaSink(size_t quota, size_t buffer_size, bool can_truncate = true) {
+    state.quota = quota;
+    state.can_truncate = can_truncate;
+    sink = make_sink(std::make_unique<MemoryBackend>(&state), buffer_size, &messages);
+  }
+  MemoryState state;
+  Messages messages;
+  std::unique_ptr<AsyncSink> sink;
+};
+
 // One report of bytes written in pieces of chunk bytes: whether end_report() took it whole.
 bool whole_report(AsyncSink* sink, const Bytes& bytes, size_t chunk) {
   sink->begin_report();
@@ -185,10 +197,8 @@ TEST(AsyncSink, RefusesFewerThanTwoBuffersOrEmptyOnes) {
 }
 
 TEST(AsyncSink, FailedReportIsCutBackAndTheNextReportTriesAgain) {
-  MemoryState state;
-  state.quota = 50000;
-  Messages messages;
-  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 1024, &messages);
+  QuotaSink quota_sink(50000, 1024);
+  auto& [state, messages, sink] = quota_sink;
   const Bytes r1 = noise_bytes(20000, 1), r2 = noise_bytes(20000, 2), r3 = noise_bytes(30000, 3),
               r4 = noise_bytes(20000, 4);
   for (const Bytes* report : {&r1, &r2}) {
@@ -211,10 +221,8 @@ TEST(AsyncSink, FailedReportIsCutBackAndTheNextReportTriesAgain) {
 }
 
 TEST(AsyncSink, RepeatedFailuresAreReportedOnceUntilAReportSucceeds) {
-  MemoryState state;
-  state.quota = 100;
-  Messages messages;
-  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 256, &messages);
+  QuotaSink quota_sink(100, 256);
+  auto& [state, messages, sink] = quota_sink;
   const Bytes big = noise_bytes(1000, 5), small = noise_bytes(10, 6);
   for (int i = 0; i < 5; ++i) {
     EXPECT_FALSE(whole_report(sink.get(), big, 64));
@@ -228,10 +236,8 @@ TEST(AsyncSink, RepeatedFailuresAreReportedOnceUntilAReportSucceeds) {
 }
 
 TEST(AsyncSink, BytesOutsideReportsAreCutBackToTheLastCompleteReport) {
-  MemoryState state;
-  state.quota = 300;
-  Messages messages;
-  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 64, &messages);
+  QuotaSink quota_sink(300, 64);
+  auto& [state, messages, sink] = quota_sink;
   const Bytes header = noise_bytes(100, 7), tail = noise_bytes(500, 8);
   write_report(sink.get(), header, 10);
   EXPECT_TRUE(sink->end_report());
@@ -246,11 +252,8 @@ TEST(AsyncSink, BytesOutsideReportsAreCutBackToTheLastCompleteReport) {
 }
 
 TEST(AsyncSink, UntruncatableBackendOnlyGetsTheMessage) {
-  MemoryState state;
-  state.quota = 150;
-  state.can_truncate = false;
-  Messages messages;
-  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 64, &messages);
+  QuotaSink quota_sink(150, 64, /*can_truncate=*/false);
+  auto& [state, messages, sink] = quota_sink;
   EXPECT_FALSE(whole_report(sink.get(), noise_bytes(400, 9), 50));
   EXPECT_EQ(state.data.size(), 150u);
   EXPECT_EQ(messages.get(), std::vector<std::string>{"fasthprof: error writing memory: No space left on device"});
