@@ -12,6 +12,7 @@ exit 2 and one message. Cases:
                summary, collapsed, flame and pprof in bounded memory; a gzip file inside a gzip file
   pprof_names  names in the JVM's modified UTF-8 (and a byte that is no UTF-8) become UTF-8 in the
                pprof profile, with no message (found by fuzz_verb_pprof)"""
+import contextlib
 import gzip
 import os
 import pathlib
@@ -57,6 +58,16 @@ def fasthprof(folder, *args, timeout=60, address_space=4096 * MIB, file_size=Non
                time.monotonic() - start, usage.ru_maxrss / 1024)
 
 
+@contextlib.contextmanager
+def hostile_folder():
+    """A new folder for one case's files, removed when the case ends."""
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-hostile-"))
+    try:
+        yield folder
+    finally:
+        cleanup(folder)
+
+
 def done(label, run, seconds, rss_mib):
     check(run.code == 0 and run.stderr == "", f"{label}: exit 0 and no message: {run}")
     check(run.seconds < seconds and run.rss_mib < rss_mib, f"{label}: within {seconds} s and {rss_mib} MiB: {run}")
@@ -75,8 +86,7 @@ def page_nodes(page):
 
 
 def agent_recursion(jdk, home):
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-hostile-"))
-    try:
+    with hostile_folder() as folder:
         profile = folder / "deep.hprof"
         run = run_java(home, agentpath(f"cpu=samples,depth=65535,format=b,file={profile}"), main="DeepRecursion",
                        args=["60000", "1000"])
@@ -86,13 +96,10 @@ def agent_recursion(jdk, home):
         done(f"{jdk}: flame of a 60 000-frame recursion", run, 20, 300)
         nodes = page_nodes((folder / "page.html").read_text()) if run.code == 0 else 0
         check(nodes > 60_000, f"{jdk}: the page holds every frame of the recursion: {nodes} nodes")
-    finally:
-        cleanup(folder)
 
 
 def case_deep_stacks():
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-hostile-"))
-    try:
+    with hostile_folder() as folder:
         deep, looping = folder / "deep.hprof", folder / "loop.hprof"
         deep.write_bytes(hostile_files.deep_recursion(60_000))
         looping.write_bytes(hostile_files.looping_stack(60_000, rows=1000))
@@ -106,13 +113,10 @@ def case_deep_stacks():
             check(drawn == nodes, f"{label}: the page holds {nodes} nodes, found {drawn}")
             for verb in (["collapsed"], ["summary"], ["text"], ["pprof", "-o", folder / "out.pb.gz"]):
                 done(f"{verb[0]} {path.name}", fasthprof(folder, *verb, path), 20, 300)
-    finally:
-        cleanup(folder)
 
 
 def case_class_chain():
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-hostile-"))
-    try:
+    with hostile_folder() as folder:
         chain = folder / "chain.hprof"
         chain.write_bytes(hostile_files.class_chain(20_000))
         run = fasthprof(folder, "verify", chain)
@@ -127,13 +131,10 @@ def case_class_chain():
         run = fasthprof(folder, "verify", cyclic)
         check(run.code == 1 and "its own super class" in run.stderr, f"verify cyclic chain: exit 1, a cycle: {run}")
         done("text cyclic chain", fasthprof(folder, "text", cyclic), 20, 200)
-    finally:
-        cleanup(folder)
 
 
 def case_gzip_bomb():
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-hostile-"))
-    try:
+    with hostile_folder() as folder:
         bomb = folder / "bomb.hprof.gz"
         bomb.write_bytes(hostile_files.row_bomb(1 << 30))
         # The file size limit stands for the temporary folder's space: past it a write fails.
@@ -151,13 +152,10 @@ def case_gzip_bomb():
         nested = folder / "nested.hprof.gz"
         nested.write_bytes(gzip.compress(rows.read_bytes(), 1))
         refused("summary of a gzip file in a gzip file", fasthprof(folder, "summary", nested), r"nested.hprof.gz: ")
-    finally:
-        cleanup(folder)
 
 
 def case_pprof_names():
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-hostile-"))
-    try:
+    with hostile_folder() as folder:
         names = folder / "names.hprof"
         names.write_bytes(hostile_files.modified_utf8_names())
         run = fasthprof(folder, "pprof", "-o", folder / "names.pb.gz", names)
@@ -167,8 +165,6 @@ def case_pprof_names():
         smile = "\U0001F600".encode()
         for name in (b"Smile" + smile + b".run\0" + smile, b"Bad\xef\xbf\xbd.main"):
             check(name in profile, f"pprof of modified UTF-8 names: {name!r} in the string table")
-    finally:
-        cleanup(folder)
 
 
 if not COMMAND:

@@ -122,10 +122,15 @@ def quit_and_wait(proc, folder, count, timeout=60):
     return wait_for(lambda: dumps_done(folder) >= count, timeout)
 
 
+def ready(folder, label):
+    """Whether HeapShapes said it is ready within a minute (a failed check if not)."""
+    return check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: ready")
+
+
 def shapes_counts(jdk, home, options):
     """Per-class counts of HeapShapes' own classes in its dump on kill -QUIT (dump 0)."""
     with java_process(home, agentpath(options), "HeapShapes", ["30"]) as (proc, folder):
-        check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{jdk} {options}: ready")
+        ready(folder, f"{jdk} {options}")
         check(quit_and_wait(proc, folder, 1), f"{jdk} {options}: a dump")
         time.sleep(0.2)
         proc.kill()
@@ -139,7 +144,7 @@ def dumps(jdk, home):
     with java_process(home, agentpath("heap=dump,format=b,gz=y,file=dump.hprof.gz,verbose=y"), "HeapShapes",
                       ["60"]) as (proc, folder):
         dump = folder / "dump.hprof.gz"
-        if not check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: ready"):
+        if not ready(folder, label):
             return
         for n in (1, 2):
             check(quit_and_wait(proc, folder, n), f"{label}: dump {n} on kill -QUIT")
@@ -225,7 +230,7 @@ def net(jdk, home):
     listener.start()
     with java_process(home, agentpath(f"heap=dump,format=b,gz=y,net=127.0.0.1:{port},verbose=y"), "HeapShapes",
                       ["60"]) as (proc, folder):
-        if check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: ready"):
+        if ready(folder, label):
             check(quit_and_wait(proc, folder, 1), f"{label}: a dump on kill -QUIT")
             # The report ended a member: what arrived so far is a complete gzip stream.
             check(wait_for(lambda: len(received) > 0 and _complete(bytes(received)), 10),
@@ -263,7 +268,7 @@ def file_size_limit(jdk, home):
     with java_process(home, agentpath("heap=dump,format=b,gz=y,dumper=jvmti,file=dump.gz,doe=n,verbose=y"), "HeapShapes",
                       ["60"]) as (proc, folder):
         dump = folder / "dump.gz"
-        if not check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: ready"):
+        if not ready(folder, label):
             return
         check(quit_and_wait(proc, folder, 1), f"{label}: a first dump")
         time.sleep(0.3)

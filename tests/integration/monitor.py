@@ -68,17 +68,23 @@ def traces_of(text):
     return traces, where
 
 
+def lines_and_positions(text):
+    """The lines of text, and where each starts in it."""
+    lines = text.split("\n")
+    positions = []
+    offset = 0
+    for line in lines:
+        positions.append(offset)
+        offset += len(line) + 1
+    return lines, positions
+
+
 def monitor_dumps(label, text, run=None):
     """Every MONITOR DUMP of the file, each line checked: [(position, threads, monitors, notes)] with
     threads {serial: (trace, status)} and monitors [(signature, owner, entry count, to enter,
     to be notified)]."""
     dumps = []
-    lines = text.split("\n")
-    offset = 0
-    positions = []
-    for line in lines:
-        positions.append(offset)
-        offset += len(line) + 1
+    lines, positions = lines_and_positions(text)
     i = 0
     while i < len(lines):
         if lines[i] != "MONITOR DUMP BEGIN":
@@ -129,12 +135,7 @@ def monitor_times(label, text, run=None):
     """Every MONITOR TIME section, each line checked: [(position, total_ms, rows)] with rows
     (rank, self, accum, count, trace, class)."""
     sections = []
-    lines = text.split("\n")
-    offset = 0
-    positions = []
-    for line in lines:
-        positions.append(offset)
-        offset += len(line) + 1
+    lines, positions = lines_and_positions(text)
     for i, line in enumerate(lines):
         if not line.startswith("MONITOR TIME BEGIN"):
             continue

@@ -1,6 +1,7 @@
 // The sink: round trips, ordering, back pressure, and the error policy of docs/decisions.md ("Binary
 // format", last paragraphs) on files, devices, size limits and sockets.
 #include "base/memory.h"
+#include "loopback_peer.h"
 #include "memory_backend.h"
 #include "sink/async_sink.h"
 #include "sink/file_backend.h"
@@ -59,6 +60,10 @@ Bytes read_file(const std::string& path) {
   return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+void write_file(const std::string& path, const Bytes& bytes) {
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
 std::string temp_path(const std::string& name) {
   const char* dir = std::getenv("TMPDIR");
   return std::string(dir != nullptr ? dir : "/tmp") + "/fasthprof_sink_" +
@@ -81,6 +86,25 @@ void write_report(AsyncSink* sink, const Bytes& bytes, size_t chunk) {
   for (size_t i = 0; i < bytes.size(); i += chunk) {
     sink->write(bytes.data() + i, std::min(chunk, bytes.size() - i));
   }
+}
+
+// A sink of buffer_size buffers on a memory backend that takes quota bytes, its messages kept.
+struct QuotaSink {
+  QuotaSink(size_t quota, size_t buffer_size, bool can_truncate = true) {
+    state.quota = quota;
+    state.can_truncate = can_truncate;
+    sink = make_sink(std::make_unique<MemoryBackend>(&state), buffer_size, &messages);
+  }
+  MemoryState state;
+  Messages messages;
+  std::unique_ptr<AsyncSink> sink;
+};
+
+// One report of bytes written in pieces of chunk bytes: whether end_report() took it whole.
+bool whole_report(AsyncSink* sink, const Bytes& bytes, size_t chunk) {
+  sink->begin_report();
+  write_report(sink, bytes, chunk);
+  return sink->end_report();
 }
 
 Bytes concat(std::initializer_list<const Bytes*> parts) {
@@ -173,26 +197,19 @@ TEST(AsyncSink, RefusesFewerThanTwoBuffersOrEmptyOnes) {
 }
 
 TEST(AsyncSink, FailedReportIsCutBackAndTheNextReportTriesAgain) {
-  MemoryState state;
-  state.quota = 50000;
-  Messages messages;
-  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 1024, &messages);
+  QuotaSink quota_sink(50000, 1024);
+  auto& [state, messages, sink] = quota_sink;
   const Bytes r1 = noise_bytes(20000, 1), r2 = noise_bytes(20000, 2), r3 = noise_bytes(30000, 3),
               r4 = noise_bytes(20000, 4);
   for (const Bytes* report : {&r1, &r2}) {
-    sink->begin_report();
-    write_report(sink.get(), *report, 100);
-    EXPECT_TRUE(sink->end_report());
+    EXPECT_TRUE(whole_report(sink.get(), *report, 100));
   }
-  sink->begin_report();
-  write_report(sink.get(), r3, 100);
-  EXPECT_FALSE(sink->end_report());
+  EXPECT_FALSE(whole_report(sink.get(), r3, 100));
   EXPECT_TRUE(sink->failed());
   EXPECT_EQ(state.data, concat({&r1, &r2}));
-  ASSERT_EQ(messages.get().size(), 1u);
-  EXPECT_EQ(messages.get()[0],
-            "fasthprof: error writing memory: No space left on device; the file was truncated "
-            "to the last complete report (40000 bytes)");
+  EXPECT_EQ(messages.get(),
+            std::vector<std::string>{"fasthprof: error writing memory: No space left on device; the file was "
+                                     "truncated to the last complete report (40000 bytes)"});
 
   state.quota = SIZE_MAX;
   sink->begin_report();
@@ -204,33 +221,23 @@ TEST(AsyncSink, FailedReportIsCutBackAndTheNextReportTriesAgain) {
 }
 
 TEST(AsyncSink, RepeatedFailuresAreReportedOnceUntilAReportSucceeds) {
-  MemoryState state;
-  state.quota = 100;
-  Messages messages;
-  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 256, &messages);
+  QuotaSink quota_sink(100, 256);
+  auto& [state, messages, sink] = quota_sink;
   const Bytes big = noise_bytes(1000, 5), small = noise_bytes(10, 6);
   for (int i = 0; i < 5; ++i) {
-    sink->begin_report();
-    write_report(sink.get(), big, 64);
-    EXPECT_FALSE(sink->end_report());
+    EXPECT_FALSE(whole_report(sink.get(), big, 64));
   }
   EXPECT_EQ(messages.get().size(), 1u);
   EXPECT_TRUE(state.data.empty());
-  sink->begin_report();
-  write_report(sink.get(), small, 64);
-  EXPECT_TRUE(sink->end_report());
-  sink->begin_report();
-  write_report(sink.get(), big, 64);
-  EXPECT_FALSE(sink->end_report());
+  EXPECT_TRUE(whole_report(sink.get(), small, 64));
+  EXPECT_FALSE(whole_report(sink.get(), big, 64));
   EXPECT_EQ(messages.get().size(), 2u);
   EXPECT_EQ(state.data, small);
 }
 
 TEST(AsyncSink, BytesOutsideReportsAreCutBackToTheLastCompleteReport) {
-  MemoryState state;
-  state.quota = 300;
-  Messages messages;
-  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 64, &messages);
+  QuotaSink quota_sink(300, 64);
+  auto& [state, messages, sink] = quota_sink;
   const Bytes header = noise_bytes(100, 7), tail = noise_bytes(500, 8);
   write_report(sink.get(), header, 10);
   EXPECT_TRUE(sink->end_report());
@@ -245,49 +252,43 @@ TEST(AsyncSink, BytesOutsideReportsAreCutBackToTheLastCompleteReport) {
 }
 
 TEST(AsyncSink, UntruncatableBackendOnlyGetsTheMessage) {
-  MemoryState state;
-  state.quota = 150;
-  state.can_truncate = false;
-  Messages messages;
-  auto sink = make_sink(std::make_unique<MemoryBackend>(&state), 64, &messages);
-  sink->begin_report();
-  write_report(sink.get(), noise_bytes(400, 9), 50);
-  EXPECT_FALSE(sink->end_report());
+  QuotaSink quota_sink(150, 64, /*can_truncate=*/false);
+  auto& [state, messages, sink] = quota_sink;
+  EXPECT_FALSE(whole_report(sink.get(), noise_bytes(400, 9), 50));
   EXPECT_EQ(state.data.size(), 150u);
-  ASSERT_EQ(messages.get().size(), 1u);
-  EXPECT_EQ(messages.get()[0], "fasthprof: error writing memory: No space left on device");
+  EXPECT_EQ(messages.get(), std::vector<std::string>{"fasthprof: error writing memory: No space left on device"});
 }
 
-TEST(AsyncSink, DevFullGetsOneMessageAndNoSpam) {
-  Messages messages;
+// A sink (4 KiB buffers) on /dev/full, where every write fails with ENOSPC and nothing can be cut
+// back.
+void open_dev_full_sink(Messages* messages, std::unique_ptr<AsyncSink>* sink) {
   std::string error;
   auto backend = FileBackend::open("/dev/full", &error);
   ASSERT_NE(backend, nullptr) << error;
   EXPECT_FALSE(backend->can_truncate());
-  auto sink = make_sink(std::move(backend), 4096, &messages);
+  *sink = make_sink(std::move(backend), 4096, messages);
+}
+
+TEST(AsyncSink, DevFullGetsOneMessageAndNoSpam) {
+  Messages messages;
+  std::unique_ptr<AsyncSink> sink;
+  ASSERT_NO_FATAL_FAILURE(open_dev_full_sink(&messages, &sink));
   for (int i = 0; i < 4; ++i) {
-    sink->begin_report();
-    write_report(sink.get(), noise_bytes(10000, i), 1000);
-    EXPECT_FALSE(sink->end_report());
+    EXPECT_FALSE(whole_report(sink.get(), noise_bytes(10000, i), 1000));
   }
   write_report(sink.get(), noise_bytes(10000, 9), 1000);
   sink->close();
-  ASSERT_EQ(messages.get().size(), 1u);
-  EXPECT_EQ(messages.get()[0], "fasthprof: error writing /dev/full: No space left on device");
+  EXPECT_EQ(messages.get(), std::vector<std::string>{"fasthprof: error writing /dev/full: No space left on device"});
 }
 
 // The agent brackets every report, even one with nothing in it; an empty report that "succeeds"
 // on a full device must not re-arm the message.
 TEST(AsyncSink, EmptyReportsBetweenFailuresDoNotRepeatTheMessage) {
   Messages messages;
-  std::string error;
-  auto backend = FileBackend::open("/dev/full", &error);
-  ASSERT_NE(backend, nullptr) << error;
-  auto sink = make_sink(std::move(backend), 4096, &messages);
+  std::unique_ptr<AsyncSink> sink;
+  ASSERT_NO_FATAL_FAILURE(open_dev_full_sink(&messages, &sink));
   for (int i = 0; i < 3; ++i) {
-    sink->begin_report();
-    write_report(sink.get(), noise_bytes(10000, i), 1000);
-    EXPECT_FALSE(sink->end_report());
+    EXPECT_FALSE(whole_report(sink.get(), noise_bytes(10000, i), 1000));
     sink->begin_report();
     EXPECT_TRUE(sink->end_report());
   }
@@ -351,32 +352,32 @@ LimitedRun run_with_size_limit(const std::string& path, rlim_t limit,
   return run;
 }
 
+// A run whose every step passed, with the one message of the file at path cut back to kept bytes
+// when it reached the limit, and expected in the file.
+void expect_cut_back_at_the_limit(const LimitedRun& run, const std::string& path, size_t kept, const Bytes& expected) {
+  ASSERT_TRUE(run.exited) << "child died of signal " << run.code;
+  EXPECT_EQ(run.code, 0) << "step that failed: see the return codes in the child";
+  EXPECT_EQ(run.messages, "fasthprof: error writing " + path +
+                              ": File too large; the file was truncated to the last complete report (" +
+                              std::to_string(kept) + " bytes)\n");
+  EXPECT_EQ(read_file(path), expected);
+}
+
 TEST(AsyncSink, FileSizeLimitKeepsTheCompleteReportsAndLaterReportsAppend) {
   const std::string path = temp_path("fsize");
   const Bytes r1(20000, 'a'), r2(20000, 'b'), r3(30000, 'c'), r4(20000, 'd');
   LimitedRun run = run_with_size_limit(path, 64 * 1024, [&](AsyncSink& sink, const std::function<bool()>& raise_limit) {
     for (const Bytes* report : {&r1, &r2}) {
-      sink.begin_report();
-      write_report(&sink, *report, 1000);
-      if (!sink.end_report()) return 24;
+      if (!whole_report(&sink, *report, 1000)) return 24;
     }
-    sink.begin_report();
-    write_report(&sink, r3, 1000);
-    if (sink.end_report()) return 25;
+    if (whole_report(&sink, r3, 1000)) return 25;
     struct stat st;
     if (stat(path.c_str(), &st) != 0 || st.st_size != 40000) return 26;
     if (!raise_limit()) return 27;
-    sink.begin_report();
-    write_report(&sink, r4, 1000);
-    if (!sink.end_report()) return 28;
+    if (!whole_report(&sink, r4, 1000)) return 28;
     return 0;
   });
-  ASSERT_TRUE(run.exited) << "child died of signal " << run.code;
-  EXPECT_EQ(run.code, 0) << "step that failed: see the return codes in the child";
-  EXPECT_EQ(run.messages, "fasthprof: error writing " + path +
-                              ": File too large; the file was truncated to the last complete report "
-                              "(40000 bytes)\n");
-  EXPECT_EQ(read_file(path), concat({&r1, &r2, &r4}));
+  expect_cut_back_at_the_limit(run, path, 40000, concat({&r1, &r2, &r4}));
   unlink(path.c_str());
 }
 
@@ -386,9 +387,7 @@ TEST(AsyncSink, FileSizeLimitKeepsTheCompleteReportsAndLaterReportsAppend) {
 TEST(AsyncSink, FileRangesLandBetweenTheBuffersInOrder) {
   const std::string source_path = temp_path("range_source");
   const Bytes source = noise_bytes((size_t{3} << 20) + 11, 5);
-  {
-    std::ofstream(source_path, std::ios::binary).write(reinterpret_cast<const char*>(source.data()), source.size());
-  }
+  write_file(source_path, source);
   const int source_fd = open(source_path.c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(source_fd, 0);
   const Bytes a(1000, 'a'), b(5000, 'b');
@@ -430,31 +429,20 @@ TEST(AsyncSink, FileRangePastTheSizeLimitCutsTheReportBack) {
   const std::string path = temp_path("range_fsize");
   const std::string source_path = temp_path("range_fsize_source");
   const Bytes source = noise_bytes(200000, 9);
-  {
-    std::ofstream(source_path, std::ios::binary).write(reinterpret_cast<const char*>(source.data()), source.size());
-  }
+  write_file(source_path, source);
   const Bytes r1(20000, 'a'), r3(1000, 'c');
   LimitedRun run = run_with_size_limit(path, 64 * 1024, [&](AsyncSink& sink, const std::function<bool()>&) {
     const int source_fd = open(source_path.c_str(), O_RDONLY | O_CLOEXEC);
     if (source_fd < 0) return 21;
-    sink.begin_report();
-    write_report(&sink, r1, 1000);
-    if (!sink.end_report()) return 24;
+    if (!whole_report(&sink, r1, 1000)) return 24;
     sink.begin_report();
     sink.write(r3.data(), r3.size());
     sink.write_file_range(source_fd, 0, source.size());
     if (sink.end_report()) return 25;
-    sink.begin_report();
-    write_report(&sink, r3, 1000);
-    if (!sink.end_report()) return 26;
+    if (!whole_report(&sink, r3, 1000)) return 26;
     return 0;
   });
-  ASSERT_TRUE(run.exited) << "child died of signal " << run.code;
-  EXPECT_EQ(run.code, 0) << "step that failed: see the return codes in the child";
-  EXPECT_EQ(run.messages, "fasthprof: error writing " + path +
-                              ": File too large; the file was truncated to the last complete report "
-                              "(20000 bytes)\n");
-  EXPECT_EQ(read_file(path), concat({&r1, &r3}));
+  expect_cut_back_at_the_limit(run, path, 20000, concat({&r1, &r3}));
   unlink(path.c_str());
   unlink(source_path.c_str());
 }
@@ -518,90 +506,28 @@ TEST(AsyncSink, NamesItsThreadFasthprofIo) {
   EXPECT_EQ(count_io_threads(), before);
 }
 
-// A TCP listener on the loopback address of the given family; port() is the ephemeral port.
-class Listener {
- public:
-  explicit Listener(int family) {
-    fd_ = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) return;
-    sockaddr_storage address{};
-    socklen_t length;
-    if (family == AF_INET) {
-      auto* in = reinterpret_cast<sockaddr_in*>(&address);
-      in->sin_family = AF_INET;
-      in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      length = sizeof *in;
-    } else {
-      auto* in6 = reinterpret_cast<sockaddr_in6*>(&address);
-      in6->sin6_family = AF_INET6;
-      in6->sin6_addr = in6addr_loopback;
-      length = sizeof *in6;
-    }
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 || listen(fd_, 4) != 0 ||
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-      return;
-    }
-    port_ = ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&address)->sin_port
-                                    : reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
-  }
-  ~Listener() { close(); }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  bool ok() const { return fd_ >= 0; }
-  int port() const { return port_; }
-  int accept() { return ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC); }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
-
-Bytes receive(int fd, size_t size) {
-  Bytes bytes(size);
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t n = recv(fd, bytes.data() + done, size - done, 0);
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  bytes.resize(done);
-  return bytes;
+// Connects to host, checks the backend's name and that the peer receives all of size bytes.
+void expect_connects_and_sends(LoopbackConnection* c, const char* host, const std::string& name, size_t size,
+                               uint32_t seed) {
+  ASSERT_NO_FATAL_FAILURE(c->connect(host));
+  EXPECT_EQ(c->name, name);
+  const Bytes data = noise_bytes(size, seed);
+  EXPECT_TRUE(c->backend->write_all(data.data(), data.size()).ok()) << host;
+  EXPECT_EQ(receive(c->peer, data.size()), data) << host;
+  c->close_peer();
 }
 
 TEST(SocketBackend, ConnectsToIpv4AndHostNames) {
-  Listener listener(AF_INET);
-  ASSERT_TRUE(listener.ok());
+  LoopbackConnection c(AF_INET);
   for (const char* host : {"127.0.0.1", "localhost"}) {
-    std::string error;
-    auto backend = SocketBackend::connect(host, listener.port(), &error);
-    ASSERT_NE(backend, nullptr) << host << ": " << error;
-    EXPECT_EQ(backend->name(), std::string(host) + ":" + std::to_string(listener.port()));
-    const int peer = listener.accept();
-    ASSERT_GE(peer, 0);
-    const Bytes data = noise_bytes(5000, 11);
-    EXPECT_TRUE(backend->write_all(data.data(), data.size()).ok());
-    EXPECT_EQ(receive(peer, data.size()), data);
-    ::close(peer);
+    expect_connects_and_sends(&c, host, std::string(host) + ":" + std::to_string(c.listener.port()), 5000, 11);
   }
 }
 
 TEST(SocketBackend, ConnectsToIpv6) {
-  Listener listener(AF_INET6);
-  if (!listener.ok()) GTEST_SKIP() << "no IPv6 loopback here";
-  std::string error;
-  auto backend = SocketBackend::connect("::1", listener.port(), &error);
-  ASSERT_NE(backend, nullptr) << error;
-  EXPECT_EQ(backend->name(), "[::1]:" + std::to_string(listener.port()));
-  const int peer = listener.accept();
-  ASSERT_GE(peer, 0);
-  const Bytes data = noise_bytes(3000, 12);
-  EXPECT_TRUE(backend->write_all(data.data(), data.size()).ok());
-  EXPECT_EQ(receive(peer, data.size()), data);
-  ::close(peer);
+  LoopbackConnection c(AF_INET6);
+  if (!c.listener.ok()) GTEST_SKIP() << "no IPv6 loopback here";
+  expect_connects_and_sends(&c, "::1", "[::1]:" + std::to_string(c.listener.port()), 3000, 12);
 }
 
 TEST(SocketBackend, ClosedPortGivesAClearError) {
@@ -635,22 +561,14 @@ TEST(SocketBackend, ClosedPeerGivesAnErrorNotSigpipe) {
 }
 
 TEST(AsyncSink, SocketPeerThatClosesEndsOutputWithOneMessage) {
-  Listener listener(AF_INET);
-  ASSERT_TRUE(listener.ok());
-  std::string error;
-  auto backend = SocketBackend::connect("127.0.0.1", listener.port(), &error);
-  ASSERT_NE(backend, nullptr) << error;
-  const std::string name = backend->name();
-  const int peer = listener.accept();
-  ASSERT_GE(peer, 0);
+  LoopbackConnection c;
+  ASSERT_NO_FATAL_FAILURE(c.connect());
   Messages messages;
-  auto sink = make_sink(std::move(backend), 4096, &messages);
+  auto sink = make_sink(std::move(c.backend), 4096, &messages);
   const Bytes first = noise_bytes(10000, 14);
-  sink->begin_report();
-  write_report(sink.get(), first, 1000);
-  EXPECT_TRUE(sink->end_report());
-  EXPECT_EQ(receive(peer, first.size()), first);
-  ::close(peer);
+  EXPECT_TRUE(whole_report(sink.get(), first, 1000));
+  EXPECT_EQ(receive(c.peer, first.size()), first);
+  c.close_peer();
   // TCP may accept a send or two after the peer closed, until its reset arrives.
   bool ended = false;
   for (int i = 0; i < 200 && !ended; ++i) {
@@ -670,7 +588,7 @@ TEST(AsyncSink, SocketPeerThatClosesEndsOutputWithOneMessage) {
   sink->close();
   const auto lines = messages.get();
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].rfind("fasthprof: error writing to " + name + ": ", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[0].rfind("fasthprof: error writing to " + c.name + ": ", 0), 0u) << lines[0];
   EXPECT_NE(lines[0].find("; the connection was closed and no more output will be sent"),
             std::string::npos)
       << lines[0];
@@ -680,16 +598,10 @@ TEST(AsyncSink, SocketPeerThatClosesEndsOutputWithOneMessage) {
 // moved for that long (instead of waiting for as long as the peer stays connected), with one
 // message, and output ends.
 TEST(AsyncSink, SocketPeerThatNeverReadsTimesOutWithOneMessage) {
-  Listener listener(AF_INET);
-  ASSERT_TRUE(listener.ok());
-  std::string error;
-  auto backend = SocketBackend::connect("127.0.0.1", listener.port(), &error, /*send_timeout_seconds=*/1);
-  ASSERT_NE(backend, nullptr) << error;
-  const std::string name = backend->name();
-  const int peer = listener.accept();
-  ASSERT_GE(peer, 0);
+  LoopbackConnection c;
+  ASSERT_NO_FATAL_FAILURE(c.connect("127.0.0.1", /*send_timeout_seconds=*/1));
   Messages messages;
-  auto sink = make_sink(std::move(backend), 1 << 16, &messages);
+  auto sink = make_sink(std::move(c.backend), 1 << 16, &messages);
   sink->begin_report();
   // Far more than the kernel's socket buffers on both ends can hold.
   const Bytes chunk = noise_bytes(1 << 20, 21);
@@ -697,10 +609,10 @@ TEST(AsyncSink, SocketPeerThatNeverReadsTimesOutWithOneMessage) {
   EXPECT_FALSE(sink->end_report());
   EXPECT_TRUE(sink->output_ended());
   sink->close();
-  ::close(peer);
+  c.close_peer();
   const auto lines = messages.get();
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "fasthprof: error writing to " + name +
+  EXPECT_EQ(lines[0], "fasthprof: error writing to " + c.name +
                           ": the peer took no data for 1 second; the connection was closed and no more "
                           "output will be sent");
 }
@@ -708,13 +620,9 @@ TEST(AsyncSink, SocketPeerThatNeverReadsTimesOutWithOneMessage) {
 // The timeout bounds a stall, not the whole transfer: a peer that reads slowly but steadily (here
 // 48 MiB at about 16 MiB/s, three times the timeout in all) gets every byte.
 TEST(AsyncSink, SocketPeerThatReadsSlowlyGetsEverything) {
-  Listener listener(AF_INET);
-  ASSERT_TRUE(listener.ok());
-  std::string error;
-  auto backend = SocketBackend::connect("127.0.0.1", listener.port(), &error, /*send_timeout_seconds=*/1);
-  ASSERT_NE(backend, nullptr) << error;
-  const int peer = listener.accept();
-  ASSERT_GE(peer, 0);
+  LoopbackConnection c;
+  ASSERT_NO_FATAL_FAILURE(c.connect("127.0.0.1", /*send_timeout_seconds=*/1));
+  const int peer = c.peer;
   const Bytes data = noise_bytes(48 << 20, 22);
   Bytes received;
   std::thread reader([&] {
@@ -727,13 +635,11 @@ TEST(AsyncSink, SocketPeerThatReadsSlowlyGetsEverything) {
     }
   });
   Messages messages;
-  auto sink = make_sink(std::move(backend), 1 << 16, &messages);
-  sink->begin_report();
-  write_report(sink.get(), data, 1 << 16);
-  EXPECT_TRUE(sink->end_report());
+  auto sink = make_sink(std::move(c.backend), 1 << 16, &messages);
+  EXPECT_TRUE(whole_report(sink.get(), data, 1 << 16));
   sink->close();
   reader.join();
-  ::close(peer);
+  c.close_peer();
   EXPECT_TRUE(messages.get().empty());
   EXPECT_TRUE(received == data) << received.size() << " of " << data.size() << " bytes";
 }

@@ -2,40 +2,15 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "base/hprof_format.h"
 #include "hprof_verifier.h"
-#include "memory_stream.h"
-#include "records/profile_writer.h"
+#include "section_writer.h"
 
 namespace fasthprof {
 namespace {
-
-// Methods 1..9 are Hot.spin, Warm.stir, ... so that the rows can name their top frames.
-class FakeResolver final : public MethodResolver {
- public:
-  bool resolve_method(uint64_t method, MethodInfo* out) override {
-    static const char* const kClasses[] = {"", "LHot;", "LWarm;", "Ljava/lang/Thread;"};
-    static const char* const kNames[] = {"", "spin", "stir", "run"};
-    if (method == 0 || method > 3) return false;
-    out->class_signature = kClasses[method];
-    out->name = kNames[method];
-    out->signature = "()V";
-    out->source_file = "X.java";
-    return true;
-  }
-};
-
-
-
-// The BEGIN line's ctime date (local time) becomes a fixed one.
-std::string without_dates(const std::string& text) {
-  return std::regex_replace(text, std::regex(R"(BEGIN \(total = (\d+)\) [^\n]*\n)"),
-                            "BEGIN (total = $1) Thu Jan  1 00:00:00 1970\n");
-}
 
 TEST(CpuSampleTable, CountsAreSixtyFourBit) {
   CpuSampleTable table;
@@ -93,26 +68,26 @@ TEST(CpuSampleTable, ReportRestartsCounts) {
   EXPECT_EQ(table.take_report(0.0001).rows.at(0).count, 1u);
 }
 
+// Methods 1..3 are Hot.spin, Warm.stir and java.lang.Thread.run, so that the rows can name their
+// top frames.
+const std::vector<FakeMethod> kMethods = {
+    {"LHot;", "spin", "X.java"}, {"LWarm;", "stir", "X.java"}, {"Ljava/lang/Thread;", "run", "X.java"}};
+
 TEST(CpuSampleSection, TextRowsFollowTheirTraces) {
-  FakeResolver resolver;
-  MemoryStream stream;
-  ProfileWriter writer(parse("cpu=samples,depth=2"), stream, &resolver);
-  writer.write_header(0, 0);
+  SectionWriter out("cpu=samples,depth=2", kMethods);
   StackFrame hot[] = {{1, 0}, {3, 4}};
   StackFrame warm[] = {{2, 0}, {3, 4}};
-  uint32_t hot_serial = writer.intern_trace(200001, hot);
-  uint32_t warm_serial = writer.intern_trace(200002, warm);
-  uint32_t empty_serial = writer.intern_trace(200003, {});
-  writer.flush();
-  size_t header_end = stream.bytes.size();
+  uint32_t hot_serial = out.writer.intern_trace(200001, hot);
+  uint32_t warm_serial = out.writer.intern_trace(200002, warm);
+  uint32_t empty_serial = out.writer.intern_trace(200003, {});
+  size_t header_end = out.mark();
 
   CpuSampleTable table;
   table.add(hot_serial, 7);
   table.add(warm_serial, 2);
   table.add(empty_serial, 1);
-  write_cpu_samples_section(writer, table.take_report(0.0001), 0);
-  writer.flush();
-  std::string text = without_dates(stream.text().substr(header_end));
+  write_cpu_samples_section(out.writer, table.take_report(0.0001), 0);
+  std::string text = out.text_since(header_end);
   char expected[1024];
   std::snprintf(expected, sizeof(expected),
                 "TRACE %u:\n\tHot.spin(X.java:Unknown line)\n\tjava.lang.Thread.run(X.java:Unknown line)\n"
@@ -128,28 +103,24 @@ TEST(CpuSampleSection, TextRowsFollowTheirTraces) {
   EXPECT_EQ(text, expected);
 
   // A second report with nothing counted: no column header, no rows, no trace written again.
-  size_t before = stream.bytes.size();
-  write_cpu_samples_section(writer, table.take_report(0.0001), 0);
-  writer.flush();
-  EXPECT_EQ(without_dates(stream.text().substr(before)),
+  size_t before = out.mark();
+  write_cpu_samples_section(out.writer, table.take_report(0.0001), 0);
+  EXPECT_EQ(out.text_since(before),
             "CPU SAMPLES BEGIN (total = 0) Thu Jan  1 00:00:00 1970\nCPU SAMPLES END\n");
 }
 
 TEST(CpuSampleSection, BinaryRecordVerifies) {
-  FakeResolver resolver;
-  MemoryStream stream;
-  ProfileWriter writer(parse("cpu=samples,format=b"), stream, &resolver);
-  writer.write_header(0, 0);
+  SectionWriter out("cpu=samples,format=b", kMethods);
   StackFrame hot[] = {{1, 0}};
-  uint32_t hot_serial = writer.intern_trace(200001, hot);
+  uint32_t hot_serial = out.writer.intern_trace(200001, hot);
   CpuSampleTable table;
   table.add(hot_serial, 5);
   table.add(kFirstTraceSerial, 1);
-  write_cpu_samples_section(writer, table.take_report(0.0001), 0);
-  writer.flush();
+  write_cpu_samples_section(out.writer, table.take_report(0.0001), 0);
+  out.writer.flush();
 
   // The last record is CPU SAMPLES: total 6, two rows, the hot trace first.
-  const std::vector<uint8_t>& bytes = stream.bytes;
+  const std::vector<uint8_t>& bytes = out.stream.bytes;
   constexpr size_t kBody = 8 + 2 * 8;
   ASSERT_GT(bytes.size(), 9 + kBody);
   size_t record = bytes.size() - kBody - 9;

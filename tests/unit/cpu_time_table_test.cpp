@@ -2,32 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <string>
 
-#include "memory_stream.h"
-#include "records/profile_writer.h"
+#include "section_writer.h"
 
 namespace fasthprof {
 namespace {
-
-class FakeResolver final : public MethodResolver {
- public:
-  bool resolve_method(uint64_t method, MethodInfo* out) override {
-    static const char* const kNames[] = {"", "b", "a", "main"};
-    if (method == 0 || method > 3) return false;
-    out->class_signature = "LGraph;";
-    out->name = kNames[method];
-    out->signature = "()V";
-    out->source_file = "Graph.java";
-    return true;
-  }
-};
-
-std::string without_dates(const std::string& text) {
-  return std::regex_replace(text, std::regex(R"(BEGIN \(total = (\d+)\) [^\n]*\n)"),
-                            "BEGIN (total = $1) Thu Jan  1 00:00:00 1970\n");
-}
 
 TEST(CpuTimeTable, SortsBySelfTimeSharesFromNanosecondsAndCutsAtCutoff) {
   CpuTimeTable table;
@@ -65,19 +45,18 @@ TEST(CpuTimeTable, OldReportSortsByCalls) {
   EXPECT_EQ(report.rows[2].key, old_key(2, 3));
 }
 
+// Methods 1..3 are Graph.b, Graph.a and Graph.main.
+const std::vector<FakeMethod> kMethods = {
+    {"LGraph;", "b", "Graph.java"}, {"LGraph;", "a", "Graph.java"}, {"LGraph;", "main", "Graph.java"}};
+
 TEST(CpuTimeSection, TextLayoutAndTitles) {
-  FakeResolver resolver;
-  MemoryStream stream;
-  ProfileWriter writer(parse("cpu=times,depth=2"), stream, &resolver);
-  writer.write_header(0, 0);
+  SectionWriter out("cpu=times,depth=2", kMethods);
   StackFrame b[] = {{1, -1}, {2, -1}};
-  uint32_t serial = writer.intern_trace(0, b);
-  writer.flush();
-  size_t header_end = stream.bytes.size();
+  uint32_t serial = out.writer.intern_trace(0, b);
+  size_t header_end = out.mark();
   CpuTimeTable table;
   table.add(serial, {1000, 1'250'000'000, 1'250'000'000});
-  write_cpu_time_section(writer, table.take_report(0.0001), false, 0);
-  writer.flush();
+  write_cpu_time_section(out.writer, table.take_report(0.0001), false, 0);
   char expected[512];
   std::snprintf(expected, sizeof(expected),
                 "TRACE %u:\n\tGraph.b(Graph.java:Unknown line)\n\tGraph.a(Graph.java:Unknown line)\n"
@@ -86,17 +65,16 @@ TEST(CpuTimeSection, TextLayoutAndTitles) {
                 "   1 100.00%% 100.00%%    1000 %5u Graph.b\n"
                 "CPU TIME (ms) END\n",
                 serial, serial);
-  EXPECT_EQ(without_dates(stream.text().substr(header_end)), expected);
+  EXPECT_EQ(out.text_since(header_end), expected);
   // With cpu=samples too the section is titled CPU SAMPLES; an empty one has no column header.
-  size_t before = stream.bytes.size();
-  write_cpu_time_section(writer, table.take_report(0.0001), true, 0);
-  writer.flush();
-  EXPECT_EQ(without_dates(stream.text().substr(before)),
+  size_t before = out.mark();
+  write_cpu_time_section(out.writer, table.take_report(0.0001), true, 0);
+  EXPECT_EQ(out.text_since(before),
             "CPU SAMPLES BEGIN (total = 0) Thu Jan  1 00:00:00 1970\nCPU SAMPLES END\n");
 }
 
 TEST(CpuTimeSection, OldLayout) {
-  FakeResolver resolver;
+  ListResolver resolver(kMethods);
   MemoryStream stream;
   ProfileWriter writer(parse("cpu=old"), stream, &resolver);
   CpuTimeTable table;

@@ -13,25 +13,13 @@
 #include <string>
 #include <thread>
 
+#include "temp_folder.h"
+
 namespace fasthprof {
 namespace {
 
-class FifoDrainTest : public testing::Test {
- protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/fasthprof-fifo-drain-XXXXXX";
-    ASSERT_NE(nullptr, mkdtemp(pattern));
-    folder_ = pattern;
-  }
-  void TearDown() override { std::system(("rm -rf " + folder_).c_str()); }
-
-  bool exists(const std::string& path) const {
-    struct stat st{};
-    return lstat(path.c_str(), &st) == 0;
-  }
-
-  std::string folder_;
-};
+// Each test has a folder of its own (folder_) for its FIFOs and side files.
+class FifoDrainTest : public TempFolderTest {};
 
 void write_all(const std::string& path, const std::string& bytes, size_t chunk) {
   int fd = open(path.c_str(), O_WRONLY);

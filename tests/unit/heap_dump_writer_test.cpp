@@ -9,22 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "hand_bytes.h"
 #include "memory_stream.h"
 #include "records/record_writer.h"
 #include "sink/output_stream.h"
 
 namespace fasthprof {
 namespace {
-
-using Bytes = std::vector<uint8_t>;
-
-Bytes hex(std::initializer_list<int> values) { return Bytes(values.begin(), values.end()); }
-
-Bytes concat(std::initializer_list<Bytes> parts) {
-  Bytes all;
-  for (const Bytes& part : parts) all.insert(all.end(), part.begin(), part.end());
-  return all;
-}
 
 // Segment header with time field 0x00000007 and the given body length.
 Bytes segment(uint32_t length) {

@@ -180,6 +180,20 @@ class File {
                  {{kNameLabel, kObj, kPointA}, {kNameFlag, kBool, 1}}, {{7, kObj, kObjectClass}});
   }
   Bytes point_values(uint32_t x, uint64_t next) { return body().u4(x).id(next); }
+  // A segment body with the base classes and one Point, kPointA (x 1, next null), whose INSTANCE
+  // DUMP starts at *point_at in the body when point_at is given.
+  Segment point_segment_body(size_t* point_at = nullptr) {
+    Segment s = segment_body();
+    base_classes(s);
+    size_t at = s.instance(kPointA, kPointClass, point_values(1, 0));
+    if (point_at != nullptr) *point_at = at;
+    return s;
+  }
+  // A whole dump: the segment of point_segment_body() and HEAP DUMP END.
+  void point_dump() {
+    segment(point_segment_body());
+    end();
+  }
 
   uint64_t size() const { return bytes_.size(); }
   uint64_t at(size_t segment_record, size_t in_body) const { return segment_record + kRecordHeaderSize + in_body; }

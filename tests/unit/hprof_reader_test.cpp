@@ -147,6 +147,16 @@ TEST(HprofReader, IteratesTheRecordsInFileOrder) {
   EXPECT_EQ(in.u4(records.back().body + 12), 300001u);
 }
 
+// The head of an object dump as decode_object_dump() gives it: the object, its class, its count
+// (bytes of values for an INSTANCE DUMP, elements for an array) and element type (0: an instance).
+void expect_object_head(const ObjectDumpView& view, uint64_t object_id, uint64_t class_id, uint32_t count,
+                        uint8_t element_type) {
+  EXPECT_EQ(view.object_id, object_id);
+  EXPECT_EQ(view.class_id, class_id) << "object 0x" << std::hex << object_id;
+  EXPECT_EQ(view.count, count) << "object 0x" << std::hex << object_id;
+  EXPECT_EQ(view.element_type, element_type) << "object 0x" << std::hex << object_id;
+}
+
 TEST(SubRecordReader, DecodesEverySubRecordKindAcrossSegments) {
   WrittenFile file(64);
   HprofReader reader(file.bytes().data(), file.bytes().size());
@@ -213,26 +223,18 @@ TEST(SubRecordReader, DecodesEverySubRecordKindAcrossSegments) {
   EXPECT_EQ(klass.fields_at + 2 * 9, subs[9].end());
 
   ObjectDumpView instance = decode_object_dump(in, subs[10]);
-  EXPECT_EQ(instance.object_id, 0x20u);
+  expect_object_head(instance, 0x20, 0x1000, 12, 0);
   EXPECT_EQ(instance.trace_serial, 300001u);
-  EXPECT_EQ(instance.class_id, 0x1000u);
-  EXPECT_EQ(instance.count, 12u);
   EXPECT_EQ(in.u4(instance.values_at), 5u);
   EXPECT_EQ(in.id(instance.values_at + 4), 0x20u);
 
   ObjectDumpView array = decode_object_dump(in, subs[11]);
-  EXPECT_EQ(array.object_id, 0x30u);
-  EXPECT_EQ(array.class_id, 0x1001u);
-  EXPECT_EQ(array.count, 2u);
-  EXPECT_EQ(array.element_type, static_cast<uint8_t>(BasicType::kObject));
+  expect_object_head(array, 0x30, 0x1001, 2, static_cast<uint8_t>(BasicType::kObject));
   EXPECT_EQ(in.id(array.values_at), 0x20u);
   EXPECT_EQ(in.id(array.values_at + 8), 0u);
 
   ObjectDumpView chars = decode_object_dump(in, subs[12]);
-  EXPECT_EQ(chars.object_id, 0x40u);
-  EXPECT_EQ(chars.class_id, 0u);
-  EXPECT_EQ(chars.count, 3u);
-  EXPECT_EQ(chars.element_type, static_cast<uint8_t>(BasicType::kChar));
+  expect_object_head(chars, 0x40, 0, 3, static_cast<uint8_t>(BasicType::kChar));
   EXPECT_EQ(in.u2(chars.values_at + 4), '!');
   EXPECT_EQ(chars.values_at + 6, subs[12].end());
 }
@@ -271,31 +273,34 @@ TEST(HprofReader, EveryTruncationEndsAtABoundaryOrSaysWhatIsCut) {
   }
 }
 
+// Where WrittenFile's first UTF8 record starts: after the header and CONTROL SETTINGS.
+constexpr uint64_t kUtf8At = kHprofHeaderSize + kRecordHeaderSize + kControlSettingsBodySize;
+
+// Reading the first `size` bytes of a WrittenFile (perhaps altered): the header and CONTROL
+// SETTINGS read, the next record fails at kUtf8At with `message`, and a failed reader stays failed.
+void expect_second_record_fails(const uint8_t* data, size_t size, const std::string& message) {
+  HprofReader reader(data, size);
+  ASSERT_TRUE(reader.read_header());
+  RecordView record;
+  ASSERT_TRUE(reader.next_record(&record));
+  EXPECT_FALSE(reader.next_record(&record));
+  EXPECT_EQ(reader.error().offset, kUtf8At);
+  EXPECT_EQ(reader.error().message, message);
+  EXPECT_FALSE(reader.next_record(&record)) << "an error stays an error";
+}
+
 TEST(HprofReader, TruncationMessagesSayWhatIsMissing) {
   WrittenFile file;
   const std::vector<uint8_t>& bytes = file.bytes();
-  const uint64_t utf8_at = kHprofHeaderSize + kRecordHeaderSize + kControlSettingsBodySize;
-
-  HprofReader in_header(bytes.data(), utf8_at + 4);
-  ASSERT_TRUE(in_header.read_header());
-  RecordView record;
-  ASSERT_TRUE(in_header.next_record(&record));
-  EXPECT_FALSE(in_header.next_record(&record));
-  EXPECT_EQ(in_header.error().offset, utf8_at);
-  EXPECT_EQ(in_header.error().message, "truncated record header: 4 bytes left, a record header has 9");
-  EXPECT_FALSE(in_header.next_record(&record)) << "an error stays an error";
-
-  HprofReader in_body(bytes.data(), utf8_at + kRecordHeaderSize + 10);
-  ASSERT_TRUE(in_body.read_header());
-  ASSERT_TRUE(in_body.next_record(&record));
-  EXPECT_FALSE(in_body.next_record(&record));
-  EXPECT_EQ(in_body.error().offset, utf8_at);
-  EXPECT_EQ(in_body.error().message, "UTF8 record of length 11 runs past the end of the file (10 bytes left)");
+  expect_second_record_fails(bytes.data(), kUtf8At + 4, "truncated record header: 4 bytes left, a record header has 9");
+  expect_second_record_fails(bytes.data(), kUtf8At + kRecordHeaderSize + 10,
+                             "UTF8 record of length 11 runs past the end of the file (10 bytes left)");
 
   HprofReader short_header(bytes.data(), 25);
   EXPECT_FALSE(short_header.read_header());
   EXPECT_EQ(short_header.error().offset, 25u);
   EXPECT_EQ(short_header.error().message, "truncated header: 25 bytes, need 31");
+  RecordView record;
   EXPECT_FALSE(short_header.next_record(&record)) << "no records without a header";
 }
 
@@ -321,15 +326,8 @@ TEST(HprofReader, RejectsWhatIsNotAHeader) {
 TEST(HprofReader, StopsAtAnUnknownRecordTag) {
   WrittenFile file;
   std::vector<uint8_t> bytes = file.bytes();
-  const uint64_t utf8_at = kHprofHeaderSize + kRecordHeaderSize + kControlSettingsBodySize;
-  bytes[utf8_at] = 0x42;
-  HprofReader reader(bytes.data(), bytes.size());
-  ASSERT_TRUE(reader.read_header());
-  RecordView record;
-  EXPECT_TRUE(reader.next_record(&record));
-  EXPECT_FALSE(reader.next_record(&record));
-  EXPECT_EQ(reader.error().offset, utf8_at);
-  EXPECT_EQ(reader.error().message, "unknown record tag 0x42");
+  bytes[kUtf8At] = 0x42;
+  expect_second_record_fails(bytes.data(), bytes.size(), "unknown record tag 0x42");
 }
 
 // The writers write only 8-byte IDs; a file of 4-byte IDs is built by hand.

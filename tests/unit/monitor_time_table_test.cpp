@@ -3,32 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <regex>
 #include <string>
 #include <vector>
 
-#include "memory_stream.h"
-#include "records/profile_writer.h"
+#include "section_writer.h"
 
 namespace fasthprof {
 namespace {
-
-class FakeResolver final : public MethodResolver {
- public:
-  bool resolve_method(uint64_t method, MethodInfo* out) override {
-    if (method != 1) return false;
-    out->class_signature = "LCounter;";
-    out->name = "bump";
-    out->signature = "()V";
-    out->source_file = "Counter.java";
-    return true;
-  }
-};
-
-std::string without_dates(const std::string& text) {
-  return std::regex_replace(text, std::regex(R"(BEGIN \(total = (\d+) ms\) [^\n]*\n)"),
-                            "BEGIN (total = $1 ms) DATE\n");
-}
 
 constexpr uint64_t kMs = 1000000;
 
@@ -70,35 +51,32 @@ TEST(MonitorTimeTable, ReportRestartsTimesAndCounts) {
   EXPECT_EQ(third.rows[0].time_ns, 7 * kMs);
 }
 
+// Method 1 is Counter.bump.
+const std::vector<FakeMethod> kMethods = {{"LCounter;", "bump", "Counter.java"}};
+
 TEST(MonitorTimeSection, TotalInMillisecondsTracesFirstNothingWithoutContention) {
-  FakeResolver resolver;
-  MemoryStream stream;
-  ProfileWriter writer(parse("monitor=y,depth=1"), stream, &resolver);
-  writer.write_header(0, 0);
+  SectionWriter out("monitor=y,depth=1", kMethods);
   StackFrame bump[] = {{1, -1}};
-  uint32_t serial = writer.intern_trace(200001, bump);
-  writer.flush();
-  size_t header_end = stream.bytes.size();
+  uint32_t serial = out.writer.intern_trace(200001, bump);
+  size_t header_end = out.mark();
 
   MonitorTimeTable table;
   table.add(serial, "LCounter;", 1500 * kMs);  // the original printed 1500/10^6 = 0: nothing
   table.add(serial, "LCounter;", 500 * kMs);
-  write_monitor_time_section(writer, table.take_report(0.0001), 0);
-  writer.flush();
+  write_monitor_time_section(out.writer, table.take_report(0.0001), 0);
   char expected[512];
   std::snprintf(expected, sizeof(expected),
                 "TRACE %u:\n\tCounter.bump(Counter.java:Unknown line)\n"
-                "MONITOR TIME BEGIN (total = 2000 ms) DATE\n"
+                "MONITOR TIME BEGIN (total = 2000 ms) Thu Jan  1 00:00:00 1970\n"
                 "rank   self  accum   count trace monitor\n"
                 "   1 100.00%% 100.00%%       2 %5u Counter (Java)\n"
                 "MONITOR TIME END\n",
                 serial, serial);
-  EXPECT_EQ(without_dates(stream.text().substr(header_end)), expected);
+  EXPECT_EQ(out.text_since(header_end), expected);
 
-  size_t before = stream.bytes.size();
-  write_monitor_time_section(writer, table.take_report(0.0001), 0);
-  writer.flush();
-  EXPECT_EQ(stream.bytes.size(), before);
+  size_t before = out.mark();
+  write_monitor_time_section(out.writer, table.take_report(0.0001), 0);
+  EXPECT_EQ(out.mark(), before);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <sstream>
 #include <string>
@@ -27,6 +28,11 @@ std::string parse_error(const std::string& options, const char* env = nullptr) {
   ParseResult result = parse_options(options.c_str(), env);
   EXPECT_EQ(ParseResult::Kind::kError, result.kind) << options;
   return result.error;
+}
+
+// Every one of the option strings is refused with the message.
+void expect_errors(const std::string& message, std::initializer_list<const char*> option_strings) {
+  for (const char* options : option_strings) EXPECT_EQ(message, parse_error(options)) << options;
 }
 
 // What the test expects of each table row. Every row must have an entry here (checked below),
@@ -277,10 +283,8 @@ TEST(CrossChecks, HeapAllOnlyWhenNothingElseIsAsked) {
 TEST(CrossChecks, FasthprofOptionsNeedTheirFeature) {
   EXPECT_EQ("gz=y is not supported with format=a", parse_error("gz=y"));
   EXPECT_FALSE(parse_ok("gz=n").gzip);
-  EXPECT_EQ("sample=<bytes> needs heap=sites or heap=all", parse_error("cpu=samples,sample=1k"));
-  EXPECT_EQ("sample=<bytes> needs heap=sites or heap=all", parse_error("heap=dump,sample=1k"));
-  EXPECT_EQ("timeout=<seconds> needs net=<host>:<port>", parse_error("timeout=5"));
-  EXPECT_EQ("timeout=<seconds> needs net=<host>:<port>", parse_error("file=x.txt,timeout=5"));
+  expect_errors("sample=<bytes> needs heap=sites or heap=all", {"cpu=samples,sample=1k", "heap=dump,sample=1k"});
+  expect_errors("timeout=<seconds> needs net=<host>:<port>", {"timeout=5", "file=x.txt,timeout=5"});
   EXPECT_EQ("commands=<which> needs net=<host>:<port>", parse_error("commands=noexit"));
   EXPECT_EQ(Options::NetCommands::kAll, parse_ok("net=localhost:9").net_commands);
   EXPECT_EQ(Options::NetCommands::kNoExit, parse_ok("net=localhost:9,commands=noexit").net_commands);
@@ -327,11 +331,9 @@ TEST(Help, OnlyTheExactCommandLineStringHelp) {
 }
 
 TEST(Tokenizer, NameBufferOfSixteen) {
-  EXPECT_EQ("general syntax error parsing options", parse_error("abcdefghijklmnop=1"));
   EXPECT_EQ("Unknown option: abcdefghijklmno", parse_error("abcdefghijklmno=1"));
-  EXPECT_EQ("general syntax error parsing options", parse_error("=x"));
-  EXPECT_EQ("general syntax error parsing options", parse_error("heap=sites,=x"));
-  EXPECT_EQ("general syntax error parsing options", parse_error("heap=dump,cpu=samples,optionnamelongerthan15"));
+  expect_errors("general syntax error parsing options",
+                {"abcdefghijklmnop=1", "=x", "heap=sites,=x", "heap=dump,cpu=samples,optionnamelongerthan15"});
 }
 
 TEST(Tokenizer, CommasAndCase) {
@@ -348,10 +350,8 @@ TEST(Tokenizer, CommasAndCase) {
 }
 
 TEST(Tokenizer, FileAndNetOnlyOnce) {
-  EXPECT_EQ("file or net options should only appear once", parse_error("file=a,file=b"));
-  EXPECT_EQ("file or net options should only appear once", parse_error("file=a,net=h:1"));
-  EXPECT_EQ("file or net options should only appear once", parse_error("net=h:1,file=a"));
-  EXPECT_EQ("file or net options should only appear once", parse_error("file=a,file="));
+  expect_errors("file or net options should only appear once",
+                {"file=a,file=b", "file=a,net=h:1", "net=h:1,file=a", "file=a,file="});
 }
 
 TEST(Net, HostToColonPortToComma) {
@@ -360,23 +360,18 @@ TEST(Net, HostToColonPortToComma) {
   EXPECT_EQ(8000, options.net_port);
   EXPECT_TRUE(options.heap_dump && !options.alloc_sites);
   EXPECT_EQ(65535, parse_ok("net=h:65535").net_port);
-  EXPECT_EQ("net option missing ':'", parse_error("net=:80"));
-  EXPECT_EQ("net option missing ':'", parse_error("net="));
-  EXPECT_EQ("net option missing port", parse_error("net=host"));
-  EXPECT_EQ("net option missing port", parse_error("net=host:"));
-  EXPECT_EQ("net option missing port", parse_error("net=host,heap=dump"));  // host runs to ':'
-  for (const char* port : {"0", "abc", "65536", "80x", "-1", "+80", " 80", "4294967377"}) {
-    EXPECT_EQ("invalid port number", parse_error(std::string("net=h:") + port)) << port;
-  }
+  expect_errors("net option missing ':'", {"net=:80", "net="});
+  expect_errors("net option missing port", {"net=host", "net=host:", "net=host,heap=dump"});  // host runs to ':'
+  expect_errors("invalid port number",
+                {"net=h:0", "net=h:abc", "net=h:65536", "net=h:80x", "net=h:-1", "net=h:+80", "net=h: 80",
+                 "net=h:4294967377"});
 }
 
 TEST(Net, BracketedIpv6Host) {
   Options options = parse_ok("net=[::1]:9000");
   EXPECT_EQ("::1", options.net_host);
   EXPECT_EQ(9000, options.net_port);
-  EXPECT_EQ("net option missing ':'", parse_error("net=[::1]"));
-  EXPECT_EQ("net option missing ':'", parse_error("net=[]:80"));
-  EXPECT_EQ("net option missing ':'", parse_error("net=[::1"));
+  expect_errors("net option missing ':'", {"net=[::1]", "net=[]:80", "net=[::1"});
 }
 
 // Without brackets, an IPv6 literal's last ':' starts the port (the port is required); anything
@@ -391,8 +386,7 @@ TEST(Net, UnbracketedIpv6Host) {
   EXPECT_EQ(65535, options.net_port);
   EXPECT_EQ("::ffff:127.0.0.1", parse_ok("net=::ffff:127.0.0.1:80").net_host);
   // An address whole and no port: what is missing is the port.
-  EXPECT_EQ("net option missing port", parse_error("net=::1"));
-  EXPECT_EQ("net option missing port", parse_error("net=fe80::1,heap=dump"));
+  expect_errors("net option missing port", {"net=::1", "net=fe80::1,heap=dump"});
   // "2001:db8::" then the port: ":::" is never inside an address, so this reads one way only.
   EXPECT_EQ("2001:db8::", parse_ok("net=2001:db8:::80").net_host);
   EXPECT_EQ("::", parse_ok("net=:::80").net_host);
@@ -408,9 +402,8 @@ TEST(Net, UnbracketedIpv6Host) {
 TEST(Numbers, DepthAboveTheLargestRecordableIsRefused) {
   EXPECT_EQ(kMaxDepth, parse_ok("depth=65535").depth);
   EXPECT_EQ(kMaxDepth, parse_ok("cpu=samples,depth=65535,format=b").depth);
-  for (const char* options : {"depth=65536", "heap=sites,depth=2147483647", "cpu=samples,depth=30000000"}) {
-    EXPECT_EQ("depth option value must be <= 65535", parse_error(options)) << options;
-  }
+  expect_errors("depth option value must be <= 65535",
+                {"depth=65536", "heap=sites,depth=2147483647", "cpu=samples,depth=30000000"});
   // The original's own message still comes first for values it refused.
   EXPECT_EQ("depth option value must be decimal and >= 0", parse_error("depth=-1"));
   EXPECT_NE(std::string::npos, usage_text().find("depth=<size> is at most 65535"));

@@ -9,22 +9,17 @@
 #include <fstream>
 #include <string>
 
+#include "temp_folder.h"
+
 namespace fasthprof {
 namespace {
 
 constexpr int kPid = 4242;
 
-class OutputFileTest : public testing::Test {
+class OutputFileTest : public TempFolderTest {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/fasthprof-output-file-XXXXXX";
-    ASSERT_NE(nullptr, mkdtemp(pattern));
-    dir_ = pattern;
-  }
-  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
-
   std::string touch(const std::string& name, const std::string& content = "old") {
-    std::string path = dir_ + "/" + name;
+    std::string path = folder_ + "/" + name;
     std::ofstream(path) << content;
     return path;
   }
@@ -37,36 +32,34 @@ class OutputFileTest : public testing::Test {
     EXPECT_EQ(0, stat(path.c_str(), &info)) << path;
     return info.st_mode & 07777;
   }
-
-  std::string dir_;
 };
 
 TEST_F(OutputFileTest, MissingFileKeepsItsName) {
-  EXPECT_EQ(dir_ + "/java.hprof.txt", unique_output_path(dir_ + "/java.hprof.txt", false, kPid));
-  EXPECT_EQ(dir_ + "/java.hprof", unique_output_path(dir_ + "/java.hprof", true, kPid));
+  EXPECT_EQ(folder_ + "/java.hprof.txt", unique_output_path(folder_ + "/java.hprof.txt", false, kPid));
+  EXPECT_EQ(folder_ + "/java.hprof", unique_output_path(folder_ + "/java.hprof", true, kPid));
 }
 
 TEST_F(OutputFileTest, TextExtensionMovesAfterThePid) {
-  EXPECT_EQ(dir_ + "/java.hprof.4242.txt", unique_output_path(touch("java.hprof.txt"), false, kPid));
-  EXPECT_EQ(dir_ + "/x.4242.TXT", unique_output_path(touch("x.TXT"), false, kPid));
+  EXPECT_EQ(folder_ + "/java.hprof.4242.txt", unique_output_path(touch("java.hprof.txt"), false, kPid));
+  EXPECT_EQ(folder_ + "/x.4242.TXT", unique_output_path(touch("x.TXT"), false, kPid));
   // Longer than the original's char[5] suffix buffer.
-  EXPECT_EQ(dir_ + "/a.4242.txt_archive", unique_output_path(touch("a.txt_archive"), false, kPid));
+  EXPECT_EQ(folder_ + "/a.4242.txt_archive", unique_output_path(touch("a.txt_archive"), false, kPid));
 }
 
 TEST_F(OutputFileTest, OtherExtensionsGetTxtAppended) {
-  EXPECT_EQ(dir_ + "/foo.dat.4242.txt", unique_output_path(touch("foo.dat"), false, kPid));
-  EXPECT_EQ(dir_ + "/java.hprof.txt.TMP.4242.txt", unique_output_path(touch("java.hprof.txt.TMP"), false, kPid));
-  EXPECT_EQ(dir_ + "/plain.4242.txt", unique_output_path(touch("plain"), false, kPid));
+  EXPECT_EQ(folder_ + "/foo.dat.4242.txt", unique_output_path(touch("foo.dat"), false, kPid));
+  EXPECT_EQ(folder_ + "/java.hprof.txt.TMP.4242.txt", unique_output_path(touch("java.hprof.txt.TMP"), false, kPid));
+  EXPECT_EQ(folder_ + "/plain.4242.txt", unique_output_path(touch("plain"), false, kPid));
 }
 
 TEST_F(OutputFileTest, BinaryFormatAppendsOnlyThePid) {
-  EXPECT_EQ(dir_ + "/java.hprof.4242", unique_output_path(touch("java.hprof"), true, kPid));
-  EXPECT_EQ(dir_ + "/dump.txt.4242", unique_output_path(touch("dump.txt"), true, kPid));
+  EXPECT_EQ(folder_ + "/java.hprof.4242", unique_output_path(touch("java.hprof"), true, kPid));
+  EXPECT_EQ(folder_ + "/dump.txt.4242", unique_output_path(touch("dump.txt"), true, kPid));
 }
 
 TEST_F(OutputFileTest, ExtensionIsLookedForInTheLastComponentOnly) {
-  ASSERT_EQ(0, mkdir((dir_ + "/run.txt").c_str(), 0700));
-  EXPECT_EQ(dir_ + "/run.txt/out.4242.txt", unique_output_path(touch("run.txt/out"), false, kPid));
+  ASSERT_EQ(0, mkdir((folder_ + "/run.txt").c_str(), 0700));
+  EXPECT_EQ(folder_ + "/run.txt/out.4242.txt", unique_output_path(touch("run.txt/out"), false, kPid));
 }
 
 TEST_F(OutputFileTest, NeverTouchesTheExistingFile) {
@@ -76,15 +69,15 @@ TEST_F(OutputFileTest, NeverTouchesTheExistingFile) {
 }
 
 TEST_F(OutputFileTest, DanglingSymlinkCountsAsExisting) {
-  std::string link = dir_ + "/java.hprof";
-  ASSERT_EQ(0, symlink((dir_ + "/nowhere").c_str(), link.c_str()));
-  EXPECT_EQ(dir_ + "/java.hprof.4242", unique_output_path(link, true, kPid));
+  std::string link = folder_ + "/java.hprof";
+  ASSERT_EQ(0, symlink((folder_ + "/nowhere").c_str(), link.c_str()));
+  EXPECT_EQ(folder_ + "/java.hprof.4242", unique_output_path(link, true, kPid));
 }
 
 TEST_F(OutputFileTest, CreatesOwnerOnlyFileWhateverTheUmask) {
   mode_t saved = umask(0);
   std::string error;
-  std::string path = dir_ + "/fresh.hprof";
+  std::string path = folder_ + "/fresh.hprof";
   int fd = create_output_file(path, &error);
   umask(saved);
   ASSERT_GE(fd, 0) << error;
@@ -95,11 +88,11 @@ TEST_F(OutputFileTest, CreatesOwnerOnlyFileWhateverTheUmask) {
   EXPECT_EQ("data", read(path));
 
   saved = umask(0277);  // would leave the new file read-only for its owner
-  fd = create_output_file(dir_ + "/restricted.hprof", &error);
+  fd = create_output_file(folder_ + "/restricted.hprof", &error);
   umask(saved);
   ASSERT_GE(fd, 0) << error;
   close(fd);
-  EXPECT_EQ(0600u, mode_of(dir_ + "/restricted.hprof"));
+  EXPECT_EQ(0600u, mode_of(folder_ + "/restricted.hprof"));
 }
 
 TEST_F(OutputFileTest, ExistingFileIsTruncatedAndMadeOwnerOnly) {
@@ -123,7 +116,7 @@ TEST_F(OutputFileTest, DevicesAreOpenedAsTheyAre) {
 }
 
 TEST_F(OutputFileTest, UncreatablePathReportsTheReason) {
-  std::string path = dir_ + "/no/such/dir/java.hprof";
+  std::string path = folder_ + "/no/such/dir/java.hprof";
   std::string error = "untouched";
   EXPECT_EQ(-1, create_output_file(path, &error));
   EXPECT_EQ("can't create profile file: " + path + ": No such file or directory", error);
@@ -143,7 +136,7 @@ TEST_F(OutputFileTest, UniqueCandidatesNumberAfterThePid) {
 TEST_F(OutputFileTest, DefaultNameLinkIsReplacedNeverFollowed) {
   std::string target = touch("target", "secret");
   ASSERT_EQ(0, chmod(target.c_str(), 0644));
-  std::string path = dir_ + "/java.hprof.txt";
+  std::string path = folder_ + "/java.hprof.txt";
   ASSERT_EQ(0, symlink(target.c_str(), path.c_str()));
   std::string opened, error;
   int fd = open_output_file(choice(path, false, true), &opened, &error);
@@ -161,13 +154,13 @@ TEST_F(OutputFileTest, DefaultNameLinkIsReplacedNeverFollowed) {
 }
 
 TEST_F(OutputFileTest, DefaultNameDanglingLinkCreatesNothingWhereItPoints) {
-  std::string path = dir_ + "/java.hprof";
-  ASSERT_EQ(0, symlink((dir_ + "/elsewhere").c_str(), path.c_str()));
+  std::string path = folder_ + "/java.hprof";
+  ASSERT_EQ(0, symlink((folder_ + "/elsewhere").c_str(), path.c_str()));
   std::string opened, error;
   int fd = open_output_file(choice(path, false, true), &opened, &error);
   ASSERT_GE(fd, 0) << error;
   close(fd);
-  EXPECT_NE(0, access((dir_ + "/elsewhere").c_str(), F_OK));
+  EXPECT_NE(0, access((folder_ + "/elsewhere").c_str(), F_OK));
 }
 
 TEST_F(OutputFileTest, DefaultNameExistingFileIsReplacedOwnerOnly) {
@@ -182,7 +175,7 @@ TEST_F(OutputFileTest, DefaultNameExistingFileIsReplacedOwnerOnly) {
 }
 
 TEST_F(OutputFileTest, DefaultNameThatIsAFolderIsAnError) {
-  std::string path = dir_ + "/java.hprof.txt";
+  std::string path = folder_ + "/java.hprof.txt";
   ASSERT_EQ(0, mkdir(path.c_str(), 0700));
   std::string opened, error;
   EXPECT_EQ(-1, open_output_file(choice(path, false, true), &opened, &error));
@@ -190,7 +183,7 @@ TEST_F(OutputFileTest, DefaultNameThatIsAFolderIsAnError) {
 }
 
 TEST_F(OutputFileTest, ForceNoCreatesAMissingNameAsIs) {
-  std::string path = dir_ + "/java.hprof.txt";
+  std::string path = folder_ + "/java.hprof.txt";
   std::string opened, error;
   int fd = open_output_file(choice(path, false, false), &opened, &error);
   ASSERT_GE(fd, 0) << error;
@@ -202,13 +195,13 @@ TEST_F(OutputFileTest, ForceNoCreatesAMissingNameAsIs) {
 TEST_F(OutputFileTest, ForceNoSkipsAPlantedLinkAtTheUniqueName) {
   std::string existing = touch("java.hprof.txt", "earlier run");
   std::string target = touch("target", "secret");
-  ASSERT_EQ(0, symlink(target.c_str(), (dir_ + "/java.hprof.4242.txt").c_str()));
+  ASSERT_EQ(0, symlink(target.c_str(), (folder_ + "/java.hprof.4242.txt").c_str()));
   std::string opened, error;
   int fd = open_output_file(choice(existing, false, false), &opened, &error);
   ASSERT_GE(fd, 0) << error;
   EXPECT_EQ(4, write(fd, "data", 4));
   close(fd);
-  EXPECT_EQ(dir_ + "/java.hprof.4242.1.txt", opened);
+  EXPECT_EQ(folder_ + "/java.hprof.4242.1.txt", opened);
   EXPECT_EQ("secret", read(target));
   EXPECT_EQ("earlier run", read(existing));
   EXPECT_EQ("data", read(opened));
@@ -216,19 +209,19 @@ TEST_F(OutputFileTest, ForceNoSkipsAPlantedLinkAtTheUniqueName) {
 
 TEST_F(OutputFileTest, ForceNoNeverOpensALinkTheUserNamed) {
   std::string target = touch("target", "secret");
-  std::string named = dir_ + "/mine.txt";
+  std::string named = folder_ + "/mine.txt";
   ASSERT_EQ(0, symlink(target.c_str(), named.c_str()));
   std::string opened, error;
   int fd = open_output_file(choice(named, true, false), &opened, &error);
   ASSERT_GE(fd, 0) << error;
   close(fd);
-  EXPECT_EQ(dir_ + "/mine.4242.txt", opened);
+  EXPECT_EQ(folder_ + "/mine.4242.txt", opened);
   EXPECT_EQ("secret", read(target));
 }
 
 TEST_F(OutputFileTest, ForceYesFollowsALinkTheUserNamed) {
   std::string target = touch("target", "old");
-  std::string named = dir_ + "/mine.txt";
+  std::string named = folder_ + "/mine.txt";
   ASSERT_EQ(0, symlink(target.c_str(), named.c_str()));
   std::string opened, error;
   int fd = open_output_file(choice(named, true, true), &opened, &error);

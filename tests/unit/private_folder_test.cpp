@@ -11,57 +11,45 @@
 #include <cstdlib>
 #include <string>
 
+#include "temp_folder.h"
+
 namespace fasthprof {
 namespace {
 
 // The user `nobody` on Debian, for a folder of another owner (only root can give one away).
 constexpr uid_t kOtherUser = 65534;
 
-class PrivateFolderTest : public testing::Test {
- protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/fasthprof-private-folder-XXXXXX";
-    ASSERT_NE(nullptr, mkdtemp(pattern));
-    parent_ = pattern;
-  }
-  void TearDown() override { std::system(("rm -rf " + parent_).c_str()); }
-
-  bool exists(const std::string& path) const {
-    struct stat st{};
-    return lstat(path.c_str(), &st) == 0;
-  }
-
-  std::string parent_;
-};
+// Each test has a folder of its own (folder_), the parent of the folders it makes.
+class PrivateFolderTest : public TempFolderTest {};
 
 TEST_F(PrivateFolderTest, MakesAFreshFolderOfMode0700WhateverTheUmask) {
   mode_t old_mask = umask(0277);  // would leave mkdtemp's folder 0500
   std::string error;
-  auto folder = PrivateFolder::create(parent_ + "/", ".fasthprof-1-", &error);
+  auto folder = PrivateFolder::create(folder_ + "/", ".fasthprof-1-", &error);
   umask(old_mask);
   ASSERT_TRUE(folder) << error;
-  EXPECT_EQ(0u, folder->path().find(parent_ + "/.fasthprof-1-")) << folder->path();
-  EXPECT_EQ(parent_.size() + 20, folder->path().size()) << folder->path();
+  EXPECT_EQ(0u, folder->path().find(folder_ + "/.fasthprof-1-")) << folder->path();
+  EXPECT_EQ(folder_.size() + 20, folder->path().size()) << folder->path();
   struct stat st{};
   ASSERT_EQ(0, lstat(folder->path().c_str(), &st));
   EXPECT_TRUE(S_ISDIR(st.st_mode));
   EXPECT_EQ(0700u, st.st_mode & 07777);
   EXPECT_EQ(geteuid(), st.st_uid);
   EXPECT_TRUE(check_private_folder(folder->path(), &error)) << error;
-  auto second = PrivateFolder::create(parent_, ".fasthprof-1-", &error);
+  auto second = PrivateFolder::create(folder_, ".fasthprof-1-", &error);
   ASSERT_TRUE(second) << error;
   EXPECT_NE(folder->path(), second->path());
 }
 
 TEST_F(PrivateFolderTest, RemoveTakesEverythingInsideAndIsIdempotent) {
   std::string error;
-  auto folder = PrivateFolder::create(parent_, "x-", &error);
+  auto folder = PrivateFolder::create(folder_, "x-", &error);
   ASSERT_TRUE(folder) << error;
   std::string path = folder->path();
   ASSERT_EQ(0, mkfifoat(folder->fd(), "heap.fifo", 0600));
   close(openat(folder->fd(), "heap.fifo.p0", O_WRONLY | O_CREAT, 0600));
   ASSERT_EQ(0, symlinkat("/etc/passwd", folder->fd(), "link"));
-  std::string outside = parent_ + "/kept";
+  std::string outside = folder_ + "/kept";
   close(open(outside.c_str(), O_WRONLY | O_CREAT, 0600));
   folder->remove();
   EXPECT_EQ(-1, folder->fd());
@@ -75,10 +63,10 @@ TEST_F(PrivateFolderTest, RemoveTakesEverythingInsideAndIsIdempotent) {
 // sticky bit): what the path names now is not removed.
 TEST_F(PrivateFolderTest, RemoveLeavesAFolderThatReplacedItsPath) {
   std::string error;
-  auto folder = PrivateFolder::create(parent_, "x-", &error);
+  auto folder = PrivateFolder::create(folder_, "x-", &error);
   ASSERT_TRUE(folder) << error;
   std::string path = folder->path();
-  ASSERT_EQ(0, rename(path.c_str(), (parent_ + "/moved").c_str()));
+  ASSERT_EQ(0, rename(path.c_str(), (folder_ + "/moved").c_str()));
   ASSERT_EQ(0, mkdir(path.c_str(), 0700));
   close(open((path + "/theirs").c_str(), O_WRONLY | O_CREAT, 0600));
   folder->remove();
@@ -86,8 +74,8 @@ TEST_F(PrivateFolderTest, RemoveLeavesAFolderThatReplacedItsPath) {
 }
 
 TEST_F(PrivateFolderTest, CheckRefusesALinkToAPrivateFolder) {
-  std::string target = parent_ + "/target";
-  std::string link = parent_ + "/link";
+  std::string target = folder_ + "/target";
+  std::string link = folder_ + "/link";
   ASSERT_EQ(0, mkdir(target.c_str(), 0700));
   ASSERT_EQ(0, symlink(target.c_str(), link.c_str()));
   std::string error;
@@ -97,7 +85,7 @@ TEST_F(PrivateFolderTest, CheckRefusesALinkToAPrivateFolder) {
 }
 
 TEST_F(PrivateFolderTest, CheckRefusesAnotherModeAFileAndNothing) {
-  std::string open_folder = parent_ + "/open";
+  std::string open_folder = folder_ + "/open";
   ASSERT_EQ(0, mkdir(open_folder.c_str(), 0700));
   ASSERT_EQ(0, chmod(open_folder.c_str(), 01777));
   std::string error;
@@ -106,17 +94,17 @@ TEST_F(PrivateFolderTest, CheckRefusesAnotherModeAFileAndNothing) {
   ASSERT_EQ(0, chmod(open_folder.c_str(), 0750));
   EXPECT_FALSE(check_private_folder(open_folder, &error));
   EXPECT_EQ(open_folder + ": mode 0750, not 0700", error);
-  std::string file = parent_ + "/file";
+  std::string file = folder_ + "/file";
   close(open(file.c_str(), O_WRONLY | O_CREAT, 0700));
   EXPECT_FALSE(check_private_folder(file, &error));
   EXPECT_EQ(file + ": not a folder", error);
-  EXPECT_FALSE(check_private_folder(parent_ + "/missing", &error));
+  EXPECT_FALSE(check_private_folder(folder_ + "/missing", &error));
   EXPECT_NE(std::string::npos, error.find("No such file")) << error;
 }
 
 TEST_F(PrivateFolderTest, CheckRefusesAFolderOfAnotherUser) {
   if (geteuid() != 0) GTEST_SKIP() << "only root can make a folder of another user";
-  std::string theirs = parent_ + "/theirs";
+  std::string theirs = folder_ + "/theirs";
   ASSERT_EQ(0, mkdir(theirs.c_str(), 0700));
   ASSERT_EQ(0, chown(theirs.c_str(), kOtherUser, kOtherUser));
   std::string error;
@@ -126,9 +114,9 @@ TEST_F(PrivateFolderTest, CheckRefusesAFolderOfAnotherUser) {
 
 TEST_F(PrivateFolderTest, AParentThatIsNotThereIsOneLineAndLeavesNothing) {
   std::string error;
-  EXPECT_FALSE(PrivateFolder::create(parent_ + "/missing", "x-", &error));
-  EXPECT_EQ("cannot make a private folder in " + parent_ + "/missing: No such file or directory", error);
-  EXPECT_FALSE(exists(parent_ + "/missing"));
+  EXPECT_FALSE(PrivateFolder::create(folder_ + "/missing", "x-", &error));
+  EXPECT_EQ("cannot make a private folder in " + folder_ + "/missing: No such file or directory", error);
+  EXPECT_FALSE(exists(folder_ + "/missing"));
 }
 
 }  // namespace

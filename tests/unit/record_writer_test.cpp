@@ -10,21 +10,12 @@
 
 #include "base/byte_encoder.h"
 #include "base/clock.h"
+#include "hand_bytes.h"
 #include "memory_stream.h"
 #include "sink/output_stream.h"
 
 namespace fasthprof {
 namespace {
-
-using Bytes = std::vector<uint8_t>;
-
-Bytes hex(std::initializer_list<int> values) { return Bytes(values.begin(), values.end()); }
-
-Bytes concat(std::initializer_list<Bytes> parts) {
-  Bytes all;
-  for (const Bytes& part : parts) all.insert(all.end(), part.begin(), part.end());
-  return all;
-}
 
 // A writer whose records all carry the time field 0x000003E8 (1000 microseconds).
 struct Fixture {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace fasthprof {
@@ -253,18 +254,11 @@ TEST(SampleWeight, EstimatesAreUnbiasedUnderExponentialSampling) {
 }
 
 TEST(ArrayKind, FollowsTheAllocSitesCodes) {
-  EXPECT_EQ(array_kind_of("Ljava/lang/String;"), 0);
-  EXPECT_EQ(array_kind_of("[Ljava/lang/String;"), 2);
-  EXPECT_EQ(array_kind_of("[[I"), 2);
-  EXPECT_EQ(array_kind_of("[Z"), 4);
-  EXPECT_EQ(array_kind_of("[C"), 5);
-  EXPECT_EQ(array_kind_of("[F"), 6);
-  EXPECT_EQ(array_kind_of("[D"), 7);
-  EXPECT_EQ(array_kind_of("[B"), 8);
-  EXPECT_EQ(array_kind_of("[S"), 9);
-  EXPECT_EQ(array_kind_of("[I"), 10);
-  EXPECT_EQ(array_kind_of("[J"), 11);
-  EXPECT_EQ(array_kind_of(""), 0);
+  // Each signature with its kind: 0 not an array, 2 an array of objects, else the element type.
+  const std::pair<const char*, int> kinds[] = {
+      {"Ljava/lang/String;", 0}, {"[Ljava/lang/String;", 2}, {"[[I", 2}, {"[Z", 4}, {"[C", 5}, {"[F", 6},
+      {"[D", 7}, {"[B", 8}, {"[S", 9}, {"[I", 10}, {"[J", 11}, {"", 0}};
+  for (auto [signature, kind] : kinds) EXPECT_EQ(array_kind_of(signature), kind) << "signature " << signature;
 }
 
 // The one letter -> basic type mapping that array kinds and heap-dump field types share.

@@ -5,33 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <bit>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "base/hprof_format.h"
 #include "hprof_verifier.h"
-#include "memory_stream.h"
-#include "records/profile_writer.h"
+#include "section_writer.h"
 
 namespace fasthprof {
 namespace {
 
 // Method 1 is Maker.make, so that the trace of the sites has a frame to print.
-class FakeResolver final : public MethodResolver {
- public:
-  bool resolve_method(uint64_t method, MethodInfo* out) override {
-    if (method != 1) return false;
-    out->class_signature = "LMaker;";
-    out->name = "make";
-    out->signature = "()V";
-    out->source_file = "Maker.java";
-    return true;
-  }
-};
-
-
-
+const std::vector<FakeMethod> kMethods = {{"LMaker;", "make", "Maker.java"}};
 
 // Two sites (the second one of int arrays) as report_rows() gives them: 600 + 300 of 1000 live
 // bytes printed, the rest cut off but counted in the totals.
@@ -48,27 +33,17 @@ Sites sample_sites(uint32_t class_serial, uint32_t array_class_serial, uint32_t 
   return sites;
 }
 
-std::string without_dates(const std::string& text) {
-  return std::regex_replace(text, std::regex(R"(SITES BEGIN \(ordered by live bytes\) [^\n]*\n)"),
-                            "SITES BEGIN (ordered by live bytes) Thu Jan  1 00:00:00 1970\n");
-}
-
 TEST(SitesSection, TextRowsRankByLiveBytesAfterEveryUnwrittenTrace) {
-  FakeResolver resolver;
-  MemoryStream stream;
-  ProfileWriter writer(parse("heap=sites,depth=1"), stream, &resolver);
-  writer.write_header(0, 0);
-  uint32_t class_serial = writer.class_loaded("LFoo;", 0).serial;
+  SectionWriter out("heap=sites,depth=1", kMethods);
+  uint32_t class_serial = out.writer.class_loaded("LFoo;", 0).serial;
   StackFrame frames[] = {{1, 0}};
-  uint32_t trace = writer.intern_trace(200001, frames);
-  writer.flush();
-  size_t header_end = stream.bytes.size();
+  uint32_t trace = out.writer.intern_trace(200001, frames);
+  size_t header_end = out.mark();
 
   // The second site's class is one the registry never saw.
   Sites sites = sample_sites(class_serial, class_serial + 77, trace);
-  write_sites_section(writer, sites.rows, sites.totals, 0.0001, 0, 0);
-  writer.flush();
-  EXPECT_EQ(without_dates(stream.text().substr(header_end)),
+  write_sites_section(out.writer, sites.rows, sites.totals, 0.0001, 0, 0);
+  EXPECT_EQ(out.text_since(header_end),
             "TRACE 300000:\n"
             "\t<empty>\n"
             "TRACE 300001:\n"
@@ -82,11 +57,10 @@ TEST(SitesSection, TextRowsRankByLiveBytesAfterEveryUnwrittenTrace) {
 
   // A section with no live bytes at all: every share is 0, nothing is written twice. A net= ALLOC
   // SITES command sorted by allocation says so in its title.
-  size_t before = stream.bytes.size();
+  size_t before = out.mark();
   std::vector<SiteRow> idle = {{{class_serial, trace, 0}, {0, 0, 64, 1}}};
-  write_sites_section(writer, idle, {0, 0, 64, 1, 1}, 0.0001, kSitesSortedByAllocation, 0);
-  writer.flush();
-  EXPECT_EQ(without_dates(stream.text().substr(before)),
+  write_sites_section(out.writer, idle, {0, 0, 64, 1, 1}, 0.0001, kSitesSortedByAllocation, 0);
+  EXPECT_EQ(out.text_since(before),
             "SITES BEGIN (ordered by allocated bytes) Thu Jan  1 00:00:00 1970\n"
             "          percent          live          alloc'ed  stack class\n"
             " rank   self  accum     bytes objs     bytes  objs trace name\n"
@@ -95,23 +69,19 @@ TEST(SitesSection, TextRowsRankByLiveBytesAfterEveryUnwrittenTrace) {
 }
 
 TEST(SitesSection, BinaryAllocSitesAndHeapSummaryFollowTheirTraces) {
-  FakeResolver resolver;
-  MemoryStream stream;
-  ProfileWriter writer(parse("heap=sites,format=b,depth=1"), stream, &resolver);
-  writer.write_header(0, 0);
-  uint32_t class_serial = writer.class_loaded("LFoo;", 0).serial;
+  SectionWriter out("heap=sites,format=b,depth=1", kMethods);
+  uint32_t class_serial = out.writer.class_loaded("LFoo;", 0).serial;
   StackFrame frames[] = {{1, 0}};
-  uint32_t array_class_serial = writer.class_loaded("[I", 0).serial;
-  uint32_t trace = writer.intern_trace(200001, frames);
+  uint32_t array_class_serial = out.writer.class_loaded("[I", 0).serial;
+  uint32_t trace = out.writer.intern_trace(200001, frames);
   Sites sites = sample_sites(class_serial, array_class_serial, trace);
-  writer.flush();
-  size_t before = stream.bytes.size();
+  size_t before = out.mark();
   // A net= command's flags go into the record as they came.
-  write_sites_section(writer, sites.rows, sites.totals, 0.0001, kSitesIncremental | kSitesForceGc, 0);
-  writer.flush();
+  write_sites_section(out.writer, sites.rows, sites.totals, 0.0001, kSitesIncremental | kSitesForceGc, 0);
+  out.writer.flush();
 
   // ... STACK TRACE of the sites' trace, ALLOC SITES (2 rows), HEAP SUMMARY.
-  const std::vector<uint8_t>& bytes = stream.bytes;
+  const std::vector<uint8_t>& bytes = out.stream.bytes;
   constexpr size_t kSummary = 9 + kHeapSummaryBodySize;
   constexpr size_t kSitesBody = kAllocSitesBodyBaseSize + 2 * kAllocSiteSize;
   ASSERT_GE(bytes.size(), before + kSummary + 9 + kSitesBody);

@@ -2,11 +2,8 @@
 // bound is on what the peer acknowledges, not on what this side's kernel queues.
 #include "sink/socket_backend.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -14,34 +11,12 @@
 #include <thread>
 #include <vector>
 
+#include "loopback_peer.h"
+
 namespace fasthprof {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A loopback TCP listener on a port the system picks.
-class Loopback {
- public:
-  Loopback() {
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    if (bind(listener_, reinterpret_cast<sockaddr*>(&address), length) != 0 || listen(listener_, 1) != 0 ||
-        getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      return;
-    }
-    port_ = ntohs(address.sin_port);
-  }
-  ~Loopback() { ::close(listener_); }
-  int port() const { return port_; }
-  int accept() { return ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC); }
-
- private:
-  int listener_ = -1;
-  int port_ = 0;
-};
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -51,35 +26,27 @@ double seconds_since(Clock::time_point start) {
 // SO_SNDTIMEO the kernel's send queue kept growing while the peer took nothing, and each send()
 // that queued a few more bytes waited the whole timeout again: 3 x the timeout here.
 TEST(SocketBackend, PeerThatNeverReadsHoldsAWriteForTheTimeoutOnly) {
-  Loopback loopback;
-  ASSERT_GT(loopback.port(), 0);
-  std::string error;
-  auto backend = SocketBackend::connect("127.0.0.1", loopback.port(), &error, /*send_timeout_seconds=*/1);
-  ASSERT_NE(backend, nullptr) << error;
-  const int peer = loopback.accept();
-  ASSERT_GE(peer, 0);
+  LoopbackConnection connection;
+  ASSERT_NO_FATAL_FAILURE(connection.connect("127.0.0.1", /*send_timeout_seconds=*/1));
+  SocketBackend& backend = *connection.backend;
   const std::vector<uint8_t> chunk(1 << 20, 0x5a);
   const auto start = Clock::now();
   WriteResult result;
-  for (int i = 0; i < 256 && result.ok(); ++i) result = backend->write_all(chunk.data(), chunk.size());
+  for (int i = 0; i < 256 && result.ok(); ++i) result = backend.write_all(chunk.data(), chunk.size());
   const double held = seconds_since(start);
   EXPECT_EQ(result.error, EAGAIN);
   EXPECT_LT(held, 1.8) << "a never-reading peer held the write " << held << " s with a 1 s timeout";
   EXPECT_GE(held, 0.9);
-  ::close(peer);
 }
 
 // A peer that reads a little now and then (32 KiB every 200 ms, far less than frees the send
 // queue enough to make it writable) is taking data: for 3 timeouts it does not fail the write,
 // and once it reads at speed it has every byte.
 TEST(SocketBackend, PeerThatReadsInTricklesIsNotGivenUp) {
-  Loopback loopback;
-  ASSERT_GT(loopback.port(), 0);
-  std::string error;
-  auto backend = SocketBackend::connect("127.0.0.1", loopback.port(), &error, /*send_timeout_seconds=*/1);
-  ASSERT_NE(backend, nullptr) << error;
-  const int peer = loopback.accept();
-  ASSERT_GE(peer, 0);
+  LoopbackConnection connection;
+  ASSERT_NO_FATAL_FAILURE(connection.connect("127.0.0.1", /*send_timeout_seconds=*/1));
+  SocketBackend& backend = *connection.backend;
+  const int peer = connection.peer;
   const size_t total = size_t{32} << 20;
   std::atomic<size_t> received{0};
   std::thread reader([&] {
@@ -94,12 +61,11 @@ TEST(SocketBackend, PeerThatReadsInTricklesIsNotGivenUp) {
     }
   });
   const std::vector<uint8_t> data(total, 0xa5);
-  const WriteResult result = backend->write_all(data.data(), data.size());
+  const WriteResult result = backend.write_all(data.data(), data.size());
   EXPECT_TRUE(result.ok()) << "error " << result.error << " after " << received << " bytes read";
-  backend->close();
+  backend.close();
   reader.join();
   EXPECT_EQ(received, total);
-  ::close(peer);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <initializer_list>
 #include <string>
 
 #include "base/java_names.h"
@@ -35,28 +36,27 @@ struct Fixture {
   }
 };
 
+// Each signature with the Java name it converts to.
+struct Conversion {
+  const char* signature;
+  const char* name;
+};
+
+void expect_converts(std::initializer_list<Conversion> conversions) {
+  for (Conversion c : conversions) EXPECT_EQ(java_name(c.signature), c.name) << "signature " << c.signature;
+}
+
 TEST(JavaName, ConvertsSignatures) {
-  EXPECT_EQ(java_name("[B"), "byte[]");
-  EXPECT_EQ(java_name("Ljava/lang/String;"), "java.lang.String");
-  EXPECT_EQ(java_name("[[Ljava/lang/Object;"), "java.lang.Object[][]");
-  EXPECT_EQ(java_name("Ljava/util/HashMap$Entry;"), "java.util.HashMap$Entry");
-  EXPECT_EQ(java_name("[[I"), "int[][]");
-  EXPECT_EQ(java_name("C"), "char");
-  EXPECT_EQ(java_name("Z"), "boolean");
-  EXPECT_EQ(java_name("J"), "long");
-  EXPECT_EQ(java_name("D"), "double");
-  EXPECT_EQ(java_name("F"), "float");
-  EXPECT_EQ(java_name("S"), "short");
-  EXPECT_EQ(java_name("V"), "void");
-  EXPECT_EQ(java_name("(I)V"), "()");
+  expect_converts({{"[B", "byte[]"}, {"Ljava/lang/String;", "java.lang.String"},
+                   {"[[Ljava/lang/Object;", "java.lang.Object[][]"},
+                   {"Ljava/util/HashMap$Entry;", "java.util.HashMap$Entry"}, {"[[I", "int[][]"},
+                   {"C", "char"}, {"Z", "boolean"}, {"J", "long"}, {"D", "double"}, {"F", "float"},
+                   {"S", "short"}, {"V", "void"}, {"(I)V", "()"}});
 }
 
 TEST(JavaName, MalformedSignatures) {
-  EXPECT_EQ(java_name(""), "Unknown_class");
-  EXPECT_EQ(java_name("[["), "Unknown_class");
-  EXPECT_EQ(java_name("Ljava/lang/String"), "Unknown_class");
-  EXPECT_EQ(java_name("Q"), "Unknown_class");
-  EXPECT_EQ(java_name("(I"), "Unknown_method");
+  expect_converts({{"", "Unknown_class"}, {"[[", "Unknown_class"}, {"Ljava/lang/String", "Unknown_class"},
+                   {"Q", "Unknown_class"}, {"(I", "Unknown_method"}});
 }
 
 TEST(JavaName, AppendsToExistingText) {

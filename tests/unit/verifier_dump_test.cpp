@@ -7,6 +7,7 @@ namespace {
 
 using namespace verifier_test;
 
+// A one-segment dump with Object, Point and one Point, then what fill appends; extra is the offset
 // fill returns, inside the segment body.
 struct DumpCase {
   File file;
@@ -18,9 +19,7 @@ template <typename Fill>
 DumpCase dump_case(Fill fill) {
   DumpCase c;
   c.file.prologue();
-  Segment s = c.file.segment_body();
-  c.file.base_classes(s);
-  s.instance(kPointA, kPointClass, c.file.point_values(1, 0));
+  Segment s = c.file.point_segment_body();
   c.extra = fill(c.file, s);
   c.segment = c.file.segment(s);
   c.file.end();

@@ -17,19 +17,15 @@ TEST_P(GoodFile, PassesWithTheRightCounts) {
   EXPECT_EQ(r.version, "JAVA PROFILE 1.0.2");
   EXPECT_EQ(r.id_size, GetParam());
   EXPECT_EQ(r.timestamp_millis, 1700000000123ULL);
-  EXPECT_EQ(count(r, RecordTag::kUtf8), 15u);
-  EXPECT_EQ(count(r, RecordTag::kLoadClass), 4u);
-  EXPECT_EQ(count(r, RecordTag::kStackFrame), 2u);
-  EXPECT_EQ(count(r, RecordTag::kStackTrace), 2u);
-  EXPECT_EQ(count(r, RecordTag::kStartThread), 1u);
-  EXPECT_EQ(count(r, RecordTag::kHeapDumpSegment), 2u);
-  EXPECT_EQ(count(r, RecordTag::kHeapDumpEnd), 1u);
-  EXPECT_EQ(count(r, RecordTag::kAllocSites), 1u);
-  EXPECT_EQ(count(r, RecordTag::kCpuSamples), 1u);
-  EXPECT_EQ(count(r, RecordTag::kHeapSummary), 1u);
-  EXPECT_EQ(count(r, RecordTag::kEndThread), 1u);
-  EXPECT_EQ(count(r, RecordTag::kUnloadClass), 1u);
-  EXPECT_EQ(count(r, RecordTag::kControlSettings), 1u);
+  const std::pair<RecordTag, uint64_t> record_counts[] = {
+      {RecordTag::kUtf8, 15},           {RecordTag::kLoadClass, 4},   {RecordTag::kStackFrame, 2},
+      {RecordTag::kStackTrace, 2},      {RecordTag::kStartThread, 1}, {RecordTag::kHeapDumpSegment, 2},
+      {RecordTag::kHeapDumpEnd, 1},     {RecordTag::kAllocSites, 1},  {RecordTag::kCpuSamples, 1},
+      {RecordTag::kHeapSummary, 1},     {RecordTag::kEndThread, 1},   {RecordTag::kUnloadClass, 1},
+      {RecordTag::kControlSettings, 1}};
+  for (auto [tag, expected] : record_counts) {
+    EXPECT_EQ(count(r, tag), expected) << "records of tag 0x" << std::hex << static_cast<int>(tag);
+  }
   ASSERT_EQ(r.dumps.size(), 1u);
   const DumpSummary& d = r.dumps[0];
   EXPECT_EQ(d.segments, 2u);
@@ -86,10 +82,7 @@ TEST(VerifierHeader, RejectsIdSizeOtherThanFourOrEight) {
 TEST(VerifierHeader, AcceptsOldVersionWithHeapDumpRecord) {
   File f(4, kTextHeaderVersion);
   f.prologue();
-  Segment s = f.segment_body();
-  f.base_classes(s);
-  s.instance(kPointA, kPointClass, f.point_values(1, 0));
-  f.record(RecordTag::kHeapDump, s);
+  f.record(RecordTag::kHeapDump, f.point_segment_body());
   VerifyResult r = f.verify();
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.dumps.size(), 1u);
@@ -253,9 +246,8 @@ TEST(VerifierRecords, RejectsEndOfThreadNeverStarted) {
 TEST(VerifierSegments, RejectsSubRecordSpanningSegments) {
   File f;
   f.prologue();
-  Segment s = f.segment_body();
-  f.base_classes(s);
-  size_t in = s.instance(kPointA, kPointClass, f.point_values(1, 0));
+  size_t in = 0;
+  Segment s = f.point_segment_body(&in);
   s.data.resize(s.size() - 4);
   size_t seg = f.segment(s);
   Segment rest = f.segment_body();
@@ -293,11 +285,7 @@ TEST(VerifierSegments, RejectsMissingEnd) {
 TEST(VerifierSegments, RejectsEndWithoutSegments) {
   File f;
   f.prologue();
-  Segment s = f.segment_body();
-  f.base_classes(s);
-  s.instance(kPointA, kPointClass, f.point_values(1, 0));
-  f.segment(s);
-  f.end();
+  f.point_dump();
   size_t at = f.end();
   EXPECT_FAILS_AT(f.verify(), at, "HEAP DUMP END without a HEAP DUMP SEGMENT");
 }
@@ -313,16 +301,8 @@ TEST(VerifierSegments, RejectsSegmentsInAVersion101File) {
 TEST(VerifierSegments, SegmentsAfterAnEndStartANewDump) {
   File f;
   f.prologue();
-  Segment first = f.segment_body();
-  f.base_classes(first);
-  first.instance(kPointA, kPointClass, f.point_values(1, 0));
-  f.segment(first);
-  f.end();
-  Segment second = f.segment_body();
-  f.base_classes(second);
-  second.instance(kPointA, kPointClass, f.point_values(1, 0));
-  f.segment(second);
-  f.end();
+  f.point_dump();
+  f.point_dump();
   VerifyResult r = f.verify();
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.dumps.size(), 2u);
@@ -331,11 +311,7 @@ TEST(VerifierSegments, SegmentsAfterAnEndStartANewDump) {
   // A second dump cannot refer to an object of the first one (the static label names kPointA).
   File g;
   g.prologue();
-  Segment one = g.segment_body();
-  g.base_classes(one);
-  one.instance(kPointA, kPointClass, g.point_values(1, 0));
-  g.segment(one);
-  g.end();
+  g.point_dump();
   Segment two = g.segment_body();
   two.class_dump(kObjectClass, 0, {});
   size_t bad = two.class_dump(kPointClass, kObjectClass, {}, {{kNameLabel, kObj, kPointA}});
@@ -344,8 +320,6 @@ TEST(VerifierSegments, SegmentsAfterAnEndStartANewDump) {
   size_t value_at = bad + 1 + 7 * 8 + 8 + 2 + 2 + 8 + 1;
   EXPECT_FAILS_AT(g.verify(), g.at(seg2, value_at), "CLASS DUMP static field value 0x2001 is not an object");
 }
-
-// A one-segment dump with Object, Point and one Point, then what fill appends; extra is the offset
 
 }  // namespace
 }  // namespace fasthprof
