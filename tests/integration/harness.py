@@ -235,6 +235,15 @@ def javac_sources(folder, files, methods):
     return sources
 
 
+def remove_attach_socket(pid):
+    """A JVM that was killed (rather than exiting) leaves HotSpot's attach socket /tmp/.java_pid<pid>
+    behind (dumper=vm starts the attach listener): removed, once the JVM is reaped, so that a suite
+    run leaves nothing in /tmp."""
+    path = pathlib.Path("/tmp") / f".java_pid{pid}"
+    if path.is_socket():
+        path.unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
 def java_process(home, agent_arg, main="HelloThreads", args=(), jvm_args=(), env_extra=None, folder=None,
                  classpath=None, stdin=None, keep_failed=False):
@@ -264,6 +273,7 @@ def java_process(home, agent_arg, main="HelloThreads", args=(), jvm_args=(), env
         if proc.poll() is None:
             proc.kill()
         proc.wait()
+        remove_attach_socket(proc.pid)
         if proc.stdin:
             proc.stdin.close()
         check_no_warnings(what, read_text(folder / "stdout.txt"), read_text(folder / "stderr.txt"))
