@@ -11,21 +11,11 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/fd_io.h"
+
 namespace fasthprof {
 
 namespace {
-
-// A write of the whole buffer, retried on EINTR. Async-signal-safe.
-bool write_all(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    ssize_t written = ::write(fd, data, size);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return false;
-    data += written;
-    size -= static_cast<size_t>(written);
-  }
-  return true;
-}
 
 // The decimal digits of value at the end of buffer; returns where they start. Async-signal-safe.
 char* format_decimal(uint64_t value, char* end) {

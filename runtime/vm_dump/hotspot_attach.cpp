@@ -12,23 +12,13 @@
 #include <cstring>
 
 #include "base/clock.h"
+#include "base/fd_io.h"
 
 namespace fasthprof {
 
 namespace {
 
 std::string errno_text(int error) { return std::strerror(error); }
-
-bool write_all(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    ssize_t written = ::write(fd, data, size);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return false;
-    data += written;
-    size -= static_cast<size_t>(written);
-  }
-  return true;
-}
 
 }  // namespace
 

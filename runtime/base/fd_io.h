@@ -1,0 +1,28 @@
+// Whole writes to a file descriptor with plain system calls: no allocation, no lock, so that the
+// child of a fork (fork_dump/fork_child.h) may use them as well as any thread.
+//
+// Threads: any; async-signal-safe.
+#pragma once
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+
+namespace fasthprof {
+
+// Writes all size bytes of data, again after EINTR and short writes; false on an error or a
+// descriptor that takes nothing (errno says which).
+inline bool write_all(int fd, const void* data, size_t size) {
+  const auto* next = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t written = ::write(fd, next, size);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return false;
+    next += written;
+    size -= static_cast<size_t>(written);
+  }
+  return true;
+}
+
+}  // namespace fasthprof
