@@ -1,4 +1,4 @@
-// Rewriting cost per class (issue 15): runtime/class_rewriter over every class of a JDK, each
+// Rewriting cost per class (issue 15): runtime/classfile/class_rewriter over every class of a JDK, each
 // class timed on its own, the median over classes printed in µs (the figure docs/performance.md
 // quotes), with the 90th percentile, the mean and the throughput. The classes are read into
 // memory first; each round rewrites all of them; a class's time is its fastest round.

@@ -1,4 +1,4 @@
-// rewrite_classes: runs runtime/class_rewriter over class files, for the JVM checks
+// rewrite_classes: runs runtime/classfile/class_rewriter over class files, for the JVM checks
 // (tests/integration/class_rewriter_jvm.py) and by hand.
 //
 //   rewrite_classes --out DIR [--map FILE] [--tracker CLASS] INPUT...

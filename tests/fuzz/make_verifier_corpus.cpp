@@ -1,5 +1,5 @@
 // Writes the seeds of tests/fuzz/corpus/verifier that come from the project's own writers
-// (runtime/record_writer, runtime/heap_dump_writer, runtime/vm_dump_rewriter): small valid files,
+// (runtime/records/record_writer, runtime/heap_dump/heap_dump_writer, runtime/vm_dump/vm_dump_rewriter): small valid files,
 // one per record kind, a heap dump with every sub-record kind and a file with VM dumps, so that
 // fuzzing starts from inputs that get past the header and the framing. (The hand-built seeds next
 // to them come from tests/unit/verifier_test.cpp.)

@@ -1,4 +1,4 @@
-"""The class-file rewriter (runtime/class_rewriter) against a real JVM, without the agent: classes
+"""The class-file rewriter (runtime/classfile/class_rewriter) against a real JVM, without the agent: classes
 compiled here are rewritten by tests/class_rewriter/rewrite_classes (methods numbered 1, 2, ...),
 then run under `java -Xverify:all -Xcheck:jni` with a stand-in java.lang.FasthprofTracker on the
 boot path (--patch-module java.base) that counts the injected enter and exit calls per method.

@@ -1,5 +1,5 @@
 """VM dumps (issue 14): heap dumps written by HotSpot's own dumper (`jcmd <pid> GC.heap_dump`) go
-through runtime/vm_dump_rewriter, driven by the vm_dump_rewrite test program, into a fasthprof-like
+through runtime/vm_dump/vm_dump_rewriter, driven by the vm_dump_rewrite test program, into a fasthprof-like
 file: fasthprof's header (its writer's), then the first JDK dump twice in a row and the second one
 (taken after a full GC, so that objects and class mirrors may have moved). The file must pass
 hprof-verify --strict, and every dump in it must hold, class by class, as many instances and arrays

@@ -1,4 +1,4 @@
-// Stress test of allocation tracking's own code (runtime/allocation_recorder.*, which the agent's
+// Stress test of allocation tracking's own code (runtime/queues/allocation_recorder.*, which the agent's
 // callback and writer call) without a JVM, built with -fsanitize=thread (see tests/meson.build):
 // AllocationRecorder::record() on many threads that start and end, drain() on the writer thread and
 // on a report thread taking turns, live counts over a simulated heap of tags that the producers

@@ -1,4 +1,4 @@
-// runtime/class_rewriter on malformed class files: every truncation, bad headers, pools and code
+// runtime/classfile/class_rewriter on malformed class files: every truncation, bad headers, pools and code
 // are refused as malformed with a one-line reason (class_file_tools.h builds them).
 #include "class_file_tools.h"
 

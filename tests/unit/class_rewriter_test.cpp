@@ -1,4 +1,4 @@
-// runtime/class_rewriter on class files javac compiled at build time (tests/class_rewriter/java,
+// runtime/classfile/class_rewriter on class files javac compiled at build time (tests/class_rewriter/java,
 // --release 8 and 17) and on class files built here byte by byte (jsr/ret, widened branches,
 // methods near 64 KiB, every constant-pool tag, a pool that would overflow, malformed input).
 // Each rewritten method is checked by a reader written apart from the rewriter: the entry call

@@ -1,5 +1,5 @@
-// JDK-like heap dumps built byte by byte for the tests of runtime/vm_dump_rewriter and
-// runtime/vm_dump_pipe (vm_dump_rewriter_test.cpp, vm_dump_pipe_test.cpp), in the shape HotSpot's
+// JDK-like heap dumps built byte by byte for the tests of runtime/vm_dump/vm_dump_rewriter and
+// runtime/vm_dump/vm_dump_pipe (vm_dump_rewriter_test.cpp, vm_dump_pipe_test.cpp), in the shape HotSpot's
 // dumper writes: header, UTF8s, LOAD CLASSes naming the dummy trace written after them, frames,
 // traces, segments, HEAP DUMP END; and the readers of what the rewriter made of them.
 #pragma once

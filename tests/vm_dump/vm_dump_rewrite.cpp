@@ -1,4 +1,4 @@
-// Test driver for runtime/vm_dump_rewriter: writes a fasthprof-like binary file made of fasthprof's
+// Test driver for runtime/vm_dump/vm_dump_rewriter: writes a fasthprof-like binary file made of fasthprof's
 // own header (ProfileWriter: JAVA PROFILE 1.0.2, CONTROL SETTINGS, the empty TRACE 300000) followed
 // by the JDK heap dumps named on the command line, each rewritten as the agent will insert it, with
 // one numbering for the whole file. The JDK's files are fed in chunks of varying, odd sizes, so that
