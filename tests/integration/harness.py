@@ -356,5 +356,8 @@ def browser():
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900"):
         options.add_argument(argument)
+    # A profile folder of the test's own, removed when the test ends: left to itself, Chromium
+    # leaves an org.chromium.Chromium.* folder in /tmp per run.
+    options.add_argument(f"--user-data-dir={scratch_folder()}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
