@@ -344,7 +344,7 @@ void HeapDumper::add_capabilities(jvmtiCapabilities* wanted) {
 // The phases of one heap dump: choose the dumper (HotSpot's own where it runs, vm_heap_dump.h),
 // else by the JVMTI walk: hold the program, describe the classes, write (the walk), finish.
 void HeapDumper::write_report(ReportContext& report) {
-  if (dump_by_vm(report)) return;
+  if (dump_by_hotspot(report)) return;
   WalkDump dump(context_, allocation_traces_, report);
   dump.hold();
   if (!dump.collect_classes()) return;
@@ -352,12 +352,25 @@ void HeapDumper::write_report(ReportContext& report) {
   dump.finish();
 }
 
-// Which dumper, said on a line of its own (the report's verbose line comes whole at its end). True
-// when HotSpot's dumper wrote the dump (or failed without a fallback).
-bool HeapDumper::dump_by_vm(ReportContext& report) {
+// Which dumper, said on a line of its own (the report's verbose line comes whole at its end): by
+// fork, else through attach, as dumper= asks and the guards allow. True when one of them wrote the
+// dump (or failed after writing, without a fallback).
+bool HeapDumper::dump_by_hotspot(ReportContext& report) {
   JNIEnv* jni = report.jni;
-  DumperPlan plan = vm_dump_.plan(jni, reports_++, report.at_exit, [jni] { return used_heap_bytes(jni); });
-  if (context_.options->diagnostics()) write_stderr("fasthprof: heap dump: " + plan.why + "\n");
+  const Options& options = *context_.options;
+  HeapDumperChoice choice = options.dumpers[reports_++ % options.dumpers.size()];
+  auto used_heap = [jni] { return used_heap_bytes(jni); };
+  if (choice == HeapDumperChoice::kFork || choice == HeapDumperChoice::kAuto) {
+    ForkPlan fork = fork_dump_.plan(choice, vm_dump_.jdk_version(), used_heap);
+    if (choice == HeapDumperChoice::kFork && !fork.fork) {
+      write_stderr("fasthprof: " + fork.why + "; the JVM's dumper writes this dump instead\n");
+    } else if (options.diagnostics()) {
+      write_stderr("fasthprof: heap dump: " + fork.why + "\n");
+    }
+    if (fork.fork && fork_dump_.run(report, fork) != DumpOutcome::kFallBack) return true;
+  }
+  DumperPlan plan = vm_dump_.plan(choice, report.at_exit, used_heap);
+  if (options.diagnostics()) write_stderr("fasthprof: heap dump: " + plan.why + "\n");
   return plan.vm && vm_dump_.run(report, plan) != VmHeapDump::Outcome::kFallBack;
 }
 

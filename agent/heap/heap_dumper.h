@@ -22,6 +22,7 @@
 #include <jvmti.h>
 
 #include "feature.h"
+#include "heap/fork_heap_dump.h"
 #include "heap/vm_heap_dump.h"
 #include "sites/allocation_traces.h"
 
@@ -31,7 +32,8 @@ class HeapDumper final : public Feature {
  public:
   // allocation_traces: heap=all's allocation tracker (null with heap=dump alone).
   HeapDumper(const AgentContext& context, AllocationTraces* allocation_traces)
-      : context_(context), allocation_traces_(allocation_traces), vm_dump_(context) {}
+      : context_(context), allocation_traces_(allocation_traces), vm_dump_(context),
+        fork_dump_(context, vm_dump_.numbering()) {}
 
   const char* dump_message() const override { return " Java heap ..."; }
   void served_commands(FeatureCommands* commands) override { commands->dump_heap = true; }
@@ -39,13 +41,16 @@ class HeapDumper final : public Feature {
   void write_report(ReportContext& report) override;
 
  private:
-  bool dump_by_vm(ReportContext& report);
+  // HotSpot's dumper by fork or attach, as dumper= and the guards say; false: the walk is next.
+  bool dump_by_hotspot(ReportContext& report);
 
   AgentContext context_;
   AllocationTraces* allocation_traces_;
   // dumper=vm|auto: HotSpot's own dumper (vm_heap_dump.h); reports so far pick the turn of a
   // dumper=a+b list.
   VmHeapDump vm_dump_;
+  // dumper=fork|auto: the same dumper in a child forked at a safepoint (fork_heap_dump.h).
+  ForkHeapDump fork_dump_;
   uint64_t reports_ = 0;
 };
 

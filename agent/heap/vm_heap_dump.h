@@ -26,12 +26,11 @@
 #include <string>
 
 #include "feature.h"
+#include "heap/hotspot_dump_run.h"
 #include "vm_dump/hotspot_attach.h"
 #include "vm_dump/vm_dump_rewriter.h"
 
 namespace fasthprof {
-
-class VmDumpRun;
 
 // Which dumper writes one dump, and why: the line verbose=y prints.
 struct DumperPlan {
@@ -46,24 +45,24 @@ class VmHeapDump {
  public:
   explicit VmHeapDump(const AgentContext& context);
 
-  // The dumper for report number `index` (0 = the first) under dumper=, format=, heap=, primfields=,
-  // primarrays=, the JDK, the VM's attach flags, the collector at VM death and the free space. used_heap gives the bytes the
-  // heap holds (JNI). Writer thread.
-  DumperPlan plan(JNIEnv* jni, uint64_t index, bool at_exit, const std::function<uint64_t()>& used_heap);
+  // Whether the JVM's dumper writes a dump for which `choice` was asked (dumper=fork: a dump by fork
+  // that cannot be made), under format=, heap=, primfields=, primarrays=, the JDK, the VM's attach
+  // flags, the collector at VM death and the free space. used_heap gives the bytes the heap holds
+  // (JNI). Writer thread.
+  DumperPlan plan(HeapDumperChoice choice, bool at_exit, const std::function<uint64_t()>& used_heap);
 
-  enum class Outcome {
-    kDone,      // the dump is in the report (or the sink failed and cut it back; it said so)
-    kFallBack,  // nothing was written: the caller runs the JVMTI walk (the message is printed)
-    kAbandoned  // a failure after bytes were written: the report was cut back (message printed)
-  };
+  // kFallBack: nothing was written, the caller runs the JVMTI walk (the message is printed).
+  using Outcome = DumpOutcome;
   // Runs one VM dump into the sink. Writer thread, between begin_report and end_report.
   Outcome run(ReportContext& report, const DumperPlan& plan);
 
- private:
-  bool request(ReportContext& report, const DumperPlan& plan, VmDumpRun& dump, std::string* error);
   // The JDK's feature version (17, 25), 0 if unknown.
   int jdk_version();
+  // Serials and IDs of every dump HotSpot's dumper writes into this run's output (by attach or fork).
+  VmDumpNumbering& numbering() { return numbering_; }
 
+ private:
+  bool request(ReportContext& report, const DumperPlan& plan, HotSpotDumpRun& dump, std::string* error);
   AgentContext context_;
   HotSpotAttach attach_;
   VmDumpNumbering numbering_;

@@ -213,7 +213,7 @@ bool apply_gc_okay(const OptionValue& value, Options* options) {
   return true;
 }
 
-// auto|vm|jvmti, or several of them joined by '+', taken in turn one per report.
+// auto|fork|vm|jvmti, or several of them joined by '+', taken in turn one per report.
 bool apply_dumper(const OptionValue& value, Options* options) {
   std::vector<HeapDumperChoice> choices;
   std::string_view rest = value.text;
@@ -226,6 +226,8 @@ bool apply_dumper(const OptionValue& value, Options* options) {
       choices.push_back(HeapDumperChoice::kVm);
     } else if (word == "jvmti") {
       choices.push_back(HeapDumperChoice::kJvmti);
+    } else if (word == "fork") {
+      choices.push_back(HeapDumperChoice::kFork);
     } else {
       return false;
     }
@@ -356,16 +358,21 @@ constexpr OptionRow kRows[] = {
      "(docs/net.md).",
      false},
     {"dumper", "<who>", "who writes a binary heap dump", "auto", B::kFasthprof, S::kText,
-     "syntax error parsing dumper=auto|vm|jvmti", "dumper option value must be auto|vm|jvmti, or several joined by +",
+     "syntax error parsing dumper=auto|fork|vm|jvmti",
+     "dumper option value must be auto|fork|vm|jvmti, or several joined by +",
      apply_dumper,
-     "auto|vm|jvmti. vm: HotSpot's own dumper (the speed of\n"
-     "jcmd GC.heap_dump), through the JVM's attach socket.\n"
-     "jvmti: fasthprof's heap walk. auto (the default): vm\n"
-     "on JDK 17 and 22+ when the dump needs nothing only the\n"
-     "walk gives (heap=all traces, primfields=n,\n"
-     "primarrays=n, format=a) and attach is allowed, else\n"
-     "jvmti. A list joined by + is taken in turn, one per\n"
-     "report (dumper=vm+jvmti). verbose=y says which ran.",
+     "auto|fork|vm|jvmti. fork: HotSpot's own dumper in a\n"
+     "child forked at a safepoint: the program stops for the\n"
+     "fork only (JDK 17, 25; Serial, Parallel, G1; memory\n"
+     "for the child's copies), else vm. vm: HotSpot's dumper\n"
+     "(the speed of jcmd GC.heap_dump) through the JVM's\n"
+     "attach socket; the program stops for the whole dump.\n"
+     "jvmti: fasthprof's heap walk. auto (the default): fork,\n"
+     "else vm (JDK 17, 22+, attach allowed), else jvmti; the\n"
+     "walk whenever the dump needs what only it gives\n"
+     "(heap=all traces, primfields=n, primarrays=n, format=a).\n"
+     "A list joined by + is taken in turn, one per report\n"
+     "(dumper=fork+jvmti). verbose=y says which ran and why.",
      false},
     {"cpustacks", "<how>", "how cpu=samples takes stacks", "signal", B::kFasthprof, S::kText,
      "syntax error parsing cpustacks=signal|deferred", "cpustacks option value must be signal|deferred",

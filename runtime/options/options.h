@@ -11,9 +11,10 @@ namespace fasthprof {
 
 enum class OutputFormat { kText, kBinary };
 
-// Who writes a heap dump: HotSpot's own dumper where it can (auto), HotSpot's dumper whenever it
-// can be used at all (vm), or the agent's JVMTI walk (jvmti).
-enum class HeapDumperChoice { kAuto, kVm, kJvmti };
+// Who writes a heap dump: the best that can (auto: fork, else vm, else jvmti), HotSpot's own dumper
+// in a child forked at a safepoint (fork, docs/heap-dumps.md), HotSpot's dumper through the attach
+// socket whenever it can be used at all (vm), or the agent's JVMTI walk (jvmti).
+enum class HeapDumperChoice { kAuto, kVm, kJvmti, kFork };
 
 inline constexpr const char* kDefaultBinaryFile = "java.hprof";
 inline constexpr const char* kDefaultTextFile = "java.hprof.txt";
