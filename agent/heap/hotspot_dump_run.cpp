@@ -176,12 +176,12 @@ void HotSpotDumpRun::print_stats(uint64_t started, const std::string& extra) con
   char line[768];
   std::snprintf(line, sizeof line,
                 "fasthprof: heap dump stats: dumper=%s seconds=%.3f jvm_seconds=%.3f copy_seconds=%.3f "
-                "bytes_in=%llu bytes_out=%llu records=%llu segments=%llu sub_records=%llu utf8_dropped=%llu "
+                "bytes_in=%llu bytes_out=%llu records=%llu segments=%llu sub_records=%llu utf8_dropped=%llu roots_renamed=%llu "
                 "side_files=%u side_file_bytes=%llu kernel_copied=%llu first_byte_seconds=%.3f "
                 "side_file_opened_seconds=%.3f side_file_read_seconds=%.3f flush_seconds=%.3f%s\n",
                 dumper_, seconds_since(started), jvm_seconds_, copy_seconds_, static_cast<ull>(bytes_in_),
                 static_cast<ull>(stats.bytes_out), static_cast<ull>(stats.records), static_cast<ull>(stats.segments),
-                static_cast<ull>(stats.sub_records), static_cast<ull>(stats.utf8_dropped), reader_->side_files(),
+                static_cast<ull>(stats.sub_records), static_cast<ull>(stats.utf8_dropped), static_cast<ull>(stats.roots_renamed), reader_->side_files(),
                 static_cast<ull>(reader_->side_file_bytes()), static_cast<ull>(stats.file_range_bytes),
                 at(reader_->first_byte_ns()), at(reader_->side_file_opened_ns()), at(reader_->side_file_read_ns()),
                 flush_seconds_, extra.c_str());

@@ -72,6 +72,7 @@ struct VmDumpStats {
   uint64_t file_bytes = 0;       // of bytes_in: read from a side file (feed_file)
   uint64_t file_ranges = 0;      // runs handed to the output as file ranges
   uint64_t file_range_bytes = 0; // their bytes
+  uint64_t roots_renamed = 0;    // sticky class roots of classes without a CLASS DUMP (being loaded)
 };
 
 // The numbering state of all VM dumps of one run: serial and ID counters, and the symbol IDs
@@ -216,6 +217,8 @@ class VmDumpRewriter {
 
   FlatMap<uint32_t, Serial> class_serials_;   // JDK serial -> output serial, this dump
   FlatMap<uint64_t, uint32_t> class_ids_;     // class object ID -> output serial, this dump
+  FlatMap<uint64_t, bool> dumped_classes_;    // class object IDs of this dump's CLASS DUMPs
+  uint64_t any_dumped_class_ = 0;             // the first of them (0: none yet)
   FlatMap<uint32_t, Serial> thread_serials_;
   FlatMap<uint32_t, Serial> trace_serials_;
   FlatMap<uint64_t, Frame> frames_;           // JDK frame ID -> output frame ID

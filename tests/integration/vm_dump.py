@@ -1,7 +1,8 @@
-"""dumper=auto|vm|jvmti: binary heap dumps written by HotSpot's own dumper (the one `jcmd
-GC.heap_dump` runs) inside fasthprof's output, on JDK 17 and 25 with G1 and ZGC:
+"""dumper=vm|jvmti: binary heap dumps written by HotSpot's own dumper (the one `jcmd
+GC.heap_dump` runs) through the attach socket inside fasthprof's output (what dumper=auto does
+when a dump by fork cannot be made, fork_dump.py), on JDK 17 and 25 with G1 and ZGC:
 
-- auto: a dump on kill -QUIT and one at exit, both by the JVM's dumper (at exit with ZGC on JDK 25
+- dumper=vm: a dump on kill -QUIT and one at exit, both by the JVM's dumper (at exit with ZGC on JDK 25
   by the walk: the JVM has stopped its collector's threads by then), each read by hprof-verify
   --strict, VisualVM's heap library and the OpenJDK test-library parser, with per-class instance
   counts equal to `jcmd GC.heap_dump` of the same quiescent heap;
@@ -122,7 +123,7 @@ def side_files_used(label, jdk, stderr):
 def auto_run(jdk, home, gc):
     """auto: kill -QUIT and exit dumps by the JVM's dumper, counts equal to jcmd's."""
     label = f"{jdk} {gc} auto"
-    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,verbose=y"), "HeapShapes", [120],
+    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,verbose=y,dumper=vm"), "HeapShapes", [120],
                       [f"-XX:+Use{gc}GC"]) as (proc, folder):
         dump = folder / "dump.hprof"
         if not ready(proc, folder, label):
@@ -173,7 +174,7 @@ def many_classes_run(jdk, home):
     """20 000 classes, 6 VM dumps: the JDK's class serials pass 100 000 (each dump numbers every
     loaded class again); every dump still reads."""
     label = f"{jdk} many classes"
-    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,doe=n,verbose=y"), "ManyClasses",
+    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,doe=n,verbose=y,dumper=vm"), "ManyClasses",
                       [20000, 300], ["-Xmx1g"]) as (proc, folder):
         dump = folder / "dump.hprof"
         if not ready(proc, folder, label, 120):
@@ -229,7 +230,7 @@ class Peer:
 def net_run(jdk, home):
     label = f"{jdk} net="
     peer = Peer()
-    with java_process(home, agentpath(f"heap=dump,format=b,net=127.0.0.1:{peer.port},verbose=y"), "HeapShapes",
+    with java_process(home, agentpath(f"heap=dump,format=b,net=127.0.0.1:{peer.port},verbose=y,dumper=vm"), "HeapShapes",
                       [120]) as (proc, folder):
         if not ready(proc, folder, label):
             return
@@ -251,7 +252,7 @@ def disk_full_run(jdk, home):
     """A file size limit reached during a VM dump (HotSpot ignores SIGXFSZ: writes fail with EFBIG,
     the agent's and, on JDK 22+, the JVM's own side file's)."""
     label = f"{jdk} file size limit during a VM dump"
-    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,doe=n,verbose=y"), "HeapShapes",
+    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,doe=n,verbose=y,dumper=vm"), "HeapShapes",
                       [120]) as (proc, folder):
         dump = folder / "dump.hprof"
         if not ready(proc, folder, label):
@@ -288,7 +289,7 @@ def no_attach_run(jdk, home):
     """-XX:+DisableAttachMechanism: the walk, said why; no signal, so no thread dump on stdout and
     exactly one report per request."""
     label = f"{jdk} -XX:+DisableAttachMechanism"
-    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,verbose=y"), "HeapShapes", [120],
+    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,verbose=y,dumper=vm"), "HeapShapes", [120],
                       ["-XX:+DisableAttachMechanism"]) as (proc, folder):
         if not ready(proc, folder, label):
             return
@@ -310,7 +311,7 @@ def xrs_run(jdk, home):
     """-Xrs: the attach socket exists from the start (and SIGQUIT is the user's to end the JVM with):
     the exit dump is made by the JVM's dumper without any signal."""
     label = f"{jdk} -Xrs"
-    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,verbose=y"), "HeapShapes", [3],
+    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,verbose=y,dumper=vm"), "HeapShapes", [3],
                       ["-Xrs"]) as (proc, folder):
         code = proc.wait(timeout=120)
         check(code == 0, f"{label}: the program ends by itself (exit {code})")
@@ -325,7 +326,7 @@ def xrs_run(jdk, home):
 
 def limit_modules_run(jdk, home):
     label = f"{jdk} --limit-modules java.base"
-    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,verbose=y"), "HeapShapes", [120],
+    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,verbose=y,dumper=vm"), "HeapShapes", [120],
                       ["--limit-modules", "java.base"]) as (proc, folder):
         if not ready(proc, folder, label):
             return
@@ -339,7 +340,8 @@ def each_jdk(run, *args):
     return lambda: [run(jdk, home, *args) for jdk, home in jdks()]
 
 
-run_cases("vm_dump", {
+if __name__ == "__main__":
+    run_cases("vm_dump", {
     "auto_g1": each_jdk(auto_run, "G1"),
     "auto_z": each_jdk(auto_run, "Z"),
     "alternate": each_jdk(alternate_run),
@@ -349,4 +351,4 @@ run_cases("vm_dump", {
     "no_attach": each_jdk(no_attach_run),
     "xrs": each_jdk(xrs_run),
     "limit_modules": each_jdk(limit_modules_run),
-})
+    })
