@@ -3,12 +3,15 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <optional>
 
 #include "base/clock.h"
 #include "base/memory_headroom.h"
@@ -89,6 +92,29 @@ std::string read_status(int fd) {
     text.append(buffer, static_cast<size_t>(got));
   }
   return text;
+}
+
+// How the child ended, waited for on a thread of the reaper's; the child's own watchdog ends it,
+// this wait only guards against that failing too. Without a thread to spare, waited for here.
+ChildExit wait_for_child(pid_t pid, uint64_t watchdog_ms) {
+  ChildExit exit;
+  std::optional<ChildReaper> reaper;
+  try {
+    reaper.emplace(pid);
+  } catch (const std::exception&) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    exit.exited = WIFEXITED(status);
+    exit.status = exit.exited ? WEXITSTATUS(status) : 0;
+    exit.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return exit;
+  }
+  if (!reaper->wait_for(watchdog_ms + 30000, &exit)) {
+    reaper->kill();
+    reaper->wait_for(30000, &exit);
+  }
+  return exit;
 }
 
 // "fasthprof: the heap dump by fork failed (...); <next> writes this dump".
@@ -208,13 +234,7 @@ DumpReply ForkHeapDump::fork_and_wait(ReportContext& report, const std::string& 
   }
   figures->fork_seconds = static_cast<double>(request.fork_ns) / 1e9;
   figures->child_pid = request.pid;
-  ChildReaper reaper(request.pid);
-  ChildExit exit;
-  // The child's own watchdog ends it; this wait only guards against that failing too.
-  if (!reaper.wait_for(plan.watchdog_ms + 30000, &exit)) {
-    reaper.kill();
-    reaper.wait_for(30000, &exit);
-  }
+  ChildExit exit = wait_for_child(request.pid, plan.watchdog_ms);
   figures->child_seconds = seconds_since(request.forked_at);
   DumpChildStatus said = parse_dump_child_status(read_status(status[0]));
   ::close(status[0]);

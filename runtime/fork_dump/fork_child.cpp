@@ -1,6 +1,7 @@
 #include "fork_dump/fork_child.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -101,7 +102,19 @@ std::string ChildExit::describe() const {
   return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
 }
 
-ChildReaper::ChildReaper(pid_t child) : child_(child), thread_([this] { run(); }) {}
+ChildReaper::ChildReaper(pid_t child) : child_(child) {
+  // A plain thread: the VM's signals (SIGQUIT above all) stay with the VM's own threads.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    throw;
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
 
 ChildReaper::~ChildReaper() {
   kill();

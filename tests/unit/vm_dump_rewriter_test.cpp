@@ -333,6 +333,34 @@ TEST(VmDumpRewriter, DropsRecordsTheJdkDoesNotWrite) {
   EXPECT_EQ(starts, 0u);
 }
 
+// HotSpot names every class of the boot loader in a ROOT STICKY CLASS, one still being loaded at
+// the safepoint too, for which it writes no CLASS DUMP (seen on JDK 25 in a dump taken as a thread
+// loads jdk.internal.event.ThreadSleepEvent): the root is made to name a dumped class, whole or split.
+TEST(VmDumpRewriter, StickyRootOfAClassWithoutClassDumpNamesADumpedClass) {
+  constexpr uint64_t kLoadingClass = 0x600000900;
+  for (size_t chunk : {size_t{0}, size_t{1}, size_t{7}}) {
+    Layout l{};
+    JdkDump d = sample_dump(&l);
+    d.data.resize(l.end);  // before HEAP DUMP END
+    Segment three;
+    three.root(0x05, kLoadingClass);
+    three.root(0x05, kClassBytes);
+    d.segment(three);
+    d.end();
+    VmDumpNumbering numbering;
+    MemoryStream out;
+    VmDumpRewriter rewriter(numbering, out);
+    ASSERT_TRUE(rewrite(rewriter, d.data, chunk ? std::vector<size_t>{chunk} : std::vector<size_t>{}))
+        << rewriter.error();
+    EXPECT_EQ(rewriter.stats().roots_renamed, 1u) << "chunk " << chunk;
+    const std::vector<uint8_t>& o = out.bytes;
+    size_t last = nth_record(o, 0x1C, 2);
+    EXPECT_EQ(o[last], 0x05);
+    EXPECT_EQ(u8_at(o, last + 1), kClassString) << "the first class dumped, chunk " << chunk;
+    EXPECT_EQ(u8_at(o, last + 10), kClassBytes) << "a dumped class's root is kept, chunk " << chunk;
+  }
+}
+
 // ---- malformed input ----
 
 std::string rewrite_error(const std::vector<uint8_t>& bytes, size_t chunk = 0) {
