@@ -353,7 +353,7 @@ constexpr OptionRow kRows[] = {
      "all|noexit|reports: which commands the net= peer may\n"
      "send back. noexit ignores EXIT; reports also ignores\n"
      "GC and CONTROL, keeping only those that write output\n"
-     "(a heap dump still holds the program while it runs).\n"
+     "(a heap dump not by fork holds the program as it runs).\n"
      "The channel is plaintext and unauthenticated\n"
      "(docs/net.md).",
      false},

@@ -730,25 +730,20 @@ void VmDumpRewriter::patch_sub_record(uint8_t* p) {
     case HeapTag::kRootThreadBlock:
       set32(p + 1 + kId, output_serial(thread_serials_, numbering_.next_thread_serial_, load_be32(p + 1 + kId)));
       return;
-    case HeapTag::kRootStickyClass: {
-      // HotSpot names every class of the boot loader, one still being loaded at the safepoint too,
-      // for which it writes no CLASS DUMP: such a root would name nothing. It names a dumped
-      // class instead (a root twice changes nothing) and keeps its size.
-      uint64_t id = load_be64(p + 1);
-      if (dumped_classes_.find(id) == nullptr && any_dumped_class_ != 0) {
+    case HeapTag::kRootStickyClass:
+      // HotSpot roots every boot class, one being loaded at the safepoint too, which has no CLASS
+      // DUMP: the root then names a dumped class instead (a root twice changes nothing).
+      if (dumped_classes_.find(load_be64(p + 1)) == nullptr && any_dumped_class_ != 0) {
         set64(p + 1, any_dumped_class_);
         ++stats_.roots_renamed;
       }
       return;
-    }
     default: return;  // roots that name only objects
   }
 }
 
 void VmDumpRewriter::patch_class_dump(uint8_t* p) {
-  uint64_t id = load_be64(p + 1);
-  dumped_classes_.try_emplace(id, true);
-  if (any_dumped_class_ == 0) any_dumped_class_ = id;
+  if (dumped_classes_.try_emplace(load_be64(p + 1), true).second && any_dumped_class_ == 0) any_dumped_class_ = load_be64(p + 1);
   set32(p + 1 + kId, trace_reference(load_be32(p + 1 + kId)));
   if (renames_.size() == 0) return;
   uint64_t pos = kClassDumpFixed;
