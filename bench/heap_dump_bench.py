@@ -6,7 +6,8 @@ alternating (ABBA order), medians of --rounds runs (bench/README.md "heap=dump")
     fasthprof timed from kill -QUIT to the complete file (" done." on stderr) less the tag clean-up.
     Beside it: where the VM thread's time went (on a core, waiting for one, blocked), the io thread's
     CPU, and `dd` of the same number of bytes to the same folder (page cache, and to the disk).
- 2. vm: fasthprof `dumper=auto` against `jcmd GC.heap_dump` (both live dumps, same folder), in one
+ 2. vm: fasthprof `dumper=vm` (the JVM's dumper through attach; `auto` picks fork where it can, which
+    bench/fork_dump_bench.py measures) against `jcmd GC.heap_dump` (both live dumps, same folder), in one
     JVM per JDK (17, and 25 when installed), alternating: wall, and the pause: the safepoint totals of
     -Xlog:safepoint over the request, and the application's own view (a ticker thread that notes every
     gap of more than 20 ms, which also covers the walk's thread suspension).
@@ -339,10 +340,10 @@ def walk_run(args, java, agent, classes, where, dumper_option, label, env):
 
 
 def part_vm(args, jdk, java, jcmd, agent, classes, folder, dumper_ok, result):
-    label = "dumper=auto" if dumper_ok else "the JVMTI walk (no dumper= option)"
+    label = "dumper=vm" if dumper_ok else "the JVMTI walk (no dumper= option)"
     print(f"== vm ({jdk}): fasthprof {label} against jcmd GC.heap_dump, one JVM, {args.rounds} rounds alternating")
     output, log = folder / f"vm-{jdk}.hprof", folder / f"safepoint-{jdk}.log"
-    option = ",dumper=auto" if dumper_ok else ""
+    option = ",dumper=vm" if dumper_ok else ""
     jvm = Jvm(java, classes, f"-agentpath:{agent}=heap=dump,format=b,doe=n,verbose=y,file={output}{option}",
               args.objects, args.heap, folder, options=[f"-Xlog:safepoint:file={log}"], tick=True)
     pauses = PauseLog(jvm, log)
