@@ -1,7 +1,7 @@
 """dumper=fork (and auto, which picks it where its guards pass): heap dumps written by HotSpot's own
 dumper in a child forked at the heap walk's safepoint, while the program runs on. On JDK 17 and 25:
 
-- G1 and Parallel: a dump on kill -QUIT and one at exit, both by fork, each read by hprof-verify
+- G1 and Parallel (and Serial with attach off): a dump on kill -QUIT and one at exit, both by fork, each read by hprof-verify
   --strict, VisualVM's heap library and the OpenJDK test-library parser, with per-class instance
   counts equal to `jcmd GC.heap_dump` of the same quiescent heap; the program held for little more
   than the fork (the stats line's pause); no child left behind;
@@ -87,6 +87,19 @@ def quiescent_run(jdk, home, gc):
         check(not leftovers(folder), f"{label}: no pipe or side file left: {leftovers(folder)}")
         readers_accept(label, dump, 2, shapes=(0,))
         same_counts(label, dump, 0, folder / "jdk.hprof")
+
+
+def serial_no_attach_run(jdk, home):
+    """The Serial collector with attach off: by fork all the same (a fork dump needs no attach)."""
+    label = f"{jdk} Serial, attach off, by fork"
+    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,verbose=y"), "HeapShapes", [120],
+                      ["-XX:+UseSerialGC", "-XX:+DisableAttachMechanism"]) as (proc, folder):
+        if not ready(proc, folder, label):
+            return
+        check(quit_and_wait(proc, folder, 1), f"{label}: a dump:\n{read_text(folder / 'stderr.txt')}")
+        terminate(proc)
+        by_fork_check(label, read_text(folder / "stderr.txt"), 2)
+        readers_accept(label, folder / "dump.hprof", 2, shapes=(0, 1))
 
 
 def busy_run(jdk, home):
@@ -261,6 +274,7 @@ if __name__ == "__main__":
     run_cases("fork_dump", {
         "g1": each_jdk(quiescent_run, "G1"),
         "parallel": each_jdk(quiescent_run, "Parallel"),
+        "serial_no_attach": each_jdk(serial_no_attach_run),
         "busy": each_jdk(busy_run),
         "zgc": each_jdk(zgc_run),
         "net": each_jdk(net_run),
