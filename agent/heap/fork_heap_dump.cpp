@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,17 +154,10 @@ ForkPlan ForkHeapDump::plan(HeapDumperChoice choice, int jdk, const std::functio
   if (!headroom) return refuse("the memory left cannot be read: " + why);
   if (!fork_fits(*headroom, 1.0, kReserveBytes, &why)) return refuse("too little memory: " + why);
   plan.folder = options.net_host.empty() ? folder_of(options.output_path()) : std::string(".");
+  // HotSpot writes the heap into a side file beside the pipe first (JDK 22+): room for it is needed.
   if (jdk >= 22) {
-    // HotSpot writes the heap into a side file beside the pipe first: room for it is needed.
-    struct statvfs fs{};
-    if (statvfs(plan.folder.c_str(), &fs) == 0) {
-      uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
-      uint64_t needed = used_heap() * (options.net_host.empty() ? 2 : 1);
-      if (needed > free_bytes) {
-        return refuse("about " + megabytes(needed) + " needed in " + plan.folder + " for the dump and its side file, " +
-                      megabytes(free_bytes) + " free");
-      }
-    }
+    std::string short_of_room = side_file_room(plan.folder, used_heap(), !options.net_host.empty());
+    if (!short_of_room.empty()) return refuse(short_of_room);
   }
   plan.watchdog_ms = kWatchdogBaseMs + (headroom->resident_bytes >> 30) * kWatchdogPerGibMs;
   plan.fork = true;

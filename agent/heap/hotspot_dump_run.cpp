@@ -1,6 +1,7 @@
 #include "heap/hotspot_dump_run.h"
 
 #include <pthread.h>
+#include <sys/statvfs.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -62,6 +63,16 @@ void close_in_background(std::vector<int> fds) {
 }
 
 }  // namespace
+
+std::string side_file_room(const std::string& folder, uint64_t used_heap_bytes, bool net) {
+  struct statvfs fs{};
+  if (statvfs(folder.c_str(), &fs) != 0) return "";
+  uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  uint64_t needed = used_heap_bytes * (net ? 1 : 2);
+  if (needed <= free_bytes) return "";
+  return "about " + std::to_string(needed >> 20) + " MB needed in " + folder + " for the dump and its side file, " +
+         std::to_string(free_bytes >> 20) + " MB free";
+}
 
 HotSpotDumpRun::HotSpotDumpRun(VmDumpNumbering& numbering, AsyncSink& sink, const char* dumper, std::string folder,
                                bool stage, bool side_files)

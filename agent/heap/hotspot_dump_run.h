@@ -34,6 +34,11 @@ struct DumpReply {
   std::string reason;        // why not, when not done
 };
 
+// Whether the folder has room for a dump's side file (the JVM's on JDK 22+, or a local staging
+// file) beside the output, which grows by as much (net: the output is elsewhere): the used heap
+// stands for both (it overstates a live dump). Empty when it has, else the reason.
+std::string side_file_room(const std::string& folder, uint64_t used_heap_bytes, bool net);
+
 enum class DumpOutcome {
   kDone,      // the dump is in the report (or the sink failed and cut it back; it said so)
   kFallBack,  // nothing was written: another dumper may write this dump

@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -24,8 +23,6 @@ namespace {
 // How long a SIGQUIT may take to bring up the attach listener (about 20 ms when the machine is
 // idle; jcmd waits some seconds too).
 constexpr int kListenerStartMs = 10000;
-
-std::string megabytes(uint64_t bytes) { return std::to_string(bytes >> 20) + " MB"; }
 
 // The reply of a dump that worked: status 0 and HotSpot's "Heap dump file created" line.
 bool dump_succeeded(const AttachReply& reply) {
@@ -124,17 +121,9 @@ DumperPlan VmHeapDump::plan(HeapDumperChoice choice, bool at_exit, const std::fu
   bool side_file = jdk >= 22;
   plan.stage = !side_file && (!options.net_host.empty() || options.gzip);
   if (side_file || plan.stage) {
-    // The JVM's side file (22+) or the local one (net=, gz=y) holds the whole dump next to the
-    // output, which grows by as much: the used heap stands for both (it overstates a live dump).
-    struct statvfs fs{};
-    if (statvfs(plan.folder.c_str(), &fs) == 0) {
-      uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
-      uint64_t needed = used_heap() * (options.net_host.empty() ? 2 : 1);
-      if (needed > free_bytes) {
-        return walk("about " + megabytes(needed) + " needed in " + plan.folder + " for the dump and its side file, " +
-                    megabytes(free_bytes) + " free");
-      }
-    }
+    // The JVM's side file (22+) or the local one (net=, gz=y) holds the whole dump.
+    std::string short_of_room = side_file_room(plan.folder, used_heap(), !options.net_host.empty());
+    if (!short_of_room.empty()) return walk(short_of_room);
   }
   plan.vm = true;
   plan.why = std::string(asked) + ": the JVM's own dumper (JDK " + std::to_string(jdk) +

@@ -65,6 +65,18 @@ def by_fork_check(label, stderr, count):
               f"; child's extra memory {said[0][1]['child_extra_bytes'] / 2**20:.1f} MB")
 
 
+def one_dump(home, label, options, jvm_args=(), env=None):
+    """HeapShapes with the agent's options, one kill -QUIT dump, an orderly end: (stderr, the dump's
+    readers' verdicts checked). None when the program did not start."""
+    with java_process(home, agentpath(options), "HeapShapes", [120], list(jvm_args), env_extra=env) as (proc, folder):
+        if not ready(proc, folder, label):
+            return None
+        check(quit_and_wait(proc, folder, 1), f"{label}: a dump:\n{read_text(folder / 'stderr.txt')}")
+        terminate(proc)
+        readers_accept(label, folder / "dump.hprof", dumps_done(folder), shapes=(0,))
+        return read_text(folder / "stderr.txt")
+
+
 def quiescent_run(jdk, home, gc):
     """auto on a quiescent heap: kill -QUIT and exit by fork, counts equal to jcmd's."""
     label = f"{jdk} {gc} auto by fork"
@@ -92,14 +104,10 @@ def quiescent_run(jdk, home, gc):
 def serial_no_attach_run(jdk, home):
     """The Serial collector with attach off: by fork all the same (a fork dump needs no attach)."""
     label = f"{jdk} Serial, attach off, by fork"
-    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,verbose=y"), "HeapShapes", [120],
-                      ["-XX:+UseSerialGC", "-XX:+DisableAttachMechanism"]) as (proc, folder):
-        if not ready(proc, folder, label):
-            return
-        check(quit_and_wait(proc, folder, 1), f"{label}: a dump:\n{read_text(folder / 'stderr.txt')}")
-        terminate(proc)
-        by_fork_check(label, read_text(folder / "stderr.txt"), 2)
-        readers_accept(label, folder / "dump.hprof", 2, shapes=(0, 1))
+    stderr = one_dump(home, label, "heap=dump,format=b,file=dump.hprof,verbose=y",
+                      ["-XX:+UseSerialGC", "-XX:+DisableAttachMechanism"])
+    if stderr is not None:
+        by_fork_check(label, stderr, 2)
 
 
 def busy_run(jdk, home):
@@ -121,27 +129,15 @@ def zgc_run(jdk, home):
     """ZGC: not by fork; auto says why (verbose=y) and the JVM's dumper writes the dump; dumper=fork
     says it cannot without being asked to be verbose."""
     label = f"{jdk} ZGC"
-    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,doe=n,verbose=y"), "HeapShapes", [120],
-                      ["-XX:+UseZGC"]) as (proc, folder):
-        if not ready(proc, folder, label):
-            return
-        check(quit_and_wait(proc, folder, 1), f"{label}: a dump:\n{read_text(folder / 'stderr.txt')}")
-        terminate(proc)
-        stderr = read_text(folder / "stderr.txt")
+    stderr = one_dump(home, label, "heap=dump,format=b,file=dump.hprof,doe=n,verbose=y", ["-XX:+UseZGC"])
+    if stderr is not None:
         refused = NOT_FORK.findall(stderr)
         check(refused and "ZGC" in refused[0][1], f"{label}: auto says why not by fork: {refused}\n{stderr}")
         check([who for who, _ in stats(stderr)] == ["vm"], f"{label}: the JVM's dumper wrote it: {stats(stderr)}")
-        readers_accept(label, folder / "dump.hprof", 1, shapes=(0,))
-    with java_process(home, agentpath("heap=dump,format=b,file=dump.hprof,doe=n,dumper=fork"), "HeapShapes", [120],
-                      ["-XX:+UseZGC"]) as (proc, folder):
-        if not ready(proc, folder, label):
-            return
-        check(quit_and_wait(proc, folder, 1), f"{label}: a dump:\n{read_text(folder / 'stderr.txt')}")
-        terminate(proc)
-        stderr = read_text(folder / "stderr.txt")
+    stderr = one_dump(home, label, "heap=dump,format=b,file=dump.hprof,doe=n,dumper=fork", ["-XX:+UseZGC"])
+    if stderr is not None:
         check("fasthprof: dumper=fork: not by fork: ZGC" in stderr and "the JVM's dumper writes this dump instead"
               in stderr, f"{label}: dumper=fork says it cannot:\n{stderr}")
-        readers_accept(label, folder / "dump.hprof", 1, shapes=(0,))
 
 
 def net_run(jdk, home):
@@ -223,21 +219,16 @@ def headroom_run(jdk, home):
     label = f"{jdk} too little memory for a fork"
     with tempfile.TemporaryDirectory(prefix="fasthprof-proc-") as planted:
         planted_proc(pathlib.Path(planted), 100 * 1024)
-        env = {"FASTHPROF_MEMORY_ROOT": planted}
         for option, verbose in (("dumper=auto,verbose=y", True), ("dumper=fork", False)):
-            with java_process(home, agentpath(f"heap=dump,format=b,file=dump.hprof,doe=n,{option}"), "HeapShapes",
-                              [120], env_extra=env) as (proc, folder):
-                if not ready(proc, folder, label):
-                    return
-                check(quit_and_wait(proc, folder, 1), f"{label}: a dump:\n{read_text(folder / 'stderr.txt')}")
-                terminate(proc)
-                stderr = read_text(folder / "stderr.txt")
-                line = "fasthprof: heap dump: dumper=auto: not by fork: too little memory" if verbose else \
-                    "fasthprof: dumper=fork: not by fork: too little memory"
-                check(line in stderr and "MemAvailable" in stderr, f"{label} ({option}): says why:\n{stderr}")
-                if verbose:
-                    check([who for who, _ in stats(stderr)] == ["vm"], f"{label}: the JVM's dumper wrote it")
-                readers_accept(f"{label} ({option})", folder / "dump.hprof", 1, shapes=(0,))
+            stderr = one_dump(home, f"{label} ({option})", f"heap=dump,format=b,file=dump.hprof,doe=n,{option}",
+                              env={"FASTHPROF_MEMORY_ROOT": planted})
+            if stderr is None:
+                return
+            line = "fasthprof: heap dump: dumper=auto: not by fork: too little memory" if verbose else \
+                "fasthprof: dumper=fork: not by fork: too little memory"
+            check(line in stderr and "MemAvailable" in stderr, f"{label} ({option}): says why:\n{stderr}")
+            if verbose:
+                check([who for who, _ in stats(stderr)] == ["vm"], f"{label}: the JVM's dumper wrote it")
 
 
 def storm_run(jdk, home):
