@@ -233,7 +233,7 @@ TEST(ClassRewriterAllocations, EveryKindWithItsTypeAndOffset) {
     for (const char* type : {"[J", "[Ljava/lang/String;", "[[I", "[[C", "[[[J", "[[[[B", "[[Ljava/lang/String;"}) {
       const InjectedSite* s = find_site(r.result, "arrays", type);
       ASSERT_NE(s, nullptr) << type;
-      EXPECT_EQ(s->descriptor, "(I)V");
+      EXPECT_EQ(s->descriptor, "(I)Z");
       uint8_t op = method_named(before, "arrays").code->code.at(s->offset);
       EXPECT_TRUE(op == kNewarray || op == kAnewarray || op == kMultianewarray) << type << " at " << s->offset;
     }

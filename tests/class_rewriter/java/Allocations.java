@@ -59,14 +59,18 @@ public class Allocations {
     }
   }
 
-  static void arrays(int n) {
+  /** Whether the multi-dimensional arrays came out in their shapes (the injected code keeps the counts' order). */
+  static boolean arrays(int n) {
     sink = new long[n];
     sink = new String[n];
     sink = new int[n][];
-    sink = new char[2][n];
-    sink = new long[2][3][n];
-    sink = new byte[1][2][3][n];
-    sink = new String[n][2];
+    char[][] chars = new char[2][n];
+    long[][][] longs = new long[2][3][n];
+    byte[][][][] bytes = new byte[1][2][3][n];
+    String[][] strings = new String[n][2];
+    return chars.length == 2 && chars[1].length == n && longs.length == 2 && longs[1].length == 3
+        && longs[1][2].length == n && bytes.length == 1 && bytes[0].length == 2 && bytes[0][1].length == 3
+        && bytes[0][1][2].length == n && strings.length == n && strings[4].length == 2;
   }
 
   static void nested() {
@@ -81,14 +85,13 @@ public class Allocations {
     for (int i = 0; i < 5; i++) sink = choose(i < 3);
     int made = loop(4);
     tryNew(3);
-    arrays(5);
-    arrays(5);
+    boolean shapes = arrays(5) & arrays(5);
     nested();
     uninitializedInFrame(true);
     uninitializedInFrame(false);
     sink = new Holder(4);
     sink = new Holder(0);
-    System.out.println("CHECK");
+    System.out.println(shapes ? "CHECK" : "WRONG SHAPE");
     System.out.println(made);
   }
 }
