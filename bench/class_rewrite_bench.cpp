@@ -1,10 +1,12 @@
 // Rewriting cost per class (issue 15): runtime/classfile/class_rewriter over every class of a JDK, each
 // class timed on its own, the median over classes printed in µs (the figure docs/performance.md
 // quotes), with the 90th percentile, the mean and the throughput. The classes are read into
-// memory first; each round rewrites all of them; a class's time is its fastest round.
+// memory first; each round rewrites all of them; a class's time is its fastest round. With
+// --allocations the allocation calls are injected too (--no-calls: those alone, issue 28), and the
+// sites counted; the byte line gives the class-file growth.
 //
-//   bench_class_rewrite --jimage JDK/bin/jimage --modules JDK/lib/modules [--rounds N]
-//   bench_class_rewrite [--rounds N] DIR...   (class files found under DIR)
+//   bench_class_rewrite --jimage JDK/bin/jimage --modules JDK/lib/modules [--rounds N] [--allocations [--no-calls]]
+//   bench_class_rewrite [--rounds N] [--allocations [--no-calls]] DIR...   (class files found under DIR)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -47,10 +49,13 @@ int main(int argc, char** argv) {
   std::string jimage, modules;
   int rounds = 5;
   std::vector<std::string> folders;
+  fasthprof::RewritePlan plan;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--jimage") && i + 1 < argc) jimage = argv[++i];
     else if (!std::strcmp(argv[i], "--modules") && i + 1 < argc) modules = argv[++i];
     else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--allocations")) plan.allocations = true;
+    else if (!std::strcmp(argv[i], "--no-calls")) plan.calls = false;
     else folders.emplace_back(argv[i]);
   }
   fs::path extracted;
@@ -73,16 +78,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_class_rewrite: no class files\n");
     return 1;
   }
-  fasthprof::TrackerCalls tracker;
   uint32_t next_id = 1;
-  auto assign = [&](std::string_view, std::string_view, std::string_view) { return next_id++; };
+  plan.assign_method_id = [&](std::string_view, std::string_view, std::string_view) { return next_id++; };
+  plan.assign_site_id = [&](std::string_view, std::string_view, std::string_view, uint32_t, std::string_view) {
+    return next_id++;
+  };
   std::vector<double> best(classes.size(), 1e300);
-  size_t rewritten = 0, nothing = 0, malformed = 0, methods = 0, left_alone = 0, bytes_in = 0, bytes_out = 0;
+  size_t rewritten = 0, nothing = 0, malformed = 0, methods = 0, sites = 0, left_alone = 0, bytes_in = 0, bytes_out = 0;
   for (int round = 0; round < rounds; ++round) {
     for (size_t i = 0; i < classes.size(); ++i) {
       const auto& bytes = classes[i];
       auto start = std::chrono::steady_clock::now();
-      fasthprof::RewriteResult result = fasthprof::rewrite_class(bytes.data(), bytes.size(), tracker, assign);
+      fasthprof::RewriteResult result = fasthprof::rewrite_class(bytes.data(), bytes.size(), plan);
       auto end = std::chrono::steady_clock::now();
       best[i] = std::min(best[i], std::chrono::duration<double, std::micro>(end - start).count());
       if (round > 0) continue;
@@ -93,13 +100,15 @@ int main(int argc, char** argv) {
         case fasthprof::RewriteOutcome::kMalformed: ++malformed; bytes_out += bytes.size(); break;
       }
       methods += result.methods.size();
+      sites += result.sites.size();
       left_alone += result.methods_left_alone;
     }
   }
   double total = 0;
   for (double t : best) total += t;
-  std::printf("classes %zu (rewritten %zu, nothing to do %zu, malformed %zu), methods %zu, left alone %zu\n",
-              classes.size(), rewritten, nothing, malformed, methods, left_alone);
+  std::printf("classes %zu (rewritten %zu, nothing to do %zu, malformed %zu), methods %zu, allocation sites %zu, "
+              "left alone %zu\n",
+              classes.size(), rewritten, nothing, malformed, methods, sites, left_alone);
   std::printf("bytes in %.1f MB, out %.1f MB (+%.1f %%)\n", static_cast<double>(bytes_in) / 1e6,
               static_cast<double>(bytes_out) / 1e6,
               100.0 * (static_cast<double>(bytes_out) - static_cast<double>(bytes_in)) / static_cast<double>(bytes_in));

@@ -180,4 +180,57 @@ std::string printable(std::string text) {
   return text;
 }
 
+static bool skip_element_value(Reader& in, int depth);
+
+bool skip_annotation(Reader& in, int depth) {
+  if (depth > 64) return false;
+  in.u2();  // type_index
+  uint16_t pairs = in.u2();
+  for (uint32_t i = 0; i < pairs && !in.failed(); ++i) {
+    in.u2();
+    if (!skip_element_value(in, depth + 1)) return false;
+  }
+  return !in.failed();
+}
+
+static bool skip_element_value(Reader& in, int depth) {
+  if (depth > 64) return false;
+  uint8_t tag = in.u1();
+  switch (tag) {
+    case 'B': case 'C': case 'D': case 'F': case 'I': case 'J': case 'S': case 'Z': case 's': case 'c':
+      in.u2();
+      break;
+    case 'e': in.u2(); in.u2(); break;
+    case '@': return skip_annotation(in, depth + 1);
+    case '[': {
+      uint16_t n = in.u2();
+      for (uint32_t i = 0; i < n && !in.failed(); ++i)
+        if (!skip_element_value(in, depth + 1)) return false;
+      break;
+    }
+    default: return false;
+  }
+  return !in.failed();
+}
+
+void write_method(Writer& w, const uint8_t* data, const MethodInfo& m, const std::vector<uint8_t>& code) {
+  Reader in(data + m.start, m.end - m.start);
+  w.bytes(in.bytes(6), 6);
+  uint16_t attributes = in.u2();
+  w.u2(attributes);
+  for (uint32_t a = 0; a < attributes; ++a) {
+    size_t at = in.at();
+    uint16_t name = in.u2();
+    uint32_t length = in.u4();
+    in.bytes(length);
+    if (m.start + at + 6 == m.code_at) {
+      w.u2(name);
+      w.u4(static_cast<uint32_t>(code.size()));
+      w.bytes(code.data(), code.size());
+    } else {
+      w.bytes(data + m.start + at, 6 + size_t{length});
+    }
+  }
+}
+
 }  // namespace fasthprof::class_file

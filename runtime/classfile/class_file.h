@@ -109,8 +109,46 @@ struct ClassFile {
   std::vector<MethodInfo> methods;
 };
 
+// Entries appended after the original pool, numbered from `next`, written apart so that their
+// count is known before the pool's header is.
+class PoolAppender {
+ public:
+  explicit PoolAppender(uint32_t next) : next_(next) {}
+  uint16_t utf8(std::string_view text) {
+    w_.u1(kUtf8);
+    w_.u2(static_cast<uint32_t>(text.size()));
+    w_.str(text);
+    return take();
+  }
+  uint16_t entry(uint8_t tag, uint16_t first) {
+    w_.u1(tag);
+    w_.u2(first);
+    return take();
+  }
+  uint16_t entry(uint8_t tag, uint16_t first, uint16_t second) {
+    w_.u1(tag);
+    w_.u2(first);
+    w_.u2(second);
+    return take();
+  }
+  uint32_t next() const { return next_; }
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+
+ private:
+  uint16_t take() { return static_cast<uint16_t>(next_++); }  // past 0xffff: the caller's count check fails
+  uint32_t next_;
+  std::vector<uint8_t> bytes_;
+  Writer w_{bytes_};
+};
+
 // Skips a table of attributes, checking that each name is a Utf8 entry. False when it does not.
 bool skip_attributes(Reader& in, const ConstantPool& pool);
+
+// Skips one annotation (JVMS 4.7.16), nested at most 64 deep. False when it is malformed.
+bool skip_annotation(Reader& in, int depth);
+
+// The method_info again, with its Code attribute's body replaced by `code`.
+void write_method(Writer& w, const uint8_t* data, const MethodInfo& m, const std::vector<uint8_t>& code);
 
 // Reads and checks the whole class file (magic, version, pool, fields, methods, attributes, no
 // trailing bytes). False with *error set (one line) when it is malformed.

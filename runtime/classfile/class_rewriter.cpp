@@ -4,11 +4,13 @@
 //
 // A method's code is laid out again as groups, one per original instruction:
 //   [entry call]  (once, before the first group)
-//   [exit call]   (only before a *return)   instruction (re-encoded when it holds offsets)
+//   [exit call]   (only before a *return)   [allocation call]   instruction (re-encoded when it holds offsets)
 // A branch, handler or stack map frame naming an instruction names the start of its group, so a
-// branch to a return runs the exit call and a loop back to offset 0 does not run the entry call
-// again. Short branches that no longer reach are widened, which moves later code, so the layout is
-// repeated until nothing more needs widening (widening is never undone, so this ends).
+// branch to a return runs the exit call, a branch to a `new` runs its allocation call, and a loop
+// back to offset 0 does not run the entry call again. An uninitialized(offset) type names the
+// `new` itself, after its allocation call. Short branches that no longer reach are widened, which
+// moves later code, so the layout is repeated until nothing more needs widening (widening is never
+// undone, so this ends).
 #include "classfile/class_rewriter.h"
 
 #include <algorithm>
@@ -16,7 +18,9 @@
 #include <utility>
 
 #include "base/byte_decoder.h"
+#include "classfile/bytecode.h"
 #include "classfile/class_file.h"
+#include "classfile/tracker_pool.h"
 
 namespace fasthprof {
 namespace {
@@ -25,46 +29,6 @@ using namespace class_file;
 
 constexpr uint16_t kStackMapVersion = 50;   // from here on, the type checker and StackMapTable
 constexpr uint32_t kMaxCodeLength = 65535;  // code_length < 65536 (JVMS 4.7.3)
-// Pool entries appended for the tracker besides the IDs (write_pool).
-constexpr uint32_t kTrackerEntries = 9;
-
-// Opcodes the rewriter looks at.
-enum Op : uint8_t {
-  kLdc = 0x12, kLdcW = 0x13, kIinc = 0x84, kIfeq = 0x99, kIfAcmpne = 0xa6, kGoto = 0xa7, kJsr = 0xa8,
-  kRet = 0xa9, kTableswitch = 0xaa, kLookupswitch = 0xab, kIreturn = 0xac, kReturn = 0xb1,
-  kInvokestatic = 0xb8, kWide = 0xc4, kIfnull = 0xc6, kIfnonnull = 0xc7, kGotoW = 0xc8, kJsrW = 0xc9,
-};
-
-// Length of the instructions of fixed length; 0 for the variable ones (switches, wide) and for
-// the opcodes that may not appear in a class file.
-constexpr uint8_t kFixedLength[256] = {
-    // 0x00-0x0f: nop .. dconst_1
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    // 0x10 bipush, sipush, ldc, ldc_w, ldc2_w, iload..aload, *load_<n> from 0x1a
-    2, 3, 2, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // 0x20
-    1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1,  // 0x30: *aload, istore..astore (0x36-0x3a)
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // 0x40
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // 0x50
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // 0x60
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // 0x70
-    1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // 0x80: iinc
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,  // 0x90: if* from 0x99
-    3, 3, 3, 3, 3, 3, 3, 3, 3, 2, 0, 0, 1, 1, 1, 1,  // 0xa0: .. jsr, ret, switches, returns
-    1, 1, 3, 3, 3, 3, 3, 3, 3, 5, 5, 3, 2, 3, 1, 1,  // 0xb0: return, fields, invokes, new, ..
-    3, 3, 1, 1, 0, 4, 3, 3, 5, 5, 0, 0, 0, 0, 0, 0,  // 0xc0: checkcast .. jsr_w
-};
-
-bool is_return(uint8_t op) { return op >= kIreturn && op <= kReturn; }
-bool is_branch16(uint8_t op) { return (op >= kIfeq && op <= kJsr) || op == kIfnull || op == kIfnonnull; }
-bool is_conditional(uint8_t op) { return is_branch16(op) && op != kGoto && op != kJsr; }
-uint8_t inverted(uint8_t op) {
-  if (op == kIfnull || op == kIfnonnull) return op ^ 1;
-  return static_cast<uint8_t>(kIfeq + ((op - kIfeq) ^ 1));  // ifeq/ifne, iflt/ifge, ... pair up
-}
-uint32_t switch_padding(uint32_t at) { return (4 - (at + 1) % 4) % 4; }
-
-int32_t get_s4(const uint8_t* p) { return static_cast<int32_t>(load_be32(p)); }
 
 // ---- one method's code ----------------------------------------------------------------------
 
@@ -73,10 +37,26 @@ struct Instruction {
   uint32_t length;   // original length
   uint8_t op;
   bool wide = false;  // a short branch written in its long form
+  uint16_t site_constant = 0;  // an allocation's CONSTANT_Integer of its site ID; 0: no allocation call
   uint32_t first_target = 0, target_count = 0;  // into CodeRewriter::targets_ (absolute, original)
 };
 
 enum class CodeOutcome { kRewritten, kLeftAlone, kMalformed };
+
+// What CodeRewriter::rewrite injects into one method, as pool indexes.
+struct Injection {
+  bool calls = false;                   // entry and exit calls
+  uint16_t id_index = 0, enter_ref = 0, exit_ref = 0;
+  const uint16_t* site_constants = nullptr;  // one per allocation instruction, in code order
+  size_t site_count = 0;                // 0: no allocation calls
+  uint16_t alloc_ref = 0, alloc_array_ref = 0;
+};
+
+// An allocation instruction found by CodeRewriter::find_allocations.
+struct Allocation {
+  uint32_t offset;
+  std::string type;
+};
 
 class CodeRewriter {
  public:
@@ -86,7 +66,65 @@ class CodeRewriter {
   // Rewrites one Code attribute's info into `out`; kLeftAlone leaves `out` unspecified. The
   // method's name and descriptor are for the error.
   CodeOutcome rewrite(const uint8_t* info, size_t size, std::string_view name, std::string_view descriptor,
-                      uint16_t id_index, uint16_t enter_ref, uint16_t exit_ref, std::vector<uint8_t>& out) {
+                      const Injection& injection, std::vector<uint8_t>& out) {
+    CodeOutcome read_outcome = read(info, size, name, descriptor);
+    if (read_outcome != CodeOutcome::kRewritten) return read_outcome;
+    uint32_t growth = injection.calls ? 1 : 0;  // the ID on top of whatever a *return leaves on the stack
+    size_t site = 0;
+    for (Instruction& insn : insns_) {
+      if (!is_allocation(insn.op) || site >= injection.site_count) continue;
+      insn.site_constant = injection.site_constants[site++];
+      growth = std::max(growth, insn.op == kNew ? 1u : 2u);  // an array's copied length, then the ID
+    }
+    if (max_stack_ + growth > 0xffff) return CodeOutcome::kLeftAlone;
+    uint32_t call_size = (injection.id_index < 256 ? 2 : 3) + 3;
+    entry_size_ = injection.calls ? call_size : 0;
+    exit_size_ = entry_size_;
+    CodeOutcome laid = lay_out();
+    if (laid != CodeOutcome::kRewritten) return laid;
+
+    Writer w(out);
+    w.u2(max_stack_ + growth);
+    w.u2(max_locals_);
+    w.u4(new_length_);
+    emit_code(w, injection);
+    w.u2(handler_count_);
+    for (uint32_t i = 0; i < handler_count_; ++i) {
+      const uint8_t* h = handlers_ + i * 8;
+      w.u2(map_target(load_be16(h)));
+      w.u2(map_target(load_be16(h + 2)));
+      w.u2(map_target(load_be16(h + 4)));
+      w.u2(load_be16(h + 6));
+    }
+    return emit_attributes(w);
+  }
+
+  // The allocation instructions of one Code attribute, in code order, with the type each
+  // allocates as written (InjectedSite::type). kMalformed when the code, or an allocation's
+  // operand (no Class entry, a newarray type outside 4-11, a multianewarray of 0 dimensions), is.
+  CodeOutcome find_allocations(const uint8_t* info, size_t size, std::string_view name, std::string_view descriptor,
+                               std::vector<Allocation>& out) {
+    out.clear();
+    CodeOutcome read_outcome = read(info, size, name, descriptor);
+    if (read_outcome != CodeOutcome::kRewritten) return read_outcome;
+    for (const Instruction& insn : insns_) {
+      if (!is_allocation(insn.op)) continue;
+      Allocation allocation{insn.at, {}};
+      if (!allocation_type(insn, &allocation.type))
+        return malformed("allocation at " + std::to_string(insn.at) + " names no array type or class");
+      out.push_back(std::move(allocation));
+    }
+    return CodeOutcome::kRewritten;
+  }
+
+  const std::string& error() const { return error_; }
+  uint32_t widened() const {
+    return static_cast<uint32_t>(std::count_if(insns_.begin(), insns_.end(), [](const Instruction& i) { return i.wide; }));
+  }
+
+ private:
+  // Reads and checks one Code attribute's info: kRewritten when it is whole and consistent.
+  CodeOutcome read(const uint8_t* info, size_t size, std::string_view name, std::string_view descriptor) {
     name_ = name;
     descriptor_ = descriptor;
     insns_.clear();
@@ -113,35 +151,57 @@ class CodeRewriter {
     }
     attributes_at_ = in.at();
     if (!skip_attributes(in, pool_) || !in.at_end()) return malformed("Code attributes malformed");
+    return CodeOutcome::kRewritten;
+  }
 
-    if (max_stack_ == 0xffff) return CodeOutcome::kLeftAlone;  // no room for the pushed ID
-    entry_size_ = (id_index < 256 ? 2 : 3) + 3;
-    exit_size_ = entry_size_;
-    CodeOutcome laid = lay_out();
-    if (laid != CodeOutcome::kRewritten) return laid;
-
-    Writer w(out);
-    w.u2(max_stack_ + 1u);  // the ID on top of whatever a *return leaves on the stack
-    w.u2(max_locals_);
-    w.u4(new_length_);
-    emit_code(w, id_index, enter_ref, exit_ref);
-    w.u2(handler_count_);
-    for (uint32_t i = 0; i < handler_count_; ++i) {
-      const uint8_t* h = handlers_ + i * 8;
-      w.u2(map_target(load_be16(h)));
-      w.u2(map_target(load_be16(h + 2)));
-      w.u2(map_target(load_be16(h + 4)));
-      w.u2(load_be16(h + 6));
+  bool allocation_type(const Instruction& insn, std::string* type) const {
+    if (insn.op == kNewarray) {
+      static constexpr char kPrimitives[] = "ZCFDBSIJ";  // T_BOOLEAN (4) to T_LONG (11)
+      uint8_t code = code_[insn.at + 1];
+      if (code < 4 || code > 11) return false;
+      *type = std::string("[") + kPrimitives[code - 4];
+      return true;
     }
-    return emit_attributes(w);
+    std::string_view name;
+    if (!pool_.class_name(load_be16(code_ + insn.at + 1), &name) || name.empty()) return false;
+    if (insn.op == kAnewarray) *type = name[0] == '[' ? "[" + std::string(name) : "[L" + std::string(name) + ";";
+    else *type = std::string(name);
+    return insn.op != kMultianewarray || code_[insn.at + 3] > 0;
   }
 
-  const std::string& error() const { return error_; }
-  uint32_t widened() const {
-    return static_cast<uint32_t>(std::count_if(insns_.begin(), insns_.end(), [](const Instruction& i) { return i.wide; }));
+  // Bytes injected before an allocation instruction (allocation_call writes them).
+  uint32_t allocation_size(const Instruction& insn) const {
+    if (insn.site_constant == 0) return 0;
+    uint32_t call = (insn.site_constant < 256 ? 2 : 3) + 3;
+    if (insn.op == kNew) return call;
+    if (insn.op != kMultianewarray) return call + 1;  // dup
+    uint8_t dimensions = code_[insn.at + 3];
+    return call + (dimensions == 2 ? 2 : dimensions == 3 ? 3 : 1);
   }
 
- private:
+  // The counting call before an allocation: its length or first count copied to the top of the
+  // stack for an array (class_rewriter.h), then the site ID and the call.
+  void allocation_call(Writer& w, const Instruction& insn, const Injection& injection) const {
+    if (insn.op == kNew) {
+      emit_call(w, insn.site_constant, injection.alloc_ref);
+      return;
+    }
+    uint8_t dimensions = insn.op == kMultianewarray ? code_[insn.at + 3] : 1;
+    if (dimensions == 1) {  // ..., count -> ..., count, count
+      w.u1(kDup);
+    } else if (dimensions == 2) {  // ..., c1, c2 -> ..., c1, c2, c1, c2 -> ..., c1, c2, c1
+      w.u1(kDup2);
+      w.u1(kPop);
+    } else if (dimensions == 3) {  // ..., c1, c2, c3 -> c2, c3, c1, c2, c3 -> c2, c3, c1 -> c1, c2, c3, c1
+      w.u1(kDup2X1);
+      w.u1(kPop2);
+      w.u1(kDupX2);
+    } else {  // no stack instruction reaches a fourth count: the length is unknown
+      w.u1(kIconstM1);
+    }
+    emit_call(w, insn.site_constant, injection.alloc_array_ref);
+  }
+
   CodeOutcome malformed(const std::string& what) {
     error_ = "method " + std::string(name_) + std::string(descriptor_) + ": " + what;
     return CodeOutcome::kMalformed;
@@ -243,6 +303,7 @@ class CodeRewriter {
       for (size_t i = 0; i < insns_.size(); ++i) {
         group_at_[i] = static_cast<uint32_t>(at);
         if (is_return(insns_[i].op)) at += exit_size_;
+        at += allocation_size(insns_[i]);
         insn_at_[i] = static_cast<uint32_t>(at);
         at += instruction_size(insns_[i], static_cast<uint32_t>(at));
         if (at > kMaxCodeLength) return CodeOutcome::kLeftAlone;  // the 64 KiB limit
@@ -299,11 +360,12 @@ class CodeRewriter {
     w.u2(method_ref);
   }
 
-  void emit_code(Writer& w, uint16_t id_index, uint16_t enter_ref, uint16_t exit_ref) const {
-    emit_call(w, id_index, enter_ref);
+  void emit_code(Writer& w, const Injection& injection) const {
+    if (injection.calls) emit_call(w, injection.id_index, injection.enter_ref);
     for (size_t i = 0; i < insns_.size(); ++i) {
       const Instruction& insn = insns_[i];
-      if (is_return(insn.op)) emit_call(w, id_index, exit_ref);
+      if (injection.calls && is_return(insn.op)) emit_call(w, injection.id_index, injection.exit_ref);
+      if (insn.site_constant != 0) allocation_call(w, insn, injection);
       uint32_t at = insn_at_[i];
       const uint8_t* old = code_ + insn.at;
       auto relative = [&](uint32_t k) {
@@ -518,37 +580,6 @@ class CodeRewriter {
     return in.at_end();
   }
 
-  bool skip_annotation(Reader& in, int depth) {
-    if (depth > 64) return false;
-    in.u2();  // type_index
-    uint16_t pairs = in.u2();
-    for (uint32_t i = 0; i < pairs && !in.failed(); ++i) {
-      in.u2();
-      if (!skip_element_value(in, depth + 1)) return false;
-    }
-    return !in.failed();
-  }
-
-  bool skip_element_value(Reader& in, int depth) {
-    if (depth > 64) return false;
-    uint8_t tag = in.u1();
-    switch (tag) {
-      case 'B': case 'C': case 'D': case 'F': case 'I': case 'J': case 'S': case 'Z': case 's': case 'c':
-        in.u2();
-        break;
-      case 'e': in.u2(); in.u2(); break;
-      case '@': return skip_annotation(in, depth + 1);
-      case '[': {
-        uint16_t n = in.u2();
-        for (uint32_t i = 0; i < n && !in.failed(); ++i)
-          if (!skip_element_value(in, depth + 1)) return false;
-        break;
-      }
-      default: return false;
-    }
-    return !in.failed();
-  }
-
   const ConstantPool& pool_;
   uint16_t major_;
   std::string_view name_, descriptor_;
@@ -567,124 +598,72 @@ class CodeRewriter {
   std::vector<uint32_t> group_at_, insn_at_;
 };
 
-// The tracker's Methodrefs, appended to the pool by write_pool.
-struct TrackerRefs {
-  uint16_t enter = 0, exit = 0;
+// What the plan injects into one method: its ID, its allocation sites with theirs.
+struct MethodPlan {
+  bool inject = false;  // has code, and something to inject
+  uint32_t id = 0;
+  std::vector<InjectedSite> sites;
 };
 
-// The class file's header and constant pool, with the appended entries: the Integers of the method
-// IDs first (the lower their index, the likelier a 2-byte ldc), then the tracker's class, names,
-// descriptor, NameAndTypes and Methodrefs.
-TrackerRefs write_pool(Writer& w, const uint8_t* data, const ClassFile& cf, const std::vector<uint32_t>& distinct,
-                       const TrackerCalls& tracker) {
-  uint32_t next = cf.pool.count() + static_cast<uint32_t>(distinct.size());
-  const uint16_t class_utf8 = next, class_entry = next + 1, enter_utf8 = next + 2, exit_utf8 = next + 3,
-                 descriptor_utf8 = next + 4, enter_nat = next + 5, exit_nat = next + 6;
-  w.bytes(data, 8);
-  w.u2(next + kTrackerEntries);
-  w.bytes(data + 10, cf.pool_end - 10);
-  for (uint32_t id : distinct) {
-    w.u1(kInteger);
-    w.u4(id);
-  }
-  auto utf8 = [&](const std::string& text) {
-    w.u1(kUtf8);
-    w.u2(static_cast<uint32_t>(text.size()));
-    w.str(text);
-  };
-  utf8(tracker.class_name);
-  w.u1(kClass);
-  w.u2(class_utf8);
-  utf8(tracker.enter_name);
-  utf8(tracker.exit_name);
-  utf8("(I)V");
-  w.u1(kNameAndType); w.u2(enter_utf8); w.u2(descriptor_utf8);
-  w.u1(kNameAndType); w.u2(exit_utf8); w.u2(descriptor_utf8);
-  w.u1(kMethodref); w.u2(class_entry); w.u2(enter_nat);
-  w.u1(kMethodref); w.u2(class_entry); w.u2(exit_nat);
-  return TrackerRefs{static_cast<uint16_t>(next + 7), static_cast<uint16_t>(next + 8)};
-}
-
-// The method_info again, with its Code attribute's body replaced by code.
-void write_method(Writer& w, const uint8_t* data, const MethodInfo& m, const std::vector<uint8_t>& code) {
-  Reader in(data + m.start, m.end - m.start);
-  w.bytes(in.bytes(6), 6);
-  uint16_t attributes = in.u2();
-  w.u2(attributes);
-  for (uint32_t a = 0; a < attributes; ++a) {
-    size_t at = in.at();
-    uint16_t name = in.u2();
-    uint32_t length = in.u4();
-    in.bytes(length);
-    if (m.start + at + 6 == m.code_at) {
-      w.u2(name);
-      w.u4(static_cast<uint32_t>(code.size()));
-      w.bytes(code.data(), code.size());
-    } else {
-      w.bytes(data + m.start + at, 6 + size_t{length});
-    }
-  }
-}
-
-}  // namespace
-
-RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls& tracker,
-                            const MethodIdAssigner& assign_id) {
-  RewriteResult result;
-  ClassFile cf;
-  if (data == nullptr) size = 0;
-  bool parsed = parse_class(data, size, cf, &result.error);
-  result.class_name = cf.class_name;  // also for a malformed class whose name could be read
-  result.source_file = cf.source_file;
-  if (!parsed) {
-    result.outcome = RewriteOutcome::kMalformed;
-    result.error = printable(result.error);
-    return result;
-  }
-  result.outcome = RewriteOutcome::kNothingToDo;
-  if (result.class_name == tracker.class_name) return result;
-
-  // IDs first, in class-file order: the constants they need are appended to the pool.
-  std::vector<uint32_t> ids(cf.methods.size());
-  std::vector<uint32_t> distinct;
-  size_t with_code = 0;
+// The IDs, in class-file order then code order (the assigners' contract). False when a method's
+// code is malformed (*error set).
+bool assign_ids(const uint8_t* data, const ClassFile& cf, const std::string& class_name, const RewritePlan& plan,
+                std::vector<MethodPlan>& plans, std::string* error) {
+  CodeRewriter reader(cf.pool, cf.major);
+  std::vector<Allocation> allocations;
   for (size_t i = 0; i < cf.methods.size(); ++i) {
     const MethodInfo& m = cf.methods[i];
     if (m.code_at == 0) continue;
-    ++with_code;
-    ids[i] = assign_id(result.class_name, m.name, m.descriptor);
-    distinct.push_back(ids[i]);
+    MethodPlan& method = plans[i];
+    if (plan.calls) method.id = plan.assign_method_id(class_name, m.name, m.descriptor);
+    if (plan.allocations) {
+      if (reader.find_allocations(data + m.code_at, m.code_length, m.name, m.descriptor, allocations) ==
+          CodeOutcome::kMalformed) {
+        *error = class_name + " " + reader.error();
+        return false;
+      }
+      for (Allocation& a : allocations) {
+        uint32_t id = plan.assign_site_id(class_name, m.name, m.descriptor, a.offset, a.type);
+        method.sites.push_back({std::string(m.name), std::string(m.descriptor), a.offset, std::move(a.type), id});
+      }
+    }
+    method.inject = plan.calls || !method.sites.empty();
   }
-  if (with_code == 0) return result;
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  return true;
+}
 
+// The class file again, each method planned for injection rewritten (or left alone), the rest
+// copied; `result` already holds the class's names.
+RewriteResult rewrite_methods(const uint8_t* data, size_t size, const ClassFile& cf, const RewritePlan& plan,
+                              const std::vector<MethodPlan>& plans, const std::vector<uint32_t>& distinct,
+                              const PoolAppender& tracker_entries, const TrackerRefs& refs, RewriteResult result) {
   uint32_t first = cf.pool.count();
-  if (first + distinct.size() + kTrackerEntries > 0xffff) {
-    result.methods_left_alone = static_cast<uint32_t>(with_code);  // the pool would overflow
-    return result;
-  }
   auto id_index = [&](uint32_t id) {  // distinct is sorted: the Integers are in its order
     return static_cast<uint16_t>(first + (std::lower_bound(distinct.begin(), distinct.end(), id) - distinct.begin()));
   };
   std::vector<uint8_t> out;
   out.reserve(size + size / 4 + 256);
   Writer w(out);
-  TrackerRefs refs = write_pool(w, data, cf, distinct, tracker);
+  write_pool(w, data, cf, distinct, tracker_entries);
   w.bytes(data + cf.pool_end, cf.methods_at - cf.pool_end);
   w.u2(static_cast<uint32_t>(cf.methods.size()));
 
   std::vector<uint8_t> code;
+  std::vector<uint16_t> site_constants;
   CodeRewriter rewriter(cf.pool, cf.major);
   for (size_t i = 0; i < cf.methods.size(); ++i) {
     const MethodInfo& m = cf.methods[i];
-    if (m.code_at == 0) {
+    const MethodPlan& method = plans[i];
+    if (!method.inject) {
       w.bytes(data + m.start, m.end - m.start);
       continue;
     }
+    site_constants.clear();
+    for (const InjectedSite& site : method.sites) site_constants.push_back(id_index(site.id));
+    Injection injection{plan.calls, plan.calls ? id_index(method.id) : uint16_t{0}, refs.enter, refs.exit,
+                        site_constants.data(), site_constants.size(), refs.alloc, refs.alloc_array};
     code.clear();
-    CodeOutcome outcome = rewriter.rewrite(data + m.code_at, m.code_length, m.name, m.descriptor, id_index(ids[i]),
-                                           refs.enter, refs.exit, code);
+    CodeOutcome outcome = rewriter.rewrite(data + m.code_at, m.code_length, m.name, m.descriptor, injection, code);
     if (outcome == CodeOutcome::kMalformed) {
       RewriteResult malformed;
       malformed.class_name = result.class_name;
@@ -698,14 +677,76 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls
       continue;
     }
     write_method(w, data, m, code);
-    result.methods.push_back({std::string(m.name), std::string(m.descriptor), ids[i]});
+    if (plan.calls) result.methods.push_back({std::string(m.name), std::string(m.descriptor), method.id});
+    result.sites.insert(result.sites.end(), method.sites.begin(), method.sites.end());
     result.branches_widened += rewriter.widened();
   }
   w.bytes(data + cf.methods_end, size - cf.methods_end);
-  if (result.methods.empty()) return result;
+  if (result.methods.empty() && result.sites.empty()) return result;
   result.outcome = RewriteOutcome::kRewritten;
   result.bytes = std::move(out);
   return result;
+}
+
+}  // namespace
+
+RewriteResult rewrite_class(const uint8_t* data, size_t size, const RewritePlan& plan) {
+  RewriteResult result;
+  ClassFile cf;
+  if (data == nullptr) size = 0;
+  bool parsed = parse_class(data, size, cf, &result.error);
+  result.class_name = cf.class_name;  // also for a malformed class whose name could be read
+  result.source_file = cf.source_file;
+  if (!parsed) {
+    result.outcome = RewriteOutcome::kMalformed;
+    result.error = printable(result.error);
+    return result;
+  }
+  result.outcome = RewriteOutcome::kNothingToDo;
+  if (result.class_name == plan.tracker.class_name || (!plan.calls && !plan.allocations)) return result;
+
+  // IDs first: the constants they need are appended to the pool.
+  std::vector<MethodPlan> plans(cf.methods.size());
+  std::string error;
+  if (!assign_ids(data, cf, result.class_name, plan, plans, &error)) {
+    RewriteResult malformed;
+    malformed.class_name = result.class_name;
+    malformed.source_file = result.source_file;
+    malformed.error = printable(error);
+    return malformed;
+  }
+  std::vector<uint32_t> distinct;
+  TrackerNeeds needs{plan.calls};
+  uint32_t injecting = 0;
+  for (const MethodPlan& method : plans) {
+    if (!method.inject) continue;
+    ++injecting;
+    if (plan.calls) distinct.push_back(method.id);
+    for (const InjectedSite& site : method.sites) {
+      distinct.push_back(site.id);
+      (site.type[0] == '[' ? needs.arrays : needs.news) = true;
+    }
+  }
+  if (injecting == 0) return result;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+
+  uint32_t first = cf.pool.count();
+  PoolAppender tracker_entries(first + static_cast<uint32_t>(distinct.size()));
+  TrackerRefs refs = append_tracker(tracker_entries, plan.tracker, needs);
+  if (tracker_entries.next() > 0xffff) {
+    result.methods_left_alone = injecting;  // the pool would overflow
+    return result;
+  }
+  return rewrite_methods(data, size, cf, plan, plans, distinct, tracker_entries, refs, std::move(result));
+}
+
+RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls& tracker,
+                            const MethodIdAssigner& assign_id) {
+  RewritePlan plan;
+  plan.tracker = tracker;
+  plan.assign_method_id = assign_id;
+  return rewrite_class(data, size, plan);
 }
 
 }  // namespace fasthprof

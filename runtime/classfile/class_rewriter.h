@@ -1,10 +1,17 @@
 // The class-file rewriter behind cpu=times and cpu=old: it injects a call to the tracker class at
 // every method entry and before every return instruction, so that calls are counted and timed in
-// Java without a JVMTI event per call (docs/cpu_times.md once written).
+// Java without a JVMTI event per call (docs/cpu_times.md once written). It can also inject, in the
+// same pass, a call before every allocation instruction (exact allocation sites, issue 28).
 //
 // Injected code, for a method given ID n (an int chosen by the caller):
 //   at entry:               ldc/ldc_w <CONSTANT_Integer n>; invokestatic <tracker>.<enter>(I)V
 //   before every *return:   ldc/ldc_w <CONSTANT_Integer n>; invokestatic <tracker>.<exit>(I)V
+// and, with RewritePlan::allocations, for an allocation site given ID s:
+//   before new C:                      ldc s; invokestatic <tracker>.<alloc>(I)V
+//   before newarray T / anewarray C:   dup; ldc s; invokestatic <tracker>.<alloc_array>(II)V  (length, s)
+//   before multianewarray C dims:      the first (outermost) count copied to the top (dims 1 to 3:
+//                                      dup / dup2 pop / dup2_x1 pop2 dup_x2; from 4 on iconst_m1,
+//                                      as no stack instruction reaches that deep), then as above
 // (athrow is not touched: exits by exception are taken by the agent through ExceptionCatch, or by
 // the tracker when a later exit finds frames above its own.) The injected code leaves stack and
 // locals as they were, so StackMapTable frames keep their types; offsets everywhere move.
@@ -27,6 +34,17 @@ struct TrackerCalls {
   std::string class_name = "java/lang/FasthprofTracker";
   std::string enter_name = "enter";
   std::string exit_name = "exit";
+  std::string alloc_name = "alloc";             // (I)V: the site ID; before a `new`
+  std::string alloc_array_name = "allocArray";  // (II)V: the length (-1 when unknown), the site ID
+};
+
+// One allocation instruction that got a counting call.
+struct InjectedSite {
+  std::string method_name;  // of the method holding the instruction
+  std::string descriptor;
+  uint32_t offset = 0;      // of the instruction in the ORIGINAL code
+  std::string type;         // as written: "java/lang/String" for new, "[I", "[Ljava/lang/String;", "[[J"
+  uint32_t id = 0;          // what the injected code pushes
 };
 
 struct InjectedMethod {
@@ -46,7 +64,8 @@ struct RewriteResult {
   std::vector<uint8_t> bytes;
   std::string class_name;               // this_class, internal form ("" when malformed early)
   std::string source_file;              // the SourceFile attribute, "" when absent
-  std::vector<InjectedMethod> methods;  // the methods instrumented, in class-file order
+  std::vector<InjectedMethod> methods;  // the methods given entry and exit calls, in class-file order
+  std::vector<InjectedSite> sites;      // the allocation sites counted, in class-file and code order
   uint32_t methods_left_alone = 0;      // had code but stayed as they were (64 KiB limit, ...)
   uint32_t branches_widened = 0;        // short branches written in a long form (goto_w, ...) to reach
   std::string error;                    // kMalformed: one line naming what was wrong and where
@@ -59,8 +78,29 @@ using MethodIdAssigner =
     std::function<uint32_t(std::string_view class_name, std::string_view method_name,
                            std::string_view descriptor)>;
 
+// Chooses the ID of one allocation site: (class name, method name, descriptor, offset of the
+// instruction in the original code, allocated type as InjectedSite::type). Called once per
+// allocation instruction, in class-file then code order, after the method's MethodIdAssigner; a
+// site in a method later left alone keeps its ID (unused).
+using SiteIdAssigner =
+    std::function<uint32_t(std::string_view class_name, std::string_view method_name, std::string_view descriptor,
+                           uint32_t offset, std::string_view type)>;
+
+// What one pass injects. Both kinds together rewrite each method once; a method with nothing to
+// inject (allocations only, and none in it) is copied as it was and counted nowhere.
+struct RewritePlan {
+  TrackerCalls tracker;
+  bool calls = true;         // entry and exit calls; assign_method_id is needed
+  bool allocations = false;  // a call before every allocation instruction; assign_site_id is needed
+  MethodIdAssigner assign_method_id;
+  SiteIdAssigner assign_site_id;
+};
+
 // Rewrites one class file (versions 45 to 69). Methods without code (abstract, native) are not
 // touched; neither is any method of the tracker class itself. Never reads outside [data, data+size).
+RewriteResult rewrite_class(const uint8_t* data, size_t size, const RewritePlan& plan);
+
+// Entry and exit calls only (cpu=times).
 RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls& tracker,
                             const MethodIdAssigner& assign_id);
 

@@ -1,14 +1,17 @@
 // rewrite_classes: runs runtime/classfile/class_rewriter over class files, for the JVM checks
 // (tests/integration/class_rewriter_jvm.py) and by hand.
 //
-//   rewrite_classes --out DIR [--map FILE] [--tracker CLASS] INPUT...
+//   rewrite_classes --out DIR [--map FILE] [--tracker CLASS] [--allocations [--sites FILE]] [--no-calls] INPUT...
 //
 // INPUT is a .class file or a folder searched for them; each class is written under DIR at its
 // path relative to its input folder (a file given alone: at its own name), rewritten when the
 // rewriter rewrote it, else as it was. Methods are numbered 1, 2, 3... in the order the rewriter
-// asks; --map writes one line per number: "id class name descriptor". The last line on stdout
-// counts the outcomes: "rewritten R nothing N malformed M methods I left_alone L widened W"; each malformed
-// class gets a line "malformed: <path>: <error>" before it.
+// asks; --map writes one line per number: "id class name descriptor". --allocations injects the
+// allocation calls too (--no-calls: those alone), sites numbered 1, 2, 3... apart from the methods;
+// --sites writes one line per site: "id class name descriptor offset type". The last line on stdout
+// counts the outcomes: "rewritten R nothing N malformed M methods I left_alone L widened W sites S
+// bytes_in B bytes_out O" (O: the classes as written, rewritten or not); each malformed class gets
+// a line "malformed: <path>: <error>" before it.
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -23,18 +26,22 @@ namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
   fs::path out_dir;
-  std::string map_path;
-  fasthprof::TrackerCalls tracker;
+  std::string map_path, sites_path;
+  fasthprof::RewritePlan plan;
   std::vector<std::string> inputs;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--out" && i + 1 < argc) out_dir = argv[++i];
     else if (arg == "--map" && i + 1 < argc) map_path = argv[++i];
-    else if (arg == "--tracker" && i + 1 < argc) tracker.class_name = argv[++i];
+    else if (arg == "--sites" && i + 1 < argc) sites_path = argv[++i];
+    else if (arg == "--tracker" && i + 1 < argc) plan.tracker.class_name = argv[++i];
+    else if (arg == "--allocations") plan.allocations = true;
+    else if (arg == "--no-calls") plan.calls = false;
     else inputs.push_back(arg);
   }
   if (out_dir.empty() || inputs.empty()) {
-    std::fprintf(stderr, "usage: rewrite_classes --out DIR [--map FILE] [--tracker CLASS] INPUT...\n");
+    std::fprintf(stderr, "usage: rewrite_classes --out DIR [--map FILE] [--tracker CLASS] [--allocations [--sites FILE]] "
+                         "[--no-calls] INPUT...\n");
     return 2;
   }
   std::vector<std::pair<fs::path, fs::path>> files;  // (file, path under DIR)
@@ -47,18 +54,25 @@ int main(int argc, char** argv) {
       files.emplace_back(input, fs::path(input).filename());
     }
   }
-  std::string map_text;
-  uint32_t next_id = 1;
-  auto assign = [&](std::string_view class_name, std::string_view name, std::string_view descriptor) {
+  std::string map_text, sites_text;
+  uint32_t next_id = 1, next_site = 1;
+  plan.assign_method_id = [&](std::string_view class_name, std::string_view name, std::string_view descriptor) {
     map_text += std::to_string(next_id) + " " + std::string(class_name) + " " + std::string(name) + " " +
                 std::string(descriptor) + "\n";
     return next_id++;
   };
-  size_t rewritten = 0, nothing = 0, malformed = 0, methods = 0, left_alone = 0, widened = 0;
+  plan.assign_site_id = [&](std::string_view class_name, std::string_view name, std::string_view descriptor,
+                            uint32_t offset, std::string_view type) {
+    sites_text += std::to_string(next_site) + " " + std::string(class_name) + " " + std::string(name) + " " +
+                  std::string(descriptor) + " " + std::to_string(offset) + " " + std::string(type) + "\n";
+    return next_site++;
+  };
+  size_t rewritten = 0, nothing = 0, malformed = 0, methods = 0, left_alone = 0, widened = 0, sites = 0;
+  size_t bytes_in = 0, bytes_out = 0;
   for (const auto& [file, relative] : files) {
     std::ifstream in(file, std::ios::binary);
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    fasthprof::RewriteResult result = fasthprof::rewrite_class(bytes.data(), bytes.size(), tracker, assign);
+    fasthprof::RewriteResult result = fasthprof::rewrite_class(bytes.data(), bytes.size(), plan);
     const std::vector<uint8_t>* write = &bytes;
     switch (result.outcome) {
       case fasthprof::RewriteOutcome::kRewritten: ++rewritten; write = &result.bytes; break;
@@ -71,6 +85,9 @@ int main(int argc, char** argv) {
     methods += result.methods.size();
     left_alone += result.methods_left_alone;
     widened += result.branches_widened;
+    sites += result.sites.size();
+    bytes_in += bytes.size();
+    bytes_out += write->size();
     fs::path target = out_dir / relative;
     fs::create_directories(target.parent_path());
     std::ofstream out(target, std::ios::binary | std::ios::trunc);
@@ -84,7 +101,12 @@ int main(int argc, char** argv) {
     std::ofstream map(map_path, std::ios::trunc);
     map << map_text;
   }
-  std::printf("rewritten %zu nothing %zu malformed %zu methods %zu left_alone %zu widened %zu\n", rewritten, nothing,
-              malformed, methods, left_alone, widened);
+  if (!sites_path.empty()) {
+    std::ofstream map(sites_path, std::ios::trunc);
+    map << sites_text;
+  }
+  std::printf("rewritten %zu nothing %zu malformed %zu methods %zu left_alone %zu widened %zu sites %zu bytes_in %zu "
+              "bytes_out %zu\n",
+              rewritten, nothing, malformed, methods, left_alone, widened, sites, bytes_in, bytes_out);
   return 0;
 }

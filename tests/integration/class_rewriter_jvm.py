@@ -10,7 +10,11 @@ with NoClassDefFoundError: counted apart, not the rewriter's).
 Cases: release8, release11, release17 (JDK 17's javac), release25 (JDK 25's javac; skipped when
 JDK 25 is absent), long_methods (a goto widened to goto_w; a method past 64 KiB left alone),
 old_class_files (hand-made versions 45 and 49: jsr/ret, jsr_w, a conditional branch inverted around
-goto_w), mutants (mutated seeds the JVM still verifies must verify once rewritten), h2."""
+goto_w), mutants (mutated seeds the JVM still verifies must verify once rewritten), h2;
+allocations17 and allocations25 (Allocations.java rewritten with allocation calls, with and without
+the entry and exit calls: every site's count and the sum of the array lengths it was given must be
+those the program makes), h2_allocations (H2 rewritten with both kinds, loaded and linked; prints
+the class-file growth of each kind)."""
 import os
 import pathlib
 import re
@@ -98,6 +102,47 @@ LONG_METHODS = {
 }
 
 
+# Allocations.java: (class, method, type as written): (allocations, sum of the array lengths passed;
+# -1 for each multianewarray of 4 dimensions, whose first count is not passed).
+ALLOCATION_SITES = {
+    ("Allocations", "choose", "Allocations$A"): (3, 0),
+    ("Allocations", "choose", "Allocations$B"): (2, 0),
+    ("Allocations", "loop", "Allocations$A"): (4, 0),
+    ("Allocations", "tryNew", "[I"): (3, 0),  # lengths -1, 0, 1: the first counted, then thrown
+    ("Allocations", "tryNew", "[Ljava/lang/String;"): (1, 1),
+    ("Allocations", "arrays", "[J"): (2, 10),
+    ("Allocations", "arrays", "[Ljava/lang/String;"): (2, 10),
+    ("Allocations", "arrays", "[[I"): (2, 10),
+    ("Allocations", "arrays", "[[C"): (2, 4),
+    ("Allocations", "arrays", "[[[J"): (2, 4),
+    ("Allocations", "arrays", "[[[[B"): (2, -2),
+    ("Allocations", "arrays", "[[Ljava/lang/String;"): (2, 10),
+    ("Allocations", "nested", "Allocations$Pair"): (1, 0),
+    ("Allocations", "nested", "Allocations$A"): (1, 0),
+    ("Allocations", "nested", "[I"): (1, 3),
+    ("Allocations", "uninitializedInFrame", "Allocations$Pair"): (2, 0),
+    ("Allocations", "uninitializedInFrame", "Allocations$A"): (1, 0),
+    ("Allocations", "uninitializedInFrame", "Allocations$B"): (1, 0),
+    ("Allocations$Holder", "<init>", "java/lang/StringBuilder"): (1, 0),
+    ("Allocations$Holder", "<init>", "java/lang/Object"): (1, 0),
+    ("Allocations", "main", "Allocations$Holder"): (2, 0),
+}
+ALLOCATION_CALLS = {
+    ("Allocations", "main"): (1, 1),
+    ("Allocations", "choose"): (5, 5),
+    ("Allocations", "loop"): (1, 1),
+    ("Allocations", "tryNew"): (1, 1),
+    ("Allocations", "arrays"): (2, 2),
+    ("Allocations", "nested"): (1, 1),
+    ("Allocations", "uninitializedInFrame"): (2, 2),
+    ("Allocations$A", "<init>"): (12, 12),  # choose 3, loop 4, nested 1, uninitializedInFrame 1, B's 3
+    ("Allocations$B", "<init>"): (3, 3),
+    ("Allocations$Pair", "<init>"): (3, 3),
+    ("Allocations$Box", "<init>"): (2, 2),
+    ("Allocations$Holder", "<init>"): (2, 2),
+}
+
+
 def javac(home, release, out, *sources, extra=()):
     command = harness.java_command(home, "--release", str(release), "-g", "-encoding", "UTF-8",
                                    "-nowarn", "-d", str(out), *extra, *map(str, sources), tool="javac")
@@ -106,8 +151,8 @@ def javac(home, release, out, *sources, extra=()):
         raise RuntimeError(f"javac failed:\n{proc.stdout}{proc.stderr}")
 
 
-def rewrite(inputs, out, map_path):
-    proc = subprocess.run([REWRITE, "--out", str(out), "--map", str(map_path), *map(str, inputs)],
+def rewrite(inputs, out, map_path, *options):
+    proc = subprocess.run([REWRITE, "--out", str(out), "--map", str(map_path), *map(str, options), *map(str, inputs)],
                           capture_output=True, text=True, errors="replace", timeout=600)
     check(proc.returncode == 0, f"rewrite_classes failed: {proc.stdout}{proc.stderr}")
     summary = proc.stdout.strip().splitlines()[-1].split()
@@ -166,6 +211,53 @@ def check_counts(label, proc, names, expected):
     for key in expected:
         check(key in matched, f"{label}: {key[0]}.{key[1]} never counted, expected {expected[key]}")
     print(f"{label}: {len(seen)} methods counted, every count as expected" if not harness.failures else "", flush=True)
+
+
+def check_sites(label, proc, sites_path, expected):
+    """The tracker's SITE lines, summed per (class, method, type), against `expected`."""
+    sites = {}
+    for line in pathlib.Path(sites_path).read_text(errors="replace").splitlines():
+        number, class_name, method, _descriptor, _offset, type_name = line.split(" ")
+        sites[int(number)] = (class_name, method, type_name)
+    seen = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("SITE "):
+            _, number, allocations, lengths = line.split()
+            key = sites[int(number)]
+            before = seen.get(key, (0, 0))
+            seen[key] = (before[0] + int(allocations), before[1] + int(lengths))
+    for key in sorted(set(seen) | set(expected)):
+        check(seen.get(key) == expected.get(key), f"{label}: site {key}: counted {seen.get(key)}, "
+                                                  f"expected {expected.get(key)}")
+    check(set(key for key in sites.values() if key[0].startswith("Allocations")) == set(expected),
+          f"{label}: the sites listed are those expected: {sorted(sites.values())}")
+    print(f"{label}: {len(seen)} sites counted" + (", every count as expected" if not harness.failures else ""),
+          flush=True)
+
+
+def allocations_case(release, jdk):
+    def case():
+        label, home = jdk()
+        with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
+            folder = pathlib.Path(scratch)
+            tools = Tools(home, folder)
+            javac(home, release, folder / "classes", SOURCES / "java" / "Allocations.java")
+            for calls in (True, False):
+                kind = "allocation and entry/exit calls" if calls else "allocation calls only"
+                options = ["--allocations", "--sites", folder / "sites"] + ([] if calls else ["--no-calls"])
+                out = folder / ("both" if calls else "allocations")
+                counts, _ = rewrite([folder / "classes"], out, folder / "map", *options)
+                check(counts["malformed"] == 0 and counts["left_alone"] == 0 and counts["sites"] == 22,
+                      f"{kind}: every class rewritten whole, 22 sites: {counts}")
+                check(counts["methods"] == (13 if calls else 0), f"{kind}: methods given calls: {counts}")
+                proc = run_rewritten(home, tools, out, "Allocations")
+                check("CHECK" in proc.stdout, f"{kind}: the program ran to its end")
+                if calls:
+                    check_counts(f"{label} --release {release} {kind}", proc, read_map(folder / "map"), ALLOCATION_CALLS)
+                else:
+                    check("COUNT " not in proc.stdout, f"{kind}: no entry or exit counted")
+                check_sites(f"{label} --release {release} {kind}", proc, folder / "sites", ALLOCATION_SITES)
+    return case
 
 
 def call_graph_case(release, programs, jdk):
@@ -304,7 +396,7 @@ def mutants():
             check(valid - kept >= 100, f"mutants: at least 100 of {files} valid and rewritten, got {valid - kept}")
 
 
-def h2():
+def h2(options=()):
     if not os.path.exists(H2_JAR):
         harness.skip(f"{H2_JAR} absent (Debian libh2-java, tools/install-deps.sh)")
     for label, home in harness.jdks():
@@ -316,7 +408,7 @@ def h2():
             names = sorted(str(p.relative_to(folder / "jar"))[:-len(".class")].replace("/", ".")
                            for p in (folder / "jar").rglob("*.class") if "META-INF" not in p.parts)
             (folder / "names").write_text("\n".join(names) + "\n")
-            counts, output = rewrite([folder / "jar"], folder / "rewritten", folder / "map")
+            counts, output = rewrite([folder / "jar"], folder / "rewritten", folder / "map", *options)
             check(counts["malformed"] == 0, f"h2: no class malformed:\n{output[-3000:]}")
             check(counts["rewritten"] > 900, f"h2: most classes rewritten: {counts}")
             proc = run_rewritten(home, tools, folder / "rewritten", "--link", folder / "names")
@@ -332,6 +424,25 @@ def h2():
                 others = [line for line in proc.stdout.splitlines() if line.startswith("OTHER")]
                 check(all("NoClassDefFoundError" in line for line in others),
                       f"{label} h2: failures other than absent libraries:\n" + "\n".join(others[:20]))
+
+
+def h2_allocations():
+    """H2 rewritten with allocation calls and entry/exit calls, linked on each JDK; first the
+    class-file growth of each kind on its own and of both."""
+    if not os.path.exists(H2_JAR):
+        harness.skip(f"{H2_JAR} absent (Debian libh2-java, tools/install-deps.sh)")
+    with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
+        folder = pathlib.Path(scratch)
+        with zipfile.ZipFile(H2_JAR) as jar:
+            jar.extractall(folder / "jar")
+        for kind, options in (("calls", ()), ("allocations", ("--allocations", "--no-calls")),
+                              ("both", ("--allocations",))):
+            counts, _ = rewrite([folder / "jar"], folder / kind, folder / "map", *options)
+            growth = 100.0 * (counts["bytes_out"] - counts["bytes_in"]) / counts["bytes_in"]
+            print(f"h2 class-file growth, {kind}: {counts['bytes_in']} -> {counts['bytes_out']} bytes "
+                  f"(+{growth:.1f} %), {counts['sites']} sites, {counts['left_alone']} methods left alone", flush=True)
+            check(counts["malformed"] == 0, f"h2 {kind}: no class malformed: {counts}")
+    h2(("--allocations",))
 
 
 def jdk25_program_case():
@@ -350,4 +461,7 @@ if __name__ == "__main__":
         "old_class_files": old_class_files,
         "mutants": mutants,
         "h2": h2,
+        "allocations17": allocations_case(17, jdk17),
+        "allocations25": allocations_case(25, harness.jdk25),
+        "h2_allocations": h2_allocations,
     })

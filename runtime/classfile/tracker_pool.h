@@ -1,0 +1,68 @@
+// The constant-pool entries the class rewriter (class_rewriter.cpp) appends for the tracker: its
+// class, the names and descriptors of the calls a class needs, their Methodrefs; and the pool
+// written again with them. Internal to the rewriter.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "classfile/class_file.h"
+#include "classfile/class_rewriter.h"
+
+namespace fasthprof::class_file {
+
+// The tracker's Methodrefs, appended to the pool; 0 for those not needed.
+struct TrackerRefs {
+  uint16_t enter = 0, exit = 0, alloc = 0, alloc_array = 0;
+};
+
+// What one class needs of the tracker.
+struct TrackerNeeds {
+  bool calls = false, news = false, arrays = false;
+};
+
+// The tracker's class, names, descriptors, NameAndTypes and Methodrefs, as far as needed.
+inline TrackerRefs append_tracker(PoolAppender& pool, const TrackerCalls& tracker, TrackerNeeds needs) {
+  uint16_t class_utf8 = pool.utf8(tracker.class_name);
+  uint16_t class_entry = pool.entry(kClass, class_utf8);
+  uint16_t enter_utf8 = 0, exit_utf8 = 0, alloc_utf8 = 0, array_utf8 = 0, int_void = 0, int_int_void = 0;
+  if (needs.calls) {
+    enter_utf8 = pool.utf8(tracker.enter_name);
+    exit_utf8 = pool.utf8(tracker.exit_name);
+  }
+  if (needs.calls || needs.news) int_void = pool.utf8("(I)V");
+  if (needs.news) alloc_utf8 = pool.utf8(tracker.alloc_name);
+  if (needs.arrays) {
+    array_utf8 = pool.utf8(tracker.alloc_array_name);
+    int_int_void = pool.utf8("(II)V");
+  }
+  TrackerRefs refs;
+  if (needs.calls) {  // NameAndTypes then Methodrefs, as before allocations were injected
+    uint16_t enter_nat = pool.entry(kNameAndType, enter_utf8, int_void);
+    uint16_t exit_nat = pool.entry(kNameAndType, exit_utf8, int_void);
+    refs.enter = pool.entry(kMethodref, class_entry, enter_nat);
+    refs.exit = pool.entry(kMethodref, class_entry, exit_nat);
+  }
+  if (needs.news) refs.alloc = pool.entry(kMethodref, class_entry, pool.entry(kNameAndType, alloc_utf8, int_void));
+  if (needs.arrays) {
+    uint16_t nat = pool.entry(kNameAndType, array_utf8, int_int_void);
+    refs.alloc_array = pool.entry(kMethodref, class_entry, nat);
+  }
+  return refs;
+}
+
+// The class file's header and constant pool, with the appended entries: the Integers of the IDs
+// first (the lower their index, the likelier a 2-byte ldc), then the tracker's (append_tracker).
+inline void write_pool(Writer& w, const uint8_t* data, const ClassFile& cf, const std::vector<uint32_t>& distinct,
+                const PoolAppender& tracker_entries) {
+  w.bytes(data, 8);
+  w.u2(tracker_entries.next());
+  w.bytes(data + 10, cf.pool_end - 10);
+  for (uint32_t id : distinct) {
+    w.u1(kInteger);
+    w.u4(id);
+  }
+  w.bytes(tracker_entries.bytes().data(), tracker_entries.bytes().size());
+}
+
+}  // namespace fasthprof::class_file
