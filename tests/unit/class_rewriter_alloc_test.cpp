@@ -170,7 +170,9 @@ AllocRewrite check_alloc_class(const Data& original, bool calls) {
   EXPECT_NE(r.result.outcome, RewriteOutcome::kMalformed) << r.result.error;
   if (r.result.outcome != RewriteOutcome::kRewritten) return r;
   Parsed before = parse(original), after = parse(r.result.bytes);
-  if (r.result.methods_left_alone == 0) EXPECT_EQ(r.asked.size(), r.result.sites.size());
+  if (r.result.methods_left_alone == 0) {
+    EXPECT_EQ(r.asked.size(), r.result.sites.size());
+  }
   size_t site = 0, method = 0;
   uint32_t method_id = 100;
   for (size_t i = 0; i < before.methods.size(); ++i) {
