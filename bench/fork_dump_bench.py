@@ -101,7 +101,9 @@ class Program:
             self.proc = subprocess.Popen(command, cwd=folder, env=env, stdin=subprocess.PIPE, stdout=out, stderr=err,
                                          text=True)
         self.pid = self.proc.pid
+        started = time.monotonic()
         self.wait_reply("ready", 0, 900)
+        self.ready_seconds = time.monotonic() - started
 
     def stderr(self):
         return self.err.read_text(errors="replace")
@@ -259,12 +261,13 @@ def measure(args, jdk, java, jcmd, agent, classes, folder, config):
                 rss = proc_kib(program.pid, "VmRSS", "status") / 1024
                 huge = proc_kib(program.pid, "AnonHugePages") / 1024
                 run = one_dump(contender, program, jcmd, dump, args.timeout)
-                run.update(idle_probe=idle, rss_mib=rss, load=os.getloadavg()[0])
+                run.update(idle_probe=idle, rss_mib=rss, load=os.getloadavg()[0], ready=program.ready_seconds)
                 if config["thp"]:
                     run["huge_mib"] = huge
                 runs[contender].append(run)
                 print(f"  round {round_ + 1} {contender:4s}: {run_line(contender, run)}; idle probe "
-                      f"{idle * 1e3:.1f} ms, RSS {rss:.0f} MiB, load {run['load']:.1f}", flush=True)
+                      f"{idle * 1e3:.1f} ms, RSS {rss:.0f} MiB, heap built in {program.ready_seconds:.0f} s, load "
+                      f"{run['load']:.1f}", flush=True)
             except DumpFailed as error:
                 failures.append(f"{jdk} {config['label']} round {round_ + 1} {contender}: {error}")
                 print(f"  round {round_ + 1} {contender:4s}: FAILED: {error}", flush=True)
