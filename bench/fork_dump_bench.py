@@ -42,7 +42,7 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from heap_dump_bench import agent_accepts, fs_type, median, span  # noqa: E402
+from heap_dump_bench import agent_accepts, fs_type, median, span, thread_delta, thread_times  # noqa: E402
 
 CONTENDERS = ("fork", "vm", "jcmd")
 DONE = re.compile(r" done\.\n")
@@ -164,6 +164,49 @@ class Program:
         pathlib.Path(f"/tmp/.java_pid{self.pid}").unlink(missing_ok=True)
 
 
+def child_pids(pid):
+    found = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            found += [int(child) for child in open(f"/proc/{pid}/task/{task}/children").read().split()]
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def schedstat(pid):
+    """(seconds on a core, seconds runnable but waiting for one) of a process's main thread."""
+    try:
+        run, wait, _ = (int(x) for x in open(f"/proc/{pid}/schedstat").read().split())
+    except (OSError, ValueError):
+        return None
+    return run / 1e9, wait / 1e9
+
+
+def wait_done_watching_child(program, count, timeout):
+    """Waits for the count-th " done." while noting the CPU of the process the VM thread forks (the
+    last reading before it ends: it is reaped at once)."""
+    deadline = time.monotonic() + timeout
+    child, last = None, None
+    while True:
+        if child is None:
+            found = child_pids(program.pid)
+            child = found[0] if found else None
+        if child is not None:
+            last = schedstat(child) or last
+        if len(DONE.findall(program.stderr())) >= count:
+            return last
+        if program.proc.poll() is not None:
+            raise DumpFailed(f"the JVM ended (exit {program.proc.returncode}) during the dump:\n{program.stderr()[-3000:]}")
+        if time.monotonic() > deadline:
+            raise DumpFailed(f"no \" done.\" on stderr in {timeout} s:\n{program.stderr()[-3000:]}")
+        time.sleep(0.01)
+
+
 def dump_header_ok(path):
     try:
         with open(path, "rb") as dump:
@@ -179,6 +222,7 @@ def one_dump(contender, program, jcmd, dump, timeout):
     program.ask("reset", "reset-ok")
     done_before = len(DONE.findall(program.stderr()))
     run = {}
+    threads_before = thread_times(program.pid)
     started = time.monotonic()
     if contender == "jcmd":
         try:
@@ -193,8 +237,11 @@ def one_dump(contender, program, jcmd, dump, timeout):
         run["in_vm"] = float(found.group(1))
     else:
         os.kill(program.pid, signal.SIGQUIT)
-        program.wait_stderr(DONE, done_before + 1, timeout)
+        child = wait_done_watching_child(program, done_before + 1, timeout)
         run["done"] = time.monotonic() - started
+        run["drain_cpu"] = thread_delta(threads_before, thread_times(program.pid), "fasthprof-drain")[0]
+        if contender == "fork" and child:
+            run["child_cpu"], run["child_queued"] = child
     time.sleep(0.3)  # the probe wakes once the program runs again; the log line follows each safepoint
     gap = int(program.ask("probe", "probe").split()[1]) / 1e9
     safepoints = program.safepoints_since(offset)
@@ -234,7 +281,10 @@ def run_line(contender, run):
         text += f", in the VM {run['in_vm']:.2f} s"
     if contender == "fork":
         text += (f"; fork {run['fork'] * 1e3:.1f} ms, walk call {run['walk_pause'] * 1e3:.1f} ms, child "
-                 f"{run['child']:.2f} s, child extra {run['child_extra'] / 1e6:.1f} MB")
+                 f"{run['child']:.2f} s (on a core {run.get('child_cpu', float('nan')):.2f} s, waiting for one "
+                 f"{run.get('child_queued', float('nan')):.2f} s), child extra {run['child_extra'] / 1e6:.1f} MB")
+    if "drain_cpu" in run:
+        text += f"; drain thread CPU {run['drain_cpu']:.2f} s"
     if "huge_mib" in run:
         text += f"; AnonHugePages {run['huge_mib']:.0f} MiB"
     return text
@@ -296,6 +346,9 @@ def summarize(jdk, config, runs):
         if contender == "fork":
             print(f"        fork() {span(pick('fork', 1e3), ms)} ms, FollowReferences call {span(pick('walk_pause', 1e3), ms)} ms, "
                   f"child {span(pick('child'))} s, child's extra memory {span(pick('child_extra', 1e-6), ms)} MB")
+            if all("child_cpu" in r for r in these):
+                print(f"        the child on a core {span(pick('child_cpu'))} s, waiting for one {span(pick('child_queued'))} s; "
+                      f"the drain thread's CPU {span(pick('drain_cpu'))} s")
         entry.setdefault("medians", {})[contender] = {
             key: median([r[key] for r in these])
             for key in ("pause", "safepoints", "probe", "done", "in_vm", "fork", "walk_pause", "child", "child_extra")
