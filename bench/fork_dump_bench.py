@@ -42,7 +42,7 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from heap_dump_bench import agent_accepts, fs_type, median, span, thread_delta, thread_times  # noqa: E402
+from heap_dump_bench import agent_accepts, fs_type, median, span  # noqa: E402
 
 CONTENDERS = ("fork", "vm", "jcmd")
 DONE = re.compile(r" done\.\n")
@@ -178,28 +178,48 @@ def child_pids(pid):
     return found
 
 
-def schedstat(pid):
-    """(seconds on a core, seconds runnable but waiting for one) of a process's main thread."""
+def schedstat(task):
+    """(seconds on a core, seconds runnable but waiting for one) of /proc/<task> (a pid, or pid/task/tid)."""
     try:
-        run, wait, _ = (int(x) for x in open(f"/proc/{pid}/schedstat").read().split())
+        run, wait, _ = (int(x) for x in open(f"/proc/{task}/schedstat").read().split())
     except (OSError, ValueError):
         return None
     return run / 1e9, wait / 1e9
 
 
-def wait_done_watching_child(program, count, timeout):
-    """Waits for the count-th " done." while noting the CPU of the process the VM thread forks (the
-    last reading before it ends: it is reaped at once)."""
+def thread_named(pid, name):
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for task in tasks:
+        try:
+            if open(f"/proc/{pid}/task/{task}/comm").read().strip() == name:
+                return int(task)
+        except OSError:
+            pass
+    return None
+
+
+def wait_done_watching(program, count, timeout):
+    """Waits for the count-th " done." while noting the time on a core and waiting for one of the
+    process the VM thread forks and of the agent's drain thread (both end with the dump, so the last
+    reading before their end counts: the polls are 10 ms apart). Returns (child's, drain's) or None."""
     deadline = time.monotonic() + timeout
-    child, last = None, None
+    child = drain = None
+    child_time = drain_time = None
     while True:
         if child is None:
             found = child_pids(program.pid)
             child = found[0] if found else None
+        if drain is None:
+            drain = thread_named(program.pid, "fasthprof-drain")
         if child is not None:
-            last = schedstat(child) or last
+            child_time = schedstat(f"{child}") or child_time
+        if drain is not None:
+            drain_time = schedstat(f"{program.pid}/task/{drain}") or drain_time
         if len(DONE.findall(program.stderr())) >= count:
-            return last
+            return child_time, drain_time
         if program.proc.poll() is not None:
             raise DumpFailed(f"the JVM ended (exit {program.proc.returncode}) during the dump:\n{program.stderr()[-3000:]}")
         if time.monotonic() > deadline:
@@ -222,7 +242,6 @@ def one_dump(contender, program, jcmd, dump, timeout):
     program.ask("reset", "reset-ok")
     done_before = len(DONE.findall(program.stderr()))
     run = {}
-    threads_before = thread_times(program.pid)
     started = time.monotonic()
     if contender == "jcmd":
         try:
@@ -237,9 +256,10 @@ def one_dump(contender, program, jcmd, dump, timeout):
         run["in_vm"] = float(found.group(1))
     else:
         os.kill(program.pid, signal.SIGQUIT)
-        child = wait_done_watching_child(program, done_before + 1, timeout)
+        child, drain = wait_done_watching(program, done_before + 1, timeout)
         run["done"] = time.monotonic() - started
-        run["drain_cpu"] = thread_delta(threads_before, thread_times(program.pid), "fasthprof-drain")[0]
+        if drain:
+            run["drain_cpu"] = drain[0]
         if contender == "fork" and child:
             run["child_cpu"], run["child_queued"] = child
     time.sleep(0.3)  # the probe wakes once the program runs again; the log line follows each safepoint
@@ -346,7 +366,7 @@ def summarize(jdk, config, runs):
         if contender == "fork":
             print(f"        fork() {span(pick('fork', 1e3), ms)} ms, FollowReferences call {span(pick('walk_pause', 1e3), ms)} ms, "
                   f"child {span(pick('child'))} s, child's extra memory {span(pick('child_extra', 1e-6), ms)} MB")
-            if all("child_cpu" in r for r in these):
+            if all("child_cpu" in r and "drain_cpu" in r for r in these):
                 print(f"        the child on a core {span(pick('child_cpu'))} s, waiting for one {span(pick('child_queued'))} s; "
                       f"the drain thread's CPU {span(pick('drain_cpu'))} s")
         entry.setdefault("medians", {})[contender] = {
