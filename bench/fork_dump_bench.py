@@ -88,9 +88,9 @@ class Program:
     thread dump lands on stdout, so a pipe there could fill up and stop the VM thread)."""
 
     def __init__(self, java, classes, folder, config, agent_arg, tag):
-        self.out, self.err, self.log = (folder / f"{tag}.{kind}" for kind in ("out", "err", "safepoint"))
+        self.out, self.err, self.log, self.gc = (folder / f"{tag}.{kind}" for kind in ("out", "err", "safepoint", "gc"))
         command = [java, f"-Xmx{config['xmx']}", *config["jvm_options"], "-XX:+UseParallelGC",
-                   f"-Xlog:safepoint:file={self.log}"]
+                   f"-Xlog:safepoint:file={self.log}", f"-Xlog:gc:file={self.gc}"]
         if config["thp"]:
             command.append("-XX:+UseTransparentHugePages")
         if agent_arg:
@@ -139,15 +139,18 @@ class Program:
             time.sleep(0.01)
         raise DumpFailed(f"no {pattern.pattern!r} on stderr in {timeout} s:\n{self.stderr()[-3000:]}")
 
-    def log_size(self):
-        return self.log.stat().st_size if self.log.exists() else 0
+    def log_sizes(self):
+        return tuple(path.stat().st_size if path.exists() else 0 for path in (self.log, self.gc))
 
-    def safepoints_since(self, offset):
-        """[(operation, seconds)] of the safepoints logged after offset."""
-        with open(self.log, "rb") as log:
-            log.seek(offset)
-            text = log.read().decode(errors="replace")
-        return [(name, int(ns) / 1e9) for name, ns in SAFEPOINT.findall(text)]
+    def logged_since(self, offsets):
+        """([(operation, seconds)] of the safepoints, [lines] of the collections) logged after offsets."""
+        texts = []
+        for path, offset in zip((self.log, self.gc), offsets):
+            with open(path, "rb") as log:
+                log.seek(offset)
+                texts.append(log.read().decode(errors="replace"))
+        collections = [re.sub(r"^(\[[^]]*\])+\s*", "", line) for line in texts[1].splitlines() if line.strip()]
+        return [(name, int(ns) / 1e9) for name, ns in SAFEPOINT.findall(texts[0])], collections
 
     def close(self):
         if self.proc.poll() is None:
@@ -238,7 +241,7 @@ def dump_header_ok(path):
 def one_dump(contender, program, jcmd, dump, timeout):
     """Triggers one dump of a program that has settled and measures it (the module doc string)."""
     os.sync()  # nothing of an earlier dump left to write back during this one
-    offset = program.log_size()
+    offsets = program.log_sizes()
     program.ask("reset", "reset-ok")
     done_before = len(DONE.findall(program.stderr()))
     run = {}
@@ -263,8 +266,9 @@ def one_dump(contender, program, jcmd, dump, timeout):
         if contender == "fork" and child:
             run["child_cpu"], run["child_queued"] = child
     time.sleep(0.3)  # the probe wakes once the program runs again; the log line follows each safepoint
-    gap = int(program.ask("probe", "probe").split()[1]) / 1e9
-    safepoints = program.safepoints_since(offset)
+    # A collection begun during the dump may still hold the program: the probe's answer waits for its end.
+    gap = int(program.ask("probe", "probe", timeout).split()[1]) / 1e9
+    safepoints, run["collections"] = program.logged_since(offsets)
     run.update(probe=gap, safepoints=sum(s for _, s in safepoints), pause=max(gap, sum(s for _, s in safepoints)))
     by_name = {}
     for name, seconds in safepoints:
@@ -338,6 +342,9 @@ def measure(args, jdk, java, jcmd, agent, classes, folder, config):
                 print(f"  round {round_ + 1} {contender:4s}: {run_line(contender, run)}; idle probe "
                       f"{idle * 1e3:.1f} ms, RSS {rss:.0f} MiB, heap built in {program.ready_seconds:.0f} s, load "
                       f"{run['load']:.1f}", flush=True)
+                for line in run["collections"]:
+                    if "Heap Dump Initiated" not in line:  # the live dumps' own collections are in their pause
+                        print(f"        a collection during the request: {line}", flush=True)
             except DumpFailed as error:
                 failures.append(f"{jdk} {config['label']} round {round_ + 1} {contender}: {error}")
                 print(f"  round {round_ + 1} {contender:4s}: FAILED: {error}", flush=True)

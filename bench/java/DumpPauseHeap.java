@@ -13,7 +13,8 @@ import java.util.List;
  * stdout: "ready <objects> <fill MiB>" once the heap is built (after a System.gc()), then one reply
  * per command line read on stdin:
  *   reset  -> "reset-ok": the probe forgets its longest gap
- *   probe  -> "probe <longest gap ns> <end of that gap, System.nanoTime> <wake-ups>" since the reset
+ *   probe  -> "probe <longest gap ns> <end of that gap, System.nanoTime> <wake-ups>" since the reset,
+ *             the gap still open (since the probe's last wake-up) included
  *   (end of input) -> exit 0
  * A kill -QUIT's thread dump also lands on stdout: the script looks for its replies by their first word.
  *
@@ -40,6 +41,7 @@ public class DumpPauseHeap {
     static final Object probeLock = new Object();
     static long longestGap;
     static long longestGapEnd;
+    static long lastWake;
     static long wakeups;
 
     static void build(long objects, long fillMiB) {
@@ -85,6 +87,7 @@ public class DumpPauseHeap {
             long gap = now - last;
             synchronized (probeLock) {
                 wakeups++;
+                lastWake = now;
                 if (gap > longestGap) {
                     longestGap = gap;
                     longestGapEnd = now;
@@ -136,7 +139,11 @@ public class DumpPauseHeap {
                     wakeups = 0;
                     reply = "reset-ok";
                 } else if (line.equals("probe")) {
-                    reply = "probe " + longestGap + " " + longestGapEnd + " " + wakeups;
+                    // A stop that has just ended may not have let the probe run yet: the gap still open counts.
+                    long now = System.nanoTime();
+                    long open = lastWake != 0 ? now - lastWake : 0;
+                    reply = open > longestGap ? "probe " + open + " " + now + " " + wakeups
+                                              : "probe " + longestGap + " " + longestGapEnd + " " + wakeups;
                 } else {
                     reply = "unknown " + line;
                 }
