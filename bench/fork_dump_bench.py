@@ -17,7 +17,10 @@ Per dump: the pause, the larger of (a) the sum of the -Xlog:safepoint "Total:"s 
 logged over the request (kill -QUIT's thread dump included: it is part of asking) and (b) the probe's
 longest gap over the request (adding them would count one stop twice); the time to done (trigger to
 " done.", or to jcmd's exit; jcmd's own "in X secs" beside it); for fork the agent's fork_seconds,
-pause_seconds and child_extra_bytes (its verbose=y stats line). Then per configuration the medians
+pause_seconds and child_extra_bytes (its verbose=y stats line) and the child's time on a core, waiting
+for one and page faults (polled); the drain thread's CPU; the collections -Xlog:gc logged during the
+request (a collection in the parent while the fork's child writes is the largest pause seen: it is
+printed, and counted in the pause as the safepoint it is). Then per configuration the medians
 and the ratios fork / jcmd of the medians, pause (goal <= 0.10) and time to done (goal <= 2); the
 last line is the headline of the first configuration.
 
