@@ -17,7 +17,10 @@ Per dump: the pause, the larger of (a) the sum of the -Xlog:safepoint "Total:"s 
 logged over the request (kill -QUIT's thread dump included: it is part of asking) and (b) the probe's
 longest gap over the request (adding them would count one stop twice); the time to done (trigger to
 " done.", or to jcmd's exit; jcmd's own "in X secs" beside it); for fork the agent's fork_seconds,
-pause_seconds and child_extra_bytes (its verbose=y stats line). Then per configuration the medians
+pause_seconds and child_extra_bytes (its verbose=y stats line) and the child's time on a core, waiting
+for one and page faults (polled); the drain thread's CPU; the collections -Xlog:gc logged during the
+request (a collection in the parent while the fork's child writes is the largest pause seen: it is
+printed, and counted in the pause as the safepoint it is). Then per configuration the medians
 and the ratios fork / jcmd of the medians, pause (goal <= 0.10) and time to done (goal <= 2); the
 last line is the headline of the first configuration.
 
@@ -182,12 +185,14 @@ def child_pids(pid):
 
 
 def schedstat(task):
-    """(seconds on a core, seconds runnable but waiting for one) of /proc/<task> (a pid, or pid/task/tid)."""
+    """(seconds on a core, seconds runnable but waiting for one, minor page faults) of /proc/<task> (a
+    pid, or pid/task/tid)."""
     try:
         run, wait, _ = (int(x) for x in open(f"/proc/{task}/schedstat").read().split())
-    except (OSError, ValueError):
+        minor = int(open(f"/proc/{task}/stat").read().rsplit(")", 1)[1].split()[7])
+    except (OSError, ValueError, IndexError):
         return None
-    return run / 1e9, wait / 1e9
+    return run / 1e9, wait / 1e9, minor
 
 
 def thread_named(pid, name):
@@ -264,7 +269,7 @@ def one_dump(contender, program, jcmd, dump, timeout):
         if drain:
             run["drain_cpu"] = drain[0]
         if contender == "fork" and child:
-            run["child_cpu"], run["child_queued"] = child
+            run["child_cpu"], run["child_queued"], run["child_faults"] = child
     time.sleep(0.3)  # the probe wakes once the program runs again; the log line follows each safepoint
     # A collection begun during the dump may still hold the program: the probe's answer waits for its end.
     gap = int(program.ask("probe", "probe", timeout).split()[1]) / 1e9
@@ -306,7 +311,7 @@ def run_line(contender, run):
     if contender == "fork":
         text += (f"; fork {run['fork'] * 1e3:.1f} ms, walk call {run['walk_pause'] * 1e3:.1f} ms, child "
                  f"{run['child']:.2f} s (on a core {run.get('child_cpu', float('nan')):.2f} s, waiting for one "
-                 f"{run.get('child_queued', float('nan')):.2f} s), child extra {run['child_extra'] / 1e6:.1f} MB")
+                 f"{run.get('child_queued', float('nan')):.2f} s, {run.get('child_faults', 0)} page faults), child extra {run['child_extra'] / 1e6:.1f} MB")
     if "drain_cpu" in run:
         text += f"; drain thread CPU {run['drain_cpu']:.2f} s"
     if "huge_mib" in run:
