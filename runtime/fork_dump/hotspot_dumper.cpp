@@ -18,9 +18,6 @@ namespace fasthprof {
 
 namespace {
 
-// The child's nice value (the program's is usually 0).
-constexpr int kChildNice = 10;
-
 // What the child's patched safepoint_workers() slot points at: "no worker gang", for any heap.
 void* no_safepoint_workers(void* /*heap*/) { return nullptr; }
 
@@ -186,9 +183,6 @@ void run_dump_child(const DumpChildPlan& plan) {
   if (!prepare_fork_child(plan.watchdog_ms, &failure)) finish_child(plan.status_fd, "error", failure, 0, 2);
   // Killed with the program if the program ends first.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  // Below the program on a busy machine: its threads (its collector's above all, whose pauses the
-  // child's copies already lengthen) come first; the child still gets a share, never starved.
-  ::setpriority(PRIO_PROCESS, 0, kChildNice);
   quiet_child();
   *dumper.log_events = false;
   if (dumper.workers_slot != nullptr) {
