@@ -194,10 +194,10 @@ void* CpuTimer::ticker_main(void* arg) {
   while (!timer->ticker_stop_.load(std::memory_order_relaxed)) {
     const uint64_t now = monotonic_ns();
     __atomic_store_n(word, now, __ATOMIC_RELAXED);
-    if (now - last > kTickNs + kHeldOffNs) {
-      ++timer->held_off_;
+    if (now - last > kTickNs) {
       timer->held_off_max_ns_ = std::max(timer->held_off_max_ns_, now - last - kTickNs);
     }
+    if (now - last > kTickNs + kHeldOffNs) ++timer->held_off_;
     last = now;
     nanosleep(&tick, nullptr);
   }

@@ -228,13 +228,16 @@ def case_busy_clock():
     # each): every call's time in the profile within 5 ms of what the program measured (the
     # tracker trusts a clock word up to 3 ms old, one tick more, 1 ms for the program's own
     # reading). A clock thread held off while loop() ends would move the time of that call to
-    # whatever call spans its next tick.
+    # whatever call spans its next tick: that call comes out short, which nothing excuses.
+    # A call that begins while the clock thread is held off, before any exit has noticed, starts
+    # at the word's old time (docs/cpu_times.md): it may come out long by as much as the longest
+    # lateness of a tick, which verbose=y prints (once seen in CI: 13 ms on one call).
     def one(label, home):
         # No periodic safepoint: reaching one waits for 8 threads the scheduler holds off, and
         # the main thread's wait would be its caller's time, not loop()'s.
         # cutoff 0.05 %: a call's 20 ms are about 0.2 % of the total (the spinning threads' 8 s
         # included); the rows below it (the JDK's start-up) would take longer to read than the run.
-        run = run_java(home, agentpath("cpu=times,depth=25,cutoff=0.0005,file=times.txt"), "CpuTimes",
+        run = run_java(home, agentpath("cpu=times,depth=25,cutoff=0.0005,verbose=y,file=times.txt"), "CpuTimes",
                        ["busy_clock", "8"],
                        jvm_args=VERIFY + ["-XX:+UnlockDiagnosticVMOptions", "-XX:GuaranteedSafepointInterval=0"],
                        timeout=120)
@@ -248,10 +251,18 @@ def case_busy_clock():
             ours = sum(r[1] * total / 100.0 for r in found[0][2] if r[0] != "bad" and r[4] in named and
                        "CpuTimes.loop" in named[r[4]][1] and named[r[4]][1].count("CpuTimes.nest") == k + 1)
             errors.append(round(ours - micros / 1000.0, 1))
-        worst = max(abs(e) for e in errors)
-        print(f"{label}: busy_clock: per-call error (ms) {errors}, worst {worst}", flush=True)
-        check(worst <= CLOCK_TOLERANCE_MS, f"{label}: busy_clock: every loop() call within {CLOCK_TOLERANCE_MS} ms of "
-                                           f"the program's measure, worst {worst} ms", run)
+        late = re.search(r"clock_held_off_max_ms=([\d.]+)", run.stderr)
+        late_ms = float(late.group(1)) if late else 0.0
+        check(late is not None, f"{label}: busy_clock: verbose=y prints the clock's longest lateness", run)
+        short = min(errors)
+        longest = max(errors)
+        print(f"{label}: busy_clock: per-call error (ms) {errors}, shortest {short}, longest {longest}, "
+              f"clock late by up to {late_ms} ms", flush=True)
+        check(short >= -CLOCK_TOLERANCE_MS, f"{label}: busy_clock: no loop() call short by more than "
+                                            f"{CLOCK_TOLERANCE_MS} ms of the program's measure: {short} ms", run)
+        check(longest <= CLOCK_TOLERANCE_MS + late_ms,
+              f"{label}: busy_clock: no loop() call long by more than {CLOCK_TOLERANCE_MS} ms and the clock's "
+              f"lateness ({late_ms} ms): {longest} ms", run)
         cleanup(run.folder)
     on_each_jdk(one)()
 
