@@ -13,7 +13,9 @@ dumper in a child forked at the heap walk's safepoint, while the program runs on
   the next request works by fork, no process left;
 - too little memory for the child's copies (a planted /proc, FASTHPROF_MEMORY_ROOT): auto uses the
   JVM's dumper and says why, dumper=fork says it cannot;
-- a storm of ten kill -QUIT: ten dumps by fork, one after the other, all read.
+- a storm of ten kill -QUIT: ten dumps by fork, one after the other, all read;
+- fork() failing (EAGAIN as at the process limit, ENOMEM): the JVM's dumper writes the dump, the
+  reason said.
 
 Each case is a Meson test of its own (`fork_dump.py <case>`, suite fork_dump).
 """
@@ -231,6 +233,24 @@ def headroom_run(jdk, home):
                 check([who for who, _ in stats(stderr)] == ["vm"], f"{label}: the JVM's dumper wrote it")
 
 
+def fork_fails_run(jdk, home):
+    """fork() failing (tests/fault/fork_fails.cpp, preloaded): the JVM's dumper writes the dump, and
+    the reason is said: under verbose=y for auto, always for dumper=fork."""
+    label = f"{jdk} fork() fails"
+    for option, errno_name, text in (("dumper=auto,verbose=y", "EAGAIN", "Resource temporarily unavailable"),
+                                     ("dumper=fork", "ENOMEM", "Cannot allocate memory")):
+        env = {"LD_PRELOAD": os.environ["FASTHPROF_FORK_FAILS"], "FASTHPROF_TEST_FORK_ERRNO": errno_name}
+        stderr = one_dump(home, f"{label} ({option}, {errno_name})",
+                          f"heap=dump,format=b,file=dump.hprof,doe=n,{option}", env=env)
+        if stderr is None:
+            return
+        line = f"fasthprof: the heap dump by fork failed (fork() failed: {text}); the JVM's dumper writes this dump"
+        check(line in stderr, f"{label} ({option}): says why:\n{stderr}")
+        check(stderr.count("Dumping Java heap ... done.") == 1, f"{label} ({option}): one dump done:\n{stderr}")
+        if "verbose=y" in option:
+            check([who for who, _ in stats(stderr)] == ["vm"], f"{label}: the JVM's dumper wrote it: {stats(stderr)}")
+
+
 def storm_run(jdk, home):
     """Ten kill -QUIT in a row: ten dumps by fork, one child at a time."""
     label = f"{jdk} QUIT storm by fork"
@@ -273,4 +293,5 @@ if __name__ == "__main__":
         "killed_child": each_jdk(killed_child_run),
         "headroom": each_jdk(headroom_run),
         "storm": each_jdk(storm_run),
+        "fork_fails": each_jdk(fork_fails_run),
     })
