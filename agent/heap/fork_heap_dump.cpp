@@ -31,8 +31,6 @@ constexpr uint64_t kWatchdogPerGibMs = 60000;
 // Memory kept for the program beyond what the child may copy.
 constexpr uint64_t kReserveBytes = 64ull << 20;
 
-std::string megabytes(uint64_t bytes) { return std::to_string(bytes >> 20) + " MB"; }
-
 // What the heap walk's first callback needs to fork, and what it found.
 struct ForkRequest {
   DumpChildPlan child;

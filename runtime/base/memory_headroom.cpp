@@ -42,9 +42,9 @@ std::optional<std::string> read_text(const std::string& path) {
   return out.str();
 }
 
-std::string megabytes(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MB"; }
-
 }  // namespace
+
+std::string megabytes(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MB"; }
 
 std::optional<uint64_t> meminfo_bytes(std::string_view meminfo, std::string_view field) {
   std::string_view line;

@@ -46,6 +46,9 @@ std::optional<uint64_t> cgroup_limit(std::string_view text);
 // the process's own figures (meminfo, statm) cannot be read; a missing cgroup is no limit.
 std::optional<MemoryHeadroom> read_memory_headroom(const std::string& root, std::string* error);
 
+// Bytes as whole megabytes for messages, rounded up ("17 MB").
+std::string megabytes(uint64_t bytes);
+
 // Whether a child that may come to copy share (0..1) of the resident memory fits in what is left,
 // keeping reserve_bytes for the program; *reason says what is short when it does not fit.
 bool fork_fits(const MemoryHeadroom& headroom, double share, uint64_t reserve_bytes, std::string* reason);
