@@ -15,7 +15,8 @@ dumper in a child forked at the heap walk's safepoint, while the program runs on
   JVM's dumper and says why, dumper=fork says it cannot;
 - a storm of ten kill -QUIT: ten dumps by fork, one after the other, all read;
 - fork() failing (EAGAIN as at the process limit, ENOMEM): the JVM's dumper writes the dump, the
-  reason said.
+  reason said;
+- jemalloc preloaded (its pthread_atfork handlers run at the fork): by fork all the same.
 
 Each case is a Meson test of its own (`fork_dump.py <case>`, suite fork_dump).
 """
@@ -251,6 +252,19 @@ def fork_fails_run(jdk, home):
             check([who for who, _ in stats(stderr)] == ["vm"], f"{label}: the JVM's dumper wrote it: {stats(stderr)}")
 
 
+def jemalloc_run(jdk, home):
+    """jemalloc preloaded into the program: its fork handlers (pthread_atfork: every arena locked
+    around the fork) run on the VM thread at the safepoint; the dump is by fork all the same."""
+    label = f"{jdk} jemalloc preloaded"
+    stderr = one_dump(home, label, "heap=dump,format=b,file=dump.hprof,doe=n,dumper=fork,verbose=y",
+                      env={"LD_PRELOAD": "libjemalloc.so.2"})
+    if stderr is None:
+        return
+    check("fasthprof: memory: jemalloc" in stderr and "(already in the process)" in stderr,
+          f"{label}: the agent shares the preloaded jemalloc:\n{stderr[-2000:]}")
+    by_fork_check(label, stderr, 1)
+
+
 def storm_run(jdk, home):
     """Ten kill -QUIT in a row: ten dumps by fork, one child at a time."""
     label = f"{jdk} QUIT storm by fork"
@@ -294,4 +308,5 @@ if __name__ == "__main__":
         "headroom": each_jdk(headroom_run),
         "storm": each_jdk(storm_run),
         "fork_fails": each_jdk(fork_fails_run),
+        "jemalloc": each_jdk(jemalloc_run),
     })
