@@ -60,6 +60,7 @@ AllocationTracker::AllocationTracker(const AgentContext& context)
       depth_(static_cast<uint32_t>(context.depth_capacity)),
       sample_interval_(context.options->sample_bytes),
       thread_in_traces_(context.options->thread_in_traces),
+      live_(context.options->live),
       recorder_(SiteSlotTableOptions{uint32_t{1} << 18,
                                      frame_budget(uint32_t{1} << 18, static_cast<uint32_t>(context.options->depth))},
                 context.options->sample_bytes) {
@@ -244,6 +245,7 @@ void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthre
         return reinterpret_cast<uint64_t>(jni->NewWeakGlobalRef(klass));
       },
       [&](uint64_t tag) {
+        if (!live_) return;  // live=n: the object is not followed
         // A class mirror's allocation event can arrive after the class was registered (the VM
         // posts sampled allocations when the defining call returns): its registry ID, which LOAD
         // CLASS and every dump use, must stay. It is counted as allocated but not tracked as live.
@@ -334,18 +336,29 @@ void AllocationTracker::count_live(JNIEnv* jni) {
 
 void AllocationTracker::write_report(ReportContext& report) {
   if (!started_) return;
-  // ZGC and Shenandoah collect on threads that HotSpot has already stopped at VM death: there
-  // the live counts of the exit report include the garbage not yet collected (docs/allocation-sites.md).
-  if (report.force_gc && !(report.at_exit && gc_stops_before_death_)) context_.jvmti->ForceGarbageCollection();
-  drain_events(report.jni);
-  count_live(report.jni);
+  uint16_t flags = report.sites_flags;
+  if (live_) {
+    // ZGC and Shenandoah collect on threads that HotSpot has already stopped at VM death: there
+    // the live counts of the exit report include the garbage not yet collected (docs/allocation-sites.md).
+    if (report.force_gc && !(report.at_exit && gc_stops_before_death_)) context_.jvmti->ForceGarbageCollection();
+    drain_events(report.jni);
+    count_live(report.jni);
+  } else {
+    // live=n: nothing to collect or walk for (a net= command that asks for a collection gets one).
+    if ((flags & kSitesForceGc) != 0 && !(report.at_exit && gc_stops_before_death_)) {
+      context_.jvmti->ForceGarbageCollection();
+    }
+    drain_events(report.jni);
+    recorder_.live_from_allocated();
+    flags |= kSitesSortedByAllocation;
+  }
   if (report.heap_summary_only) {
     SiteTotals totals;
     recorder_.sites().report_rows(1.0, &totals);
     context_.writer->output().heap_summary(totals);
     return;
   }
-  write_sites(report.cutoff < 0 ? context_.options->cutoff : report.cutoff, report.sites_flags);
+  write_sites(report.cutoff < 0 ? context_.options->cutoff : report.cutoff, flags);
 }
 
 bool AllocationTracker::control(JNIEnv* jni, const NetCommand& command, std::string* refusal) {

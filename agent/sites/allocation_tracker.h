@@ -23,7 +23,8 @@
 // twin under the class's tag fall into one row (same class serial and trace).
 //
 // Live counts are exact at a report because the report drains every queued event and counts live
-// objects itself after a forced GC (ObjectFree stays off; its events arrive too late).
+// objects itself after a forced GC (ObjectFree stays off; its events arrive too late). live=n sets
+// no tag, forces no GC and walks nothing: each site's live counts repeat its allocated ones.
 #pragma once
 
 #include <jvmti.h>
@@ -85,6 +86,7 @@ class AllocationTracker final : public Feature, public AllocationTraces {
   uint32_t depth_;
   uint64_t sample_interval_;
   bool thread_in_traces_;
+  bool live_;  // live=y: objects tagged at allocation and counted live at each report
 
   AllocationRecorder recorder_;  // its drain side and sites: the owner's
   bool started_ = false;         // start() got as far as enabling the event

@@ -109,6 +109,10 @@ constexpr BasicType basic_type_of_signature(char letter) {
 // CONTROL SETTINGS flag bits.
 inline constexpr uint32_t kControlAllocTraces = 0x1;
 inline constexpr uint32_t kControlCpuSampling = 0x2;
+// fasthprof's: heap=sites with live=n (objects not followed after allocation: every live count of
+// ALLOC SITES and HEAP SUMMARY repeats the allocated one). Readers that know only the two bits above
+// ignore it.
+inline constexpr uint32_t kControlNoLiveCounts = 0x4;
 
 // ALLOC SITES flag bits.
 inline constexpr uint16_t kSitesIncremental = 0x1;

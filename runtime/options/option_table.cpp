@@ -334,6 +334,15 @@ constexpr OptionRow kRows[] = {
      "the inverse of its chance to be sampled (about\n"
      "interval / size for small objects, 1 for large ones).",
      false},
+    {"live", "y|n", "live counts in heap=sites", "y", B::kFasthprof, S::kSwitch,
+     "live option value must be y|n", "live option value must be y|n", apply_switch<&Options::live>,
+     "n: heap=sites counts every allocation exactly as with\n"
+     "y, but follows no object afterwards (no tag per object,\n"
+     "no collection and heap walk at each report): the\n"
+     "program runs faster, and the live columns of SITES\n"
+     "repeat the allocated ones. Needs heap=sites, not\n"
+     "heap=all (a dump names each object's site).",
+     false},
     {"gz", "y|n", "gzip the binary output", "n", B::kFasthprof, S::kSwitch,
      "gz option value must be y|n", "gz option value must be y|n", apply_switch<&Options::gzip>,
      nullptr, false},

@@ -48,6 +48,9 @@ struct Options {
   // fasthprof's own options
   uint64_t sample_bytes = 0;  // sample=<bytes> (k/m/g suffixes); 0 = exact tracking
   bool gzip = false;          // gz=y|n
+  // live=y|n: heap=sites follows each object after its allocation (a tag per object, a collection
+  // and a heap walk at each report) to count the live ones; n counts allocations alone.
+  bool live = true;
   // timeout=<seconds>: how long a net= peer may take no data before the connection is given up;
   // 0 waits for ever.
   int net_timeout_seconds = kDefaultNetTimeoutSeconds;

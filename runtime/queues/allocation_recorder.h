@@ -123,6 +123,8 @@ class AllocationRecorder {
   const SiteTable& sites() const { return sites_; }
   // net= CONTROL "reset the site table": every site's allocated counts start from zero. Owner.
   void reset_allocated_counts() { sites_.reset_allocated(); }
+  // live=n: every site's live counts become its allocated ones (SiteTable::live_from_allocated).
+  void live_from_allocated() { sites_.live_from_allocated(); }
   void mark_sites_reported() { sites_.mark_reported(); }
   const SiteSlotTable& slots() const { return slots_; }
   PipelineStats pipeline_stats() const { return pipeline_.stats(); }

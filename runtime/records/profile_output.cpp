@@ -12,6 +12,7 @@ uint32_t control_flags(const Options& options) {
   uint32_t flags = 0;
   if (options.heap_dump || options.alloc_sites) flags |= kControlAllocTraces;
   if (options.cpu_sampling) flags |= kControlCpuSampling;
+  if (options.alloc_sites && !options.live) flags |= kControlNoLiveCounts;
   return flags;
 }
 
@@ -31,17 +32,17 @@ void forget_serial(std::pmr::vector<uint32_t>& serials, uint32_t serial) {
 std::unique_ptr<ProfileOutput> ProfileOutput::make(const Options& options, OutputStream& out,
                                                    const ProfileTables& tables) {
   if (options.format == OutputFormat::kBinary) return std::make_unique<BinaryProfileOutput>(options, out, tables);
-  return std::make_unique<TextProfileOutput>(out, tables, options.old_timing);
+  return std::make_unique<TextProfileOutput>(out, tables, options.old_timing, options.alloc_sites && !options.live);
 }
 
 // Text.
 
-TextProfileOutput::TextProfileOutput(OutputStream& out, const ProfileTables& tables, bool old_prof)
-    : text_(out), tables_(tables), old_prof_(old_prof) {}
+TextProfileOutput::TextProfileOutput(OutputStream& out, const ProfileTables& tables, bool old_prof, bool no_live)
+    : text_(out), tables_(tables), old_prof_(old_prof), no_live_(no_live) {}
 
 // cpu=old wrote the old prof table alone: no file header and no THREAD lines (§2.10).
 void TextProfileOutput::file_header(std::time_t now, uint64_t) {
-  if (!old_prof_) text_.file_header(now);
+  if (!old_prof_) text_.file_header(now, no_live_);
 }
 
 void TextProfileOutput::thread_start(uint32_t serial, uint64_t object_id, const ThreadDescription& thread) {

@@ -129,7 +129,8 @@ class ProfileOutput {
 class TextProfileOutput final : public ProfileOutput {
  public:
   // old_prof: cpu=old, whose file has neither header nor THREAD lines.
-  TextProfileOutput(OutputStream& out, const ProfileTables& tables, bool old_prof = false);
+  // no_live: heap=sites with live=n (the file header says the live columns repeat the allocated ones).
+  TextProfileOutput(OutputStream& out, const ProfileTables& tables, bool old_prof = false, bool no_live = false);
 
   void file_header(std::time_t now, uint64_t wall_millis) override;
   void thread_start(uint32_t serial, uint64_t object_id, const ThreadDescription& thread) override;
@@ -163,6 +164,7 @@ class TextProfileOutput final : public ProfileOutput {
   TextWriter text_;
   ProfileTables tables_;
   bool old_prof_ = false;
+  bool no_live_ = false;
 };
 
 class BinaryProfileOutput final : public ProfileOutput {

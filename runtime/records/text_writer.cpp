@@ -149,10 +149,15 @@ void TextWriter::line(const char* format, ...) {
   flush_if_full();
 }
 
-void TextWriter::file_header(time_t created) {
+void TextWriter::file_header(time_t created, bool no_live) {
   std::string date = format_date_(created);
   line("%s, created %.*s\n", kTextHeaderVersion, len(date), date.data());
   raw(kExplanation);
+  if (no_live) {
+    raw("\n"
+        "live=n: objects were not followed after their allocation, so the live\n"
+        "columns of SITES repeat the allocated ones (every allocation is counted).\n");
+  }
   raw("\n--------\n\n");
 }
 

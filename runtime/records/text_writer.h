@@ -65,7 +65,8 @@ class TextWriter {
 
   // "JAVA PROFILE 1.0.1, created <date>", an empty line, the explanation of the record kinds, and
   // "\n--------\n\n".
-  void file_header(time_t created);
+  // no_live: heap=sites with live=n, said below the explanation.
+  void file_header(time_t created, bool no_live = false);
 
   // Streamed lines.
   void thread_start(uint64_t thread_object_id, uint32_t thread_serial, std::string_view name,

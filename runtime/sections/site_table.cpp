@@ -48,6 +48,13 @@ void SiteTable::clear_live() {
   }
 }
 
+void SiteTable::live_from_allocated() {
+  for (Row& row : rows_) {
+    row.live_objects = row.allocated.reported_objects(sample_interval_);
+    row.live_bytes = row.allocated.reported_bytes(sample_interval_);
+  }
+}
+
 bool SiteTable::add_live(uint32_t slot, uint64_t objects, uint64_t bytes) {
   if (!knows_slot(slot)) return false;
   Row& row = rows_[row_of_slot_[slot] - 1];

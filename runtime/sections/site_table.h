@@ -108,6 +108,9 @@ class SiteTable {
   // (their slots are still bound to them).
   void reset_allocated();
   bool add_live(uint32_t slot, uint64_t objects, uint64_t bytes);
+  // live=n: no object is followed after its allocation, so each site's live counts are set to its
+  // allocated ones (as reported: rounded estimates with sample=).
+  void live_from_allocated();
 
   // The rows of a report: sorted by live bytes (descending; ties by allocated bytes, then trace and
   // class serial so that output is stable), cut at the first row whose share of the total live

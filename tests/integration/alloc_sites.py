@@ -1,6 +1,7 @@
 """heap=sites: exact allocated and live counts at known sites from known callers (tests/java/
 AllocSites.java), with 16 threads while others start and end, on kill -QUIT and at exit, in text and
-binary (verified); sample= estimates; and programs nobody here wrote (javac on generated sources,
+binary (verified); sample= estimates; live=n (allocated counts equal to live=y's, the live columns
+repeating them, the headers and CONTROL SETTINGS saying so, the refused combinations); and programs nobody here wrote (javac on generated sources,
 Debian's H2 database running SQL) exit normally with sane output. Each case is a Meson test
 (`alloc_sites.py <case>`)."""
 import os
@@ -260,6 +261,109 @@ def run_h2(label, home):
     cleanup(folder)
 
 
+# ---- live=n --------------------------------------------------------------------------------
+
+LIVE_N_NOTE = ("live=n: objects were not followed after their allocation, so the live\n"
+               "columns of SITES repeat the allocated ones (every allocation is counted).\n")
+ALLOCATED_HEADER = re.compile(r"^SITES BEGIN \(ordered by allocated bytes\) ")
+
+
+def own_sites(rows, traces):
+    """{(class, top frames): (allocated objects, allocated bytes)} of the sites AllocSites itself
+    allocated at (its marked lines), summed over rows."""
+    out = {}
+    for r in rows:
+        top = tuple(f for f in traces.get(r["trace"], []) if "AllocSites.java" in f)
+        if r["class"] in ("AllocSites$Item", "int[]", "java.lang.String[]") and top:
+            counts = out.get((r["class"], top), (0, 0))
+            out[(r["class"], top)] = (counts[0] + r["alloc_objs"], counts[1] + r["alloc_bytes"])
+    return out
+
+
+def run_live_n_text(label, home):
+    """live=n counts what live=y counts as allocated, site by site; its live columns repeat them."""
+    found = {}
+    for live in ("y", "n"):
+        run = run_java(home, agentpath(f"heap=sites,live={live},cutoff=0,file=sites.txt"), "AllocSites",
+                       ["basic"], jvm_args=["-Xcheck:jni"])
+        if not check(run.code == 0 and "AllocSites done" in run.stdout, f"{label} live={live}: exits normally", run):
+            return
+        check_no_warnings(f"{label} live={live}", run.stdout, run.stderr)
+        text = run.text("sites.txt")
+        traces, positions, sections = parse_text(text)
+        if not check(len(sections) == 1 and sections[0][4], f"{label} live={live}: one whole SITES section", run):
+            return
+        rows = [r for r in sections[0][3] if r]
+        found[live] = own_sites(rows, traces)
+        if live == "n":
+            check(LIVE_N_NOTE in text.split("--------")[0], f"{label}: the file header says live=n", run)
+            check(ALLOCATED_HEADER.match(sections[0][1]) is not None,
+                  f"{label}: SITES ordered by allocated bytes: {sections[0][1]!r}", run)
+            same = [r["text"] for r in rows if (r["live_objs"], r["live_bytes"]) != (r["alloc_objs"], r["alloc_bytes"])]
+            check(not same, f"{label}: every live column repeats the allocated one: {same[:3]}", run)
+            check(all(a["alloc_bytes"] >= b["alloc_bytes"] for a, b in zip(rows, rows[1:])),
+                  f"{label}: rows sorted by allocated bytes", run)
+            check(abs(rows[-1]["accum"] - 100.0) < 0.05, f"{label}: cutoff=0 lists every site (accum 100%)", run)
+            # The known answer: 1000 + 2000 Items, 500 int[10], 300 String[3], dropped or not.
+            marked = {(name, frame(method, marker)): count for name, method, marker, count in (
+                ("AllocSites$Item", "makeItems", "item", 3000), ("int[]", "makeArrays", "ints", 500),
+                ("java.lang.String[]", "makeStringArrays", "strings", 300))}
+            counted = {}
+            for (name, top), (objects, _) in found["n"].items():
+                if (name, top[0]) in marked:
+                    counted[(name, top[0])] = counted.get((name, top[0]), 0) + objects
+            check(counted == marked, f"{label}: the marked sites' counts: {counted}", run)
+            check(all(positions.get(r["trace"], 1 << 60) < sections[0][0] for r in rows),
+                  f"{label}: every TRACE a row names is written before the section", run)
+        else:
+            check(LIVE_N_NOTE not in text, f"{label}: live=y's header says nothing of live=n", run)
+        cleanup(run.folder)
+    check(found["y"] == found["n"], f"{label}: live=n's allocated counts equal live=y's, site by site:\n"
+          f"  y {found['y']}\n  n {found['n']}")
+
+
+def run_live_n_binary(label, home):
+    run = run_java(home, agentpath("heap=sites,live=n,format=b,file=sites.hprof"), "AllocSites", ["basic"],
+                   jvm_args=["-Xcheck:jni"])
+    if not check(run.code == 0 and "AllocSites done" in run.stdout, f"{label}: binary live=n exits normally", run):
+        return
+    path = run.file("sites.hprof")
+    ok, output = verify_binary(path)
+    if not check(ok, f"{label}: the binary live=n file verifies:\n{output}", run):
+        return
+    records = hprof_records.read(path)[3]
+    control = [struct.unpack(">IH", r.body) for r in records if r.tag == 0x0E]
+    check(control and control[0][0] == 0x1 | 0x4, f"{label}: CONTROL SETTINGS flags alloc traces + live=n (5): {control}",
+          run)
+    classes, traces, sites, headers, summaries = binary_sites(path)
+    if not check(len(sites) == 1 and len(summaries) == 1, f"{label}: one ALLOC SITES and one HEAP SUMMARY", run):
+        return
+    flags, _, live_bytes, live_objs, alloc_bytes, alloc_objs, _ = headers[0]
+    check(flags == 0x2, f"{label}: ALLOC SITES flags: sorted by allocation (2): {flags}", run)
+    check((live_bytes, live_objs) == (alloc_bytes, alloc_objs) and summaries[0] == headers[0][2:6],
+          f"{label}: totals: live repeats allocated, HEAP SUMMARY the same: {headers[0]} {summaries[0]}", run)
+    rows = sites[0]
+    check(all((r[3], r[4]) == (r[5], r[6]) for r in rows), f"{label}: every site's live counts repeat its allocated", run)
+    b = [r for r in rows if classes.get(r[1]) == "AllocSites$Item" and
+         traces.get(r[2], [])[:2] == [("makeItems", LINES["item"]), ("callerB", LINES["callerB"])]]
+    check(len(b) == 1 and (b[0][6], b[0][4]) == (2000, 2000), f"{label}: callerB Items 2000, live column 2000: {b}", run)
+    cleanup(run.folder)
+
+
+def run_live_n_options(label, home):
+    """live=n without heap=sites, or with a heap dump, is refused at start with the reason."""
+    for options, error in (("live=n", "live=n needs heap=sites without heap=dump"),
+                           ("heap=all,live=n", "live=n needs heap=sites without heap=dump"),
+                           ("heap=sites,heap=dump,live=n", "live=n needs heap=sites without heap=dump"),
+                           ("heap=sites,live=x", "live option value must be y|n")):
+        run = run_java(home, agentpath(options), "AllocSites", ["basic"])
+        check(run.code != 0 and error in run.stderr and "AllocSites done" not in run.stdout,
+              f"{label}: {options} refused: {error}", run)
+    run = run_java(home, agentpath("heap=sites,live=n,sample=64k,file=s.txt"), "AllocSites", ["basic"])
+    check(run.code == 0 and "SITES BEGIN (ordered by allocated bytes)" in run.text("s.txt"),
+          f"{label}: live=n with sample= runs", run)
+
+
 run_cases("alloc_sites", {
     "text_basic": on_each_jdk(run_text_basic),
     "binary_basic": on_each_jdk(run_binary_basic),
@@ -268,4 +372,7 @@ run_cases("alloc_sites", {
     "sampled": on_each_jdk(run_sampled),
     "javac": on_each_jdk(run_javac),
     "h2": on_each_jdk(run_h2),
+    "live_n_text": on_each_jdk(run_live_n_text),
+    "live_n_binary": on_each_jdk(run_live_n_binary),
+    "live_n_options": on_each_jdk(run_live_n_options),
 })

@@ -105,6 +105,8 @@ const std::map<std::string, RowExpectation>& expectations() {
       {"precrash", {[](const Options&) { return true; }, "", nullptr, nullptr}},
       {"sample", {[](const Options& o) { return o.sample_bytes == 0; }, "sample=512k",
                   [](const Options& o) { return o.sample_bytes == 512 * 1024; }, "512kb"}},
+      {"live", {[](const Options& o) { return o.live; }, "heap=sites,live=n",
+                [](const Options& o) { return !o.live; }, "no"}},
       {"gz", {[](const Options& o) { return !o.gzip; }, "format=b,gz=y",
               [](const Options& o) { return o.gzip; }, "Y"}},
       {"timeout", {[](const Options& o) { return o.net_timeout_seconds == 10 && !o.net_timeout_given; },
@@ -291,6 +293,11 @@ TEST(CrossChecks, FasthprofOptionsNeedTheirFeature) {
   EXPECT_EQ(Options::NetCommands::kReports, parse_ok("net=localhost:9,commands=reports").net_commands);
   EXPECT_EQ(1024u, parse_ok("heap=sites,sample=1k").sample_bytes);
   EXPECT_EQ(1024u, parse_ok("sample=1K").sample_bytes);  // default heap=all tracks
+  expect_errors("live=n needs heap=sites without heap=dump (a heap dump names each object's allocation site)",
+                {"live=n", "heap=all,live=n", "heap=dump,live=n", "heap=sites,heap=dump,live=n", "cpu=samples,live=n"});
+  EXPECT_FALSE(parse_ok("heap=sites,live=n").live);
+  EXPECT_FALSE(parse_ok("heap=sites,sample=4k,live=n").live);
+  EXPECT_TRUE(parse_ok("heap=all,live=y").live);
 }
 
 TEST(Accumulation, HeapAndCpuAccumulateOthersLastWins) {

@@ -162,6 +162,35 @@ TEST(SiteTable, LiveCountsStartOverAtEachReport) {
   EXPECT_EQ(rows[0].counts.live_bytes, 20u);
 }
 
+// live=n: no heap walk; every row's live counts repeat its allocated ones, also after a reset of
+// the allocated counts (net= CONTROL) and with sample= (the rounded estimates).
+TEST(SiteTable, LiveFromAllocatedRepeatsTheAllocatedCounts) {
+  for (uint64_t interval : {uint64_t{0}, uint64_t{4096}}) {
+    SiteTable table(interval);
+    FakeResolver resolve;
+    auto batch = events({{1, 16}, {1, 16}, {2, 4000}, {1001, 24}});
+    table.apply(batch, resolve);
+    table.live_from_allocated();
+    auto rows = table.report_rows(0.0, nullptr);
+    ASSERT_EQ(rows.size(), 3u);
+    for (const SiteRow& row : rows) {
+      EXPECT_EQ(row.counts.live_objects, row.counts.alloc_objects) << interval;
+      EXPECT_EQ(row.counts.live_bytes, row.counts.alloc_bytes) << interval;
+      EXPECT_GT(row.counts.alloc_objects, 0u);
+    }
+    if (interval == 0) EXPECT_EQ(rows[0].counts.live_bytes, 4000u);  // sorted by (live = allocated) bytes
+    table.reset_allocated();
+    auto more = events({{2, 4000}});
+    table.apply(more, resolve);
+    table.live_from_allocated();
+    SiteTotals totals;
+    rows = table.report_rows(0.0, &totals);
+    EXPECT_EQ(totals.live_bytes, totals.alloc_bytes);
+    EXPECT_EQ(totals.live_objects, totals.alloc_objects);
+    EXPECT_EQ(rows[0].counts.live_objects, rows[0].counts.alloc_objects);
+  }
+}
+
 // With sample= a row's live count sums the rounded counts of its slots while its allocated count
 // rounds the row's own sum: all objects alive, the live figure must not come out above.
 TEST(SiteTable, SampledLiveNeverExceedsAllocated) {
