@@ -347,6 +347,10 @@ def run_live_n_binary(label, home):
     b = [r for r in rows if classes.get(r[1]) == "AllocSites$Item" and
          traces.get(r[2], [])[:2] == [("makeItems", LINES["item"]), ("callerB", LINES["callerB"])]]
     check(len(b) == 1 and (b[0][6], b[0][4]) == (2000, 2000), f"{label}: callerB Items 2000, live column 2000: {b}", run)
+    text = subprocess.run([os.environ["FASTHPROF_COMMAND"], "text", str(path)], capture_output=True, text=True,
+                          timeout=120)
+    check(text.returncode == 0 and LIVE_N_NOTE in text.stdout and "SITES BEGIN (ordered by allocated bytes)" in text.stdout,
+          f"{label}: `fasthprof text` of the file says live=n as format=a does: {text.stderr[-500:]}", run)
     cleanup(run.folder)
 
 

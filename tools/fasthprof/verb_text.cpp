@@ -382,7 +382,9 @@ int text_main(int argc, char** argv) {
     FileStream stream(output.file());
     TextWriter text(stream);
     const HprofModel& model = loaded->model;
-    text.file_header(static_cast<time_t>(model.header().timestamp_millis / 1000));
+    // A heap=sites,live=n run (CONTROL SETTINGS flag 0x4) says so in the header, as format=a does.
+    text.file_header(static_cast<time_t>(model.header().timestamp_millis / 1000),
+                     model.has_control_settings() && (model.control_flags() & kControlNoLiveCounts) != 0);
     TextConverter converter(model, loaded->input, text);
     // The model's pass framed every record and sub-record without error.
     HprofReader reader(loaded->input.data(), loaded->input.size());
