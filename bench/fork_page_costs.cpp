@@ -25,6 +25,8 @@
 #include <fstream>
 #include <string>
 
+#include "base/fd_io.h"
+
 namespace {
 
 constexpr size_t kPage = 4096;
@@ -56,30 +58,6 @@ long huge_mib() {
   return -1;
 }
 
-bool write_all(int fd, const void* data, size_t size) {
-  const char* at = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t done = ::write(fd, at, size);
-    if (done < 0 && errno == EINTR) continue;
-    if (done <= 0) return false;
-    at += done;
-    size -= static_cast<size_t>(done);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* data, size_t size) {
-  char* at = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t got = ::read(fd, at, size);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    at += got;
-    size -= static_cast<size_t>(got);
-  }
-  return true;
-}
-
 struct ChildFigures {
   double first_read = 0;
   double reread = 0;
@@ -95,9 +73,9 @@ struct ChildFigures {
   start = now_seconds();
   figures.sum += read_pages(block, bytes);
   figures.reread = now_seconds() - start;
-  write_all(report_fd, &figures, sizeof figures);
+  fasthprof::write_all(report_fd, &figures, sizeof figures);
   char byte = 0;
-  read_all(end_fd, &byte, 1);
+  fasthprof::read_all(end_fd, &byte, 1);
   _exit(0);
 }
 
@@ -154,12 +132,12 @@ int main(int argc, char** argv) {
   }
   if (child == 0) child_main(block, bytes, report[1], end[0]);
   ChildFigures figures;
-  const bool reported = read_all(report[0], &figures, sizeof figures);
+  const bool reported = fasthprof::read_all(report[0], &figures, sizeof figures);
   // The child is alive and shares every page: each write now copies one.
   start = now_seconds();
   write_pages(block, bytes, 3);
   const double cow_write = now_seconds() - start;
-  write_all(end[1], "x", 1);
+  fasthprof::write_all(end[1], "x", 1);
   int status = 0;
   waitpid(child, &status, 0);
   if (!reported || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
