@@ -61,8 +61,8 @@ AllocationTracker::AllocationTracker(const AgentContext& context)
       sample_interval_(context.options->sample_bytes),
       thread_in_traces_(context.options->thread_in_traces),
       live_(context.options->live),
-      recorder_(SiteSlotTableOptions{uint32_t{1} << 18,
-                                     frame_budget(uint32_t{1} << 18, static_cast<uint32_t>(context.options->depth))},
+      recorder_(SiteSlotTableOptions{context.options->max_sites,
+                                     frame_budget(context.options->max_sites, static_cast<uint32_t>(context.options->depth))},
                 context.options->sample_bytes) {
   state_key_valid_ = pthread_key_create(&state_key_, &release_thread_state) == 0;
 }
@@ -150,7 +150,7 @@ void AllocationTracker::stop(JNIEnv*) {
   jvmti->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
   if (recorder_.slots().dropped() != 0) {
     write_stderr("fasthprof: the allocation site table was full: " + std::to_string(recorder_.slots().dropped()) +
-                 " allocations at new sites were not tracked\n");
+                 " allocations at new sites were not tracked (sites=<n> keeps more)\n");
   }
   if (context_.options->diagnostics()) {
     PipelineStats stats = recorder_.pipeline_stats();
@@ -268,7 +268,18 @@ size_t AllocationTracker::drain(JNIEnv* jni) {
         drain_failed_ = true;
         accepting_.store(false, std::memory_order_release);
       });
+  say_if_full();
   return drained;
+}
+
+// Once, on the writer thread, as soon as a drain finds that allocations went uncounted.
+void AllocationTracker::say_if_full() {
+  if (said_full_ || recorder_.slots().dropped() == 0) return;
+  said_full_ = true;
+  write_stderr("fasthprof: the allocation site table is full (" + std::to_string(recorder_.slots().max_slots()) +
+               " sites, depth " + std::to_string(context_.options->depth) +
+               "): allocations at new sites are not counted from now on; sites=<n> keeps more (up to " +
+               std::to_string(kMostMaxSites) + "), a smaller depth makes fewer sites\n");
 }
 
 size_t AllocationTracker::drain_events(JNIEnv* jni) {

@@ -74,6 +74,7 @@ class AllocationTracker final : public Feature, public AllocationTraces {
   static void release_thread_state(void* state);
   bool set_sampling_interval();
   void retire_allocation_buffers();
+  void say_if_full();
 
   // Drains the pipeline into the site table and interns new sites. The owner.
   size_t drain_events(JNIEnv* jni);
@@ -91,6 +92,7 @@ class AllocationTracker final : public Feature, public AllocationTraces {
   AllocationRecorder recorder_;  // its drain side and sites: the owner's
   bool started_ = false;         // start() got as far as enabling the event
   bool drain_failed_ = false;    // the owner's: a drain threw; the queue is emptied, nothing counted
+  bool said_full_ = false;       // the owner's: the table-full line was printed
   std::atomic<bool> accepting_{false};
   std::atomic<uint64_t> unregistered_class_allocations_{0};  // keyed by signature (slow path)
   std::atomic<jlong> class_class_tag_{0};  // registry ID of java.lang.Class, set at start()

@@ -180,6 +180,17 @@ bool apply_timeout(const OptionValue& value, Options* options) {
   return true;
 }
 
+bool apply_sites(const OptionValue& value, Options* options) {
+  int sites = 0;
+  if (!parse_int(value.text, &sites) || sites < static_cast<int>(kMinMaxSites) ||
+      sites > static_cast<int>(kMostMaxSites)) {
+    return false;
+  }
+  options->max_sites = static_cast<uint32_t>(sites);
+  options->max_sites_given = true;
+  return true;
+}
+
 bool apply_commands(const OptionValue& value, Options* options) {
   if (value.text == "all") {
     options->net_commands = Options::NetCommands::kAll;
@@ -342,6 +353,16 @@ constexpr OptionRow kRows[] = {
      "program runs faster, and the live columns of SITES\n"
      "repeat the allocated ones. Needs heap=sites, not\n"
      "heap=all (a dump names each object's site).",
+     false},
+    {"sites", "<n>", "most allocation sites kept", "262144", B::kFasthprof, S::kText,
+     "syntax error parsing sites=N", "sites option value must be a number from 1024 to 1048575",
+     apply_sites,
+     "heap=sites keeps up to <n> distinct sites (a class and\n"
+     "its trace; deep traces make more of them). Allocations\n"
+     "at new sites beyond are not counted: one line says so\n"
+     "when it first happens and how many at exit. Memory is\n"
+     "reserved up front (about 100 bytes a site plus 16 a\n"
+     "frame) and used as sites come.",
      false},
     {"gz", "y|n", "gzip the binary output", "n", B::kFasthprof, S::kSwitch,
      "gz option value must be y|n", "gz option value must be y|n", apply_switch<&Options::gzip>,

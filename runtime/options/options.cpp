@@ -141,6 +141,9 @@ std::string check_combination(Options* options) {
   if (options->sample_bytes != 0 && !options->alloc_sites) {
     return "sample=<bytes> needs heap=sites or heap=all";
   }
+  if (options->max_sites_given && !options->alloc_sites) {
+    return "sites=<n> needs heap=sites or heap=all";
+  }
   if (!options->live && (!options->alloc_sites || options->heap_dump)) {
     return "live=n needs heap=sites without heap=dump (a heap dump names each object's allocation site)";
   }
@@ -288,7 +291,8 @@ std::string usage_text() {
       "  - The option format=b cannot be used with monitor=y.\n"
       "  - The option format=b cannot be used with cpu=old|times.\n"
       "  - The option gz=y needs format=b; sample=<bytes> needs heap=sites|all.\n"
-      "  - The option live=n needs heap=sites, without heap=dump (or heap=all).\n"
+      "  - The option live=n needs heap=sites, without heap=dump (or heap=all);\n"
+      "    sites=<n> needs heap=sites|all.\n"
       "  - gz=y writes gzip in the layout of jcmd GC.heap_dump -gz (1 MiB members);\n"
       "    the default file is then java.hprof.gz. gzip -d gives the plain file.\n"
       "  - The option depth=<size> is at most 65535, the most a binary file records.\n"

@@ -27,6 +27,12 @@ inline constexpr int kMaxNetTimeoutSeconds = 86400;
 // frames per allocating thread, 64 MiB of signal-handler slots for cpu=samples).
 inline constexpr int kMaxDepth = 65535;
 
+// sites=<n>: the default and the bounds. The most is what an object's tag can name (live counts
+// find each object's site from its tag: runtime/sections/allocation_event.h).
+inline constexpr uint32_t kDefaultMaxSites = uint32_t{1} << 18;
+inline constexpr uint32_t kMinMaxSites = 1024;
+inline constexpr uint32_t kMostMaxSites = (uint32_t{1} << 20) - 1;
+
 struct Options {
   bool heap_dump = false, alloc_sites = false;  // heap=dump|sites|all (accumulate)
   bool cpu_sampling = false, cpu_timing = false, old_timing = false;  // cpu=samples|y|times|old
@@ -51,6 +57,10 @@ struct Options {
   // live=y|n: heap=sites follows each object after its allocation (a tag per object, a collection
   // and a heap walk at each report) to count the live ones; n counts allocations alone.
   bool live = true;
+  // sites=<n>: how many distinct allocation sites heap=sites keeps (its table is reserved up front;
+  // allocations at sites beyond are counted as dropped, said when it first happens).
+  uint32_t max_sites = kDefaultMaxSites;
+  bool max_sites_given = false;
   // timeout=<seconds>: how long a net= peer may take no data before the connection is given up;
   // 0 waits for ever.
   int net_timeout_seconds = kDefaultNetTimeoutSeconds;

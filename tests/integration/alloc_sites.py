@@ -368,6 +368,27 @@ def run_live_n_options(label, home):
           f"{label}: live=n with sample= runs", run)
 
 
+def run_sites_full(label, home):
+    """A site table too small for the run (sites=1024, depth 16): one line says so when it fills,
+    another at exit how many allocations went uncounted; the report lists at most 1024 sites. The
+    default table takes the same run without either line."""
+    full = "fasthprof: the allocation site table is full (1024 sites, depth 16): allocations at new sites are " \
+           "not counted from now on; sites=<n> keeps more"
+    run = run_java(home, agentpath("heap=sites,sites=1024,depth=16,cutoff=0,file=s.txt"), "AllocSites", ["basic"])
+    if not check(run.code == 0 and "AllocSites done" in run.stdout, f"{label}: sites=1024 exits normally", run):
+        return
+    dropped = re.search(r"fasthprof: the allocation site table was full: (\d+) allocations at new sites were not "
+                        r"tracked \(sites=<n> keeps more\)", run.stderr)
+    check(run.stderr.count(full) == 1 and dropped is not None and int(dropped.group(1)) > 0,
+          f"{label}: one line when the table fills, the count at exit", run)
+    check(run.stderr.find(full) < run.stderr.find("Dumping allocation sites"), f"{label}: said before the report", run)
+    sections = hprof_records.text_sites(run.text("s.txt"))
+    rows = [r for r in sections[-1][3] if r] if sections else []
+    check(0 < len(rows) <= 1024, f"{label}: at most 1024 sites listed: {len(rows)}", run)
+    run = run_java(home, agentpath("heap=sites,depth=16,file=s.txt"), "AllocSites", ["basic"])
+    check(run.code == 0 and "site table" not in run.stderr, f"{label}: the default table holds the run", run)
+
+
 run_cases("alloc_sites", {
     "text_basic": on_each_jdk(run_text_basic),
     "binary_basic": on_each_jdk(run_binary_basic),
@@ -379,4 +400,5 @@ run_cases("alloc_sites", {
     "live_n_text": on_each_jdk(run_live_n_text),
     "live_n_binary": on_each_jdk(run_live_n_binary),
     "live_n_options": on_each_jdk(run_live_n_options),
+    "sites_full": on_each_jdk(run_sites_full),
 })

@@ -105,6 +105,8 @@ const std::map<std::string, RowExpectation>& expectations() {
       {"precrash", {[](const Options&) { return true; }, "", nullptr, nullptr}},
       {"sample", {[](const Options& o) { return o.sample_bytes == 0; }, "sample=512k",
                   [](const Options& o) { return o.sample_bytes == 512 * 1024; }, "512kb"}},
+      {"sites", {[](const Options& o) { return o.max_sites == 262144 && !o.max_sites_given; }, "heap=sites,sites=5000",
+                 [](const Options& o) { return o.max_sites == 5000 && o.max_sites_given; }, "1023"}},
       {"live", {[](const Options& o) { return o.live; }, "heap=sites,live=n",
                 [](const Options& o) { return !o.live; }, "no"}},
       {"gz", {[](const Options& o) { return !o.gzip; }, "format=b,gz=y",
@@ -296,6 +298,11 @@ TEST(CrossChecks, FasthprofOptionsNeedTheirFeature) {
   expect_errors("live=n needs heap=sites without heap=dump (a heap dump names each object's allocation site)",
                 {"live=n", "heap=all,live=n", "heap=dump,live=n", "heap=sites,heap=dump,live=n", "cpu=samples,live=n"});
   EXPECT_FALSE(parse_ok("heap=sites,live=n").live);
+  expect_errors("sites=<n> needs heap=sites or heap=all", {"heap=dump,sites=2048", "cpu=samples,sites=2048"});
+  EXPECT_EQ(1048575u, parse_ok("heap=sites,sites=1048575").max_sites);
+  EXPECT_EQ(1024u, parse_ok("sites=1024").max_sites);  // default heap=all tracks
+  EXPECT_EQ("sites option value must be a number from 1024 to 1048575", parse_error("heap=sites,sites=1048576"));
+  EXPECT_EQ("sites option value must be a number from 1024 to 1048575", parse_error("heap=sites,sites=lots"));
   EXPECT_FALSE(parse_ok("heap=sites,sample=4k,live=n").live);
   EXPECT_TRUE(parse_ok("heap=all,live=y").live);
 }
