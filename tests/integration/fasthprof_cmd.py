@@ -89,6 +89,14 @@ def case_dispatch():
               f"{verb} --help: {usage.returncode}\n{usage.stdout}{usage.stderr}")
         check(fasthprof("help", verb).stdout == usage.stdout, f"help {verb} prints {verb} --help")
     check("Shallow bytes" in fasthprof("summary", "--help").stdout, "summary --help states the shallow-size rule")
+    version = fasthprof("--version")
+    check(version.returncode == 0 and re.fullmatch(r"fasthprof \d+\.\d+\.\d+\n", version.stdout) is not None,
+          f"--version: {version}")
+    for args in (("version",), ("diff", "--version"), ("summary", "-V", "x.hprof")):
+        check(fasthprof(*args).stdout == version.stdout, f"{' '.join(args)} prints the version")
+    verify_version = subprocess.run([os.environ["FASTHPROF_VERIFY"], "--version"], capture_output=True, text=True)
+    check(verify_version.returncode == 0 and version.stdout.strip() in verify_version.stdout,
+          f"hprof-verify --version: {verify_version}")
     one_message("no verb", fasthprof("frobnicate", "x"), r"^fasthprof: no verb frobnicate")
     no_args = fasthprof()
     check(no_args.returncode == 2 and "usage: fasthprof" in no_args.stderr, f"no arguments: usage, exit 2: {no_args}")

@@ -36,7 +36,7 @@ namespace {
 void print_help(FILE* out) {
   std::fputs(
       "usage: fasthprof <verb> [options] FILE...\n"
-      "       fasthprof help | fasthprof <verb> --help\n"
+      "       fasthprof help | fasthprof <verb> --help | fasthprof --version\n"
       "Reads the HPROF binary files the fasthprof agent writes (format=b, gz=y) and the JDK's own\n"
       "heap dumps (jcmd GC.heap_dump, -gz too; any gzip file is decompressed first).\n"
       "Results go to standard output, or to -o FILE.\n\nverbs:\n",
@@ -46,6 +46,16 @@ void print_help(FILE* out) {
       "\nexit status: 0 done; 1 the verb's verdict (a file that fails verify, a diff --fail-if met);\n2 bad usage or bad "
       "input (unreadable, not HPROF binary, truncated, malformed), with one message on stderr.\n",
       out);
+}
+
+// --version (or `version`) as the verb, or --version among a verb's options (before a "--").
+bool asks_version(int argc, char** argv) {
+  if (std::strcmp(argv[1], "version") == 0) return true;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) return false;
+    if (std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "-V") == 0) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -58,6 +68,10 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   }
   const char* name = argv[1];
+  if (asks_version(argc, argv)) {
+    std::printf("fasthprof %s\n", FASTHPROF_VERSION);
+    return kExitOk;
+  }
   if (std::strcmp(name, "help") == 0 || std::strcmp(name, "--help") == 0 || std::strcmp(name, "-h") == 0) {
     if (argc > 2) {
       for (const Verb& verb : verbs()) {
