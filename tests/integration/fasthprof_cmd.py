@@ -346,6 +346,21 @@ def collapsed_run(jdk, home):
                       f"{label}: sites by {value}: the folded stacks of the ALLOC SITES rows:\n{folded.stdout[:3000]}")
                 items = sum(count for stack, count in got.items() if stack.endswith(";AllocSites.makeItems;AllocSites$Item"))
                 check(items > 0, f"{label}: sites by {value}: AllocSites.makeItems allocates AllocSites$Item ({items})")
+                # The default cutoff (by live bytes) leaves out the dropped String[] and the JDK's
+                # short-lived sites: the verb says how much of the allocated bytes it shows.
+                share = re.search(r"^fasthprof collapsed: SITES 1 lists [\d.]+ MB of the [\d.]+ MB allocated "
+                                  r"\(([\d.]+) %\): .* run it with cutoff=0 to list every site$", folded.stderr, re.M)
+                check(share is not None and 0 < float(share.group(1)) < 100,
+                      f"{label}: sites by {value}: the cut is said on stderr: {folded.stderr!r}")
+        whole = folder / "whole.hprof"
+        run = run_java(home, agentpath(f"heap=sites,format=b,cutoff=0,file={whole}"), main="AllocSites")
+        if check(run.code == 0, f"{label}: AllocSites with cutoff=0", run):
+            folded = fasthprof("collapsed", whole)
+            check(folded.returncode == 0 and "cutoff" not in folded.stderr,
+                  f"{label}: cutoff=0: every site listed, nothing to say: {folded.stderr!r}")
+            page = fasthprof("flame", sites, "-o", folder / "sites.html")
+            check(page.returncode == 0 and 'id="coverage"' in (folder / "sites.html").read_text() and
+                  "cutoff=0" in page.stderr, f"{label}: flame shows the cut on the page and says it: {page.stderr!r}")
         one_message(f"{label}: --cpu of a file with none", fasthprof("collapsed", "--cpu", sites), r"holds no CPU sections")
     finally:
         cleanup(folder)

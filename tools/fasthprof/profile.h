@@ -33,6 +33,10 @@ struct Table {
   std::vector<std::string_view> metrics;
   std::map<std::string, std::array<uint64_t, kMaxMetrics>> rows;
   std::array<uint64_t, kMaxMetrics> totals{};
+  // Sites: when the section's rows hold less than all the bytes its header says were allocated
+  // (the agent cut the list at its cutoff), one line that says how much is missing and how to get
+  // it; empty otherwise. The verbs print it on stderr (flame also in the page).
+  std::string coverage;
 };
 
 const char* kind_name(Kind kind);

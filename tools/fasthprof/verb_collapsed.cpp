@@ -65,6 +65,7 @@ int collapsed_main(int argc, char** argv) {
   }
   Table table;
   if (!build_table("collapsed", path.c_str(), model, kind, Grouping::kStack, section, &table)) return kExitBadInput;
+  if (!table.coverage.empty()) std::fprintf(stderr, "fasthprof collapsed: %s\n", table.coverage.c_str());
   Output output;
   if (!output.open("collapsed", args.output)) return kExitBadInput;
   for (const auto& [stack, values] : table.rows) {

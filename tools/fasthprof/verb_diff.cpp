@@ -122,6 +122,12 @@ int diff_main(int argc, char** argv) {
       !build_table("diff", path_b.c_str(), b->model, kind, grouping, 0, &table_b)) {
     return kExitBadInput;
   }
+  for (const Table* table : {&table_a, &table_b}) {
+    if (!table->coverage.empty()) {
+      std::fprintf(stderr, "fasthprof diff: %s: %s\n", table == &table_a ? path_a.c_str() : path_b.c_str(),
+                   table->coverage.c_str());
+    }
+  }
 
   // The second column pair: objects for a bytes metric (and the other way), none for cpu.
   const int other = kind == Kind::kCpu ? -1 : (metric % 2 == 0 ? metric + 1 : metric - 1);

@@ -118,6 +118,7 @@ body { font: 12px sans-serif; margin: 8px; }
 .frame { position: absolute; height: 17px; box-sizing: border-box; border: 1px solid #fff; overflow: hidden;
   white-space: nowrap; font: 11px monospace; line-height: 15px; padding-left: 2px; cursor: pointer; }
 .frame.match { background: #e040fb !important; }
+.warning { color: #a00000; font-weight: bold; margin: 4px 0; }
 </style>
 )CSS";
 
@@ -277,6 +278,7 @@ int flame_main(int argc, char** argv) {
   }
   Table table;
   if (!build_table("flame", path.c_str(), model, kind, Grouping::kStack, section, &table)) return kExitBadInput;
+  if (!table.coverage.empty()) std::fprintf(stderr, "fasthprof flame: %s\n", table.coverage.c_str());
 
   std::vector<Node> nodes(1);
   nodes[0].name = "all";
@@ -293,6 +295,7 @@ int flame_main(int argc, char** argv) {
   page += "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + html_text(title) + "</title>\n";
   page += kPageStyle;
   page += "</head><body>\n<h3>" + html_text(title) + "</h3>\n";
+  if (!table.coverage.empty()) page += "<p id=\"coverage\" class=\"warning\">" + html_text(table.coverage) + "</p>\n";
   page += "<div id=\"bar\"><input id=\"search\" placeholder=\"search\" size=\"30\"> <button id=\"reset\">Reset</button>"
           " <span id=\"matched\"></span> <span>total " + std::to_string(nodes[0].value) + "</span></div>\n";
   page += "<div id=\"status\"></div>\n<div id=\"chart\"></div>\n<script>\nconst ICICLE = ";
