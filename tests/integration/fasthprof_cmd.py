@@ -425,6 +425,25 @@ def diff_run(jdk, home):
                           folder / "s2.hprof")
         check(grown.returncode == 1 and "AllocSites$Item:alloc-objects>=0' met: +0" in grown.stderr,
               f"{label}: --fail-if on sites met: exit 1\n{grown.stderr}")
+
+        # CPU on shares: two runs of one busy program take different numbers of samples, the same
+        # shares. spin() is most of each (two threads spinning for 1.5 s).
+        for run_name, millis in (("c1.hprof", "1500"), ("c2.hprof", "3000")):
+            run = run_java(home, agentpath(f"cpu=samples,format=b,file={folder / run_name}"), main="CpuBusy",
+                           args=["2", millis])
+            check(run.code == 0, f"{label}: CpuBusy", run)
+        cpu = fasthprof("diff", "--cpu", "--fail-if", "CpuBusy.spin:share>15", "--fail-if", "CpuBusy.spin:share<-15",
+                        folder / "c1.hprof", folder / "c2.hprof")
+        spin = re.search(r"^\s*([\d.]+)%\s+([\d.]+)%\s+([-+][\d.]+)pt\s+\S+\s+(\d+)\s+(\d+)\s.*CpuBusy\.spin$",
+                         cpu.stdout, re.M)
+        check(cpu.returncode == 0 and cpu.stdout.splitlines()[2].startswith("cpu by share") and spin is not None and
+              float(spin.group(1)) > 50 and int(spin.group(5)) > int(spin.group(4)) and
+              re.search(r"100\.00%\s+100\.00%\s+\+0\.00pt.*\(total\)$", cpu.stdout, re.M),
+              f"{label}: diff --cpu compares shares (twice the samples, the same share): exit 0\n{cpu.stdout}{cpu.stderr}")
+        moved = fasthprof("diff", "--cpu", "--fail-if", "CpuBusy.spin:share>-100", folder / "c1.hprof",
+                          folder / "c2.hprof")
+        check(moved.returncode == 1 and re.search(r"CpuBusy.spin:share>-100' met: [-+][\d.]+ points", moved.stderr),
+              f"{label}: --fail-if on a share met, in points: exit 1\n{moved.stderr}")
     finally:
         cleanup(folder)
 

@@ -21,7 +21,7 @@ std::vector<std::string_view> kind_metrics(Kind kind) {
   switch (kind) {
     case Kind::kHeap: return {"bytes", "objects"};
     case Kind::kSites: return {"live-bytes", "live-objects", "alloc-bytes", "alloc-objects"};
-    case Kind::kCpu: return {"count"};
+    case Kind::kCpu: return {"count", "share"};
   }
   return {};
 }
@@ -146,6 +146,15 @@ bool build_table(const char* verb, const char* path, const HprofModel& model, Ki
         }
         add(table, key, {count, 0, 0, 0});
       }
+      // Shares in millionths of the total count (the total's share: all of it, when there is any).
+      const uint64_t total = table->totals[0];
+      if (total > 0) {
+        for (auto& [key, values] : table->rows) {
+          values[1] = static_cast<uint64_t>(
+              std::llround(static_cast<double>(kShareScale) * static_cast<double>(values[0]) / static_cast<double>(total)));
+        }
+        table->totals[1] = kShareScale;
+      }
       break;
     }
   }
@@ -201,6 +210,9 @@ bool condition_met(const Condition& condition, const Table& a, const Table& b, s
   if (condition.percent) {
     delta = before == 0 ? (after == 0 ? 0.0 : std::numeric_limits<double>::infinity()) : 100.0 * delta / before;
     std::snprintf(text, sizeof(text), "%+.2f%%", delta);
+  } else if (a.kind == Kind::kCpu && condition.metric == 1) {
+    delta /= kShareScale / 100.0;  // percentage points
+    std::snprintf(text, sizeof(text), "%+.2f points", delta);
   } else {
     std::snprintf(text, sizeof(text), "%+.0f", delta);
   }

@@ -24,12 +24,14 @@ enum class Grouping {
 };
 
 inline constexpr size_t kMaxMetrics = 4;
+// A cpu table's share column is in millionths of its total count.
+inline constexpr uint64_t kShareScale = 1000000;
 
 struct Table {
   Kind kind = Kind::kHeap;
   std::string what;  // "heap dump 2 (at byte 123)"
   // Metric names, in the order of each row's values: heap bytes, objects; sites live-bytes,
-  // live-objects, alloc-bytes, alloc-objects; cpu count.
+  // live-objects, alloc-bytes, alloc-objects; cpu count, share (millionths of the total count).
   std::vector<std::string_view> metrics;
   std::map<std::string, std::array<uint64_t, kMaxMetrics>> rows;
   std::array<uint64_t, kMaxMetrics> totals{};
@@ -43,7 +45,8 @@ const char* kind_name(Kind kind);
 // The metrics of a kind, as Table::metrics lists them.
 std::vector<std::string_view> kind_metrics(Kind kind);
 // Index of a metric (or an alias: "bytes" and "objects" for sites' live ones; "samples" and "ms"
-// for cpu's count) in kind_metrics(kind), or -1.
+// for cpu's count) in kind_metrics(kind), or -1. A cpu --fail-if on share compares the change in
+// percentage points of the total.
 int metric_index(Kind kind, std::string_view name);
 
 // Which kind a file offers by default: the first of `order` that it holds.

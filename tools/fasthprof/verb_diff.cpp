@@ -20,8 +20,9 @@ const char kDiffUsage[] =
     "             sizes of fasthprof summary --help)\n"
     "  --sites    the last ALLOC SITES section of each, per class (live-bytes, live-objects,\n"
     "             alloc-bytes, alloc-objects)\n"
-    "  --cpu      the CPU sections of each added up, per method at the top of the stack (count:\n"
-    "             samples for cpu=samples, milliseconds for cpu=times)\n"
+    "  --cpu      the CPU sections of each added up, per method at the top of the stack (share:\n"
+    "             percent of the file's total, the default, since two runs of one program take\n"
+    "             different numbers of samples; count: samples for cpu=samples, ms for cpu=times)\n"
     "             (default: the first kind both files hold, in this order)\n"
     "  --value M  the metric rows are sorted by (default: the first one listed above)\n"
     "  --stacks   sites: a row per allocation site (stack;class); cpu: a row per whole stack\n"
@@ -31,10 +32,12 @@ const char kDiffUsage[] =
     "     the change B - A of METRIC, of the row NAME (a class, or a method or stack for cpu) or\n"
     "     without NAME of the total, compared with NUMBER; with %, the change relative to A (a row\n"
     "     absent from A that B has grew by +inf%). Aliases: sites bytes = live-bytes, objects =\n"
-    "     live-objects; cpu samples = ms = count. Examples:\n"
+    "     live-objects; cpu samples = ms = count; a cpu share's change is in percentage points.\n"
+    "     Examples:\n"
     "       --fail-if 'bytes>+5%'                  total live bytes grew more than 5%\n"
     "       --fail-if 'alloc-bytes>1000000'        over 1 MB more allocated (--sites)\n"
     "       --fail-if 'java.lang.String:objects>0' more String instances (--heap)\n"
+    "       --fail-if 'app.Codec.encode:share>2'   encode's share of the CPU up by over 2 points\n"
     "  -o OUT     write the table to OUT instead of standard output\n"
     FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done (no --fail-if met), 1 a --fail-if met, 2 bad usage or bad input.\n";
@@ -52,6 +55,15 @@ std::string percent_change(uint64_t before, uint64_t after) {
   char text[32];
   std::snprintf(text, sizeof(text), "%+.2f%%", 100.0 * (static_cast<double>(after) - static_cast<double>(before)) /
                                                    static_cast<double>(before));
+  return text;
+}
+
+double share_percent(uint64_t millionths) { return static_cast<double>(millionths) / (kShareScale / 100.0); }
+
+// The change of a share in percentage points ("+1.25pt").
+std::string share_points(uint64_t before, uint64_t after) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%+.2fpt", share_percent(after) - share_percent(before));
   return text;
 }
 
@@ -99,7 +111,8 @@ int diff_main(int argc, char** argv) {
                   path_b.c_str());
     }
   }
-  int metric = 0;
+  // cpu: shares by default (two runs of one program take different numbers of samples).
+  int metric = kind == Kind::kCpu ? 1 : 0;
   if (args.has("--value")) {
     metric = metric_index(kind, args.value("--value"));
     if (metric < 0) {
@@ -129,8 +142,9 @@ int diff_main(int argc, char** argv) {
     }
   }
 
-  // The second column pair: objects for a bytes metric (and the other way), none for cpu.
-  const int other = kind == Kind::kCpu ? -1 : (metric % 2 == 0 ? metric + 1 : metric - 1);
+  // The second column pair: objects for a bytes metric (and the other way); count for share.
+  const int other = metric % 2 == 0 ? metric + 1 : metric - 1;
+  const bool share_column = kind == Kind::kCpu;  // metric 1 of cpu: millionths, shown as percent
   struct Row {
     const std::string* name;
     std::array<uint64_t, kMaxMetrics> before{};
@@ -179,6 +193,11 @@ int diff_main(int argc, char** argv) {
     for (int m : {metric, other}) {
       if (m < 0) continue;
       if (m == other) std::fputs("  ", out);
+      if (share_column && m == 1) {
+        std::fprintf(out, "%13.2f%% %13.2f%% %14s %9s", share_percent(before[m]), share_percent(after[m]),
+                     share_points(before[m], after[m]).c_str(), percent_change(before[m], after[m]).c_str());
+        continue;
+      }
       std::fprintf(out, "%14" PRIu64 " %14" PRIu64 " %14s %9s", before[m], after[m],
                    signed_count(static_cast<int64_t>(after[m]) - static_cast<int64_t>(before[m])).c_str(),
                    percent_change(before[m], after[m]).c_str());
