@@ -426,6 +426,19 @@ def diff_run(jdk, home):
         check(grown.returncode == 1 and "AllocSites$Item:alloc-objects>=0' met: +0" in grown.stderr,
               f"{label}: --fail-if on sites met: exit 1\n{grown.stderr}")
 
+        # Lambdas: their hidden classes have another address in each run; diff names them without it.
+        for run_name in ("l1.hprof", "l2.hprof"):
+            run = run_java(home, agentpath(f"heap=sites,format=b,cutoff=0,file={folder / run_name}"), main="AllocSites",
+                           args=["threads"], timeout=180)
+            check(run.code == 0, f"{label}: AllocSites threads", run)
+        for extra in ([], ["--stacks"]):
+            lambdas = fasthprof("diff", "--sites", "--top", "0", *extra, folder / "l1.hprof", folder / "l2.hprof")
+            names = [line.split()[-1] for line in lambdas.stdout.splitlines()[4:]]
+            check(lambdas.returncode == 0 and any("AllocSites$$Lambda" in n for n in names) and
+                  not any(re.search(r"[./+]0x[0-9a-f]", n) for n in names) and
+                  not re.search(r"\bnew\b.*Lambda", lambdas.stdout),
+                  f"{label}: diff {' '.join(extra)}: lambdas matched without their addresses:\n{lambdas.stdout[-3000:]}")
+
         # CPU on shares: two runs of one busy program take different numbers of samples, the same
         # shares. spin() is most of each (two threads spinning for 1.5 s).
         for run_name, millis in (("c1.hprof", "1500"), ("c2.hprof", "3000")):

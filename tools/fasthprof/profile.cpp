@@ -162,6 +162,35 @@ bool build_table(const char* verb, const char* path, const HprofModel& model, Ki
   return true;
 }
 
+std::string without_hidden_addresses(std::string_view name) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+  std::string out;
+  out.reserve(name.size());
+  size_t i = 0;
+  while (i < name.size()) {
+    const char c = name[i];
+    if ((c == '.' || c == '+' || c == '/') && i + 3 < name.size() && name[i + 1] == '0' && name[i + 2] == 'x' &&
+        hex(name[i + 3])) {
+      size_t end = i + 3;
+      while (end < name.size() && hex(name[end])) ++end;
+      i = end;  // the separator and the address go; what follows (".run", ";", the end) stays
+      continue;
+    }
+    out.push_back(c);
+    ++i;
+  }
+  return out;
+}
+
+void merge_hidden_classes(Table* table) {
+  std::map<std::string, std::array<uint64_t, kMaxMetrics>> merged;
+  for (const auto& [name, values] : table->rows) {
+    std::array<uint64_t, kMaxMetrics>& row = merged[without_hidden_addresses(name)];
+    for (size_t i = 0; i < kMaxMetrics; ++i) row[i] += values[i];
+  }
+  table->rows = std::move(merged);
+}
+
 bool parse_condition(const char* verb, Kind kind, std::string_view text, Condition* condition) {
   condition->text.assign(text);
   size_t op_at = text.find_first_of("<>");

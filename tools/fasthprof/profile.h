@@ -58,6 +58,16 @@ bool has_kind(const HprofModel& model, Kind kind);
 bool build_table(const char* verb, const char* path, const HprofModel& model, Kind kind, Grouping grouping,
                  uint64_t section, Table* table);
 
+// A name with the addresses of hidden classes left out: "p.Foo$$Lambda$2.0x00007f1730000a08" (the
+// agent's spelling), "...+0x..." (HotSpot's dumper) and "...Lambda/0x..." (Class.getName) all become
+// "p.Foo$$Lambda$2" ("p.Foo$$Lambda"), in class names and in the frames of stacks. Such addresses
+// change from run to run; nothing else in a Java name can be '.', '+' or '/' followed by "0x".
+std::string without_hidden_addresses(std::string_view name);
+
+// The table's rows renamed by without_hidden_addresses(), rows that fall together added up; what
+// diff compares, so that the same lambda of two runs is one row.
+void merge_hidden_classes(Table* table);
+
 // One --fail-if expression: [NAME:]METRIC OP [+|-]NUMBER[%], OP one of > >= < <=. The change
 // B - A of METRIC (of the row NAME, or of the totals) compared with NUMBER, or with %, the change
 // relative to A (a row absent from A grew by +inf%).

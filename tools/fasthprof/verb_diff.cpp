@@ -26,6 +26,7 @@ const char kDiffUsage[] =
     "             (default: the first kind both files hold, in this order)\n"
     "  --value M  the metric rows are sorted by (default: the first one listed above)\n"
     "  --stacks   sites: a row per allocation site (stack;class); cpu: a row per whole stack\n"
+    "  Hidden classes (lambdas) are named without their address, which changes from run to run.\n"
     "  --top N    rows shown (default 25; 0: all)\n"
     "  --fail-if EXPR  exit 1 when EXPR holds (any of several); each one met is named on stderr:\n"
     "       [NAME:]METRIC OP [+|-]NUMBER[%]      OP: >  >=  <  <=\n"
@@ -135,6 +136,9 @@ int diff_main(int argc, char** argv) {
       !build_table("diff", path_b.c_str(), b->model, kind, grouping, 0, &table_b)) {
     return kExitBadInput;
   }
+  // The same hidden class (a lambda) has another address in each run: rows match without it.
+  merge_hidden_classes(&table_a);
+  merge_hidden_classes(&table_b);
   for (const Table* table : {&table_a, &table_b}) {
     if (!table->coverage.empty()) {
       std::fprintf(stderr, "fasthprof diff: %s: %s\n", table == &table_a ? path_a.c_str() : path_b.c_str(),
