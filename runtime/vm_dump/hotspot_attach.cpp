@@ -50,7 +50,7 @@ bool HotSpotAttach::start_listener(int timeout_ms, std::string* error) {
     return false;
   }
   if (fd >= 0) ::close(fd);
-  if (own_trigger && ::kill(::getpid(), SIGQUIT) != 0) {
+  if (own_trigger && ::kill(pid_, SIGQUIT) != 0) {
     *error = "cannot signal the JVM: " + errno_text(errno);
     ::unlink(trigger_path_.c_str());
     return false;
@@ -63,7 +63,8 @@ bool HotSpotAttach::start_listener(int timeout_ms, std::string* error) {
   return found;
 }
 
-AttachReply HotSpotAttach::jcmd(const std::string& command_line) const {
+AttachReply HotSpotAttach::execute(const std::string& command, const std::string& arg0, const std::string& arg1,
+                                   const std::string& arg2) const {
   AttachReply reply;
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
@@ -87,21 +88,20 @@ AttachReply HotSpotAttach::jcmd(const std::string& command_line) const {
     ::close(fd);
     return reply;
   }
-  // The listener is a thread of this very process: a socket another process listens on (planted
-  // at that name) hears nothing of the request.
+  // The listener is a thread of the target: a socket another process listens on (planted at that
+  // name) hears nothing of the request.
   ucred peer{};
   socklen_t peer_size = sizeof peer;
-  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_size) != 0 || peer.pid != ::getpid()) {
-    reply.error = socket_path_ + " is not this JVM's (it is process " + std::to_string(peer.pid) + "'s)";
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_size) != 0 || peer.pid != pid_) {
+    reply.error = socket_path_ + " is not process " + std::to_string(pid_) + "'s (it is process " +
+                  std::to_string(peer.pid) + "'s)";
     ::close(fd);
     return reply;
   }
-  // Protocol 1: the version, the command, three arguments (the jcmd line is the first).
+  // Protocol 1: the version, the command, three arguments, each ended by a zero byte.
   std::string request;
   request.append("1", 2);
-  request.append("jcmd", 5);
-  request.append(command_line.c_str(), command_line.size() + 1);
-  request.append("\0\0", 2);
+  for (const std::string* part : {&command, &arg0, &arg1, &arg2}) request.append(part->c_str(), part->size() + 1);
   if (!write_all(fd, request.data(), request.size())) {
     reply.error = "cannot send the request: " + errno_text(errno);
     ::close(fd);

@@ -1,5 +1,7 @@
-// A client of HotSpot's attach mechanism run from inside the VM it talks to: how the agent asks
-// the JVM's own heap dumper for a dump (agent/heap/vm_heap_dump.h). Plain system calls, no JNI.
+// A client of HotSpot's attach mechanism: from inside the VM it talks to, how the agent asks the
+// JVM's own heap dumper for a dump (agent/heap/vm_heap_dump.h); from another process of the same
+// user, how `fasthprof attach` loads the agent (tools/fasthprof/verb_attach.cpp). Plain system
+// calls, no JNI.
 //
 // The protocol (HotSpot on Linux): the "Attach Listener" thread serves the Unix socket
 // /tmp/.java_pid<pid>. It is started lazily: by a SIGQUIT that finds the file .attach_pid<pid> (in
@@ -33,7 +35,7 @@ class HotSpotAttach {
   bool socket_exists() const;
 
   // Starts the listener: creates /tmp/.attach_pid<pid> (0600, removed again before returning),
-  // sends SIGQUIT to this process and waits up to timeout_ms for the socket. Call only when attach
+  // sends SIGQUIT to the target and waits up to timeout_ms for the socket. Call only when attach
   // is enabled and signals are not reduced (-Xrs): otherwise the signal prints a thread dump or ends
   // the VM. A SIGQUIT the user sends while the trigger exists is taken by the JVM as part of this
   // start (docs/heap-dumps.md "How the JVM's dumper is asked" says so). Returns false with
@@ -42,9 +44,14 @@ class HotSpotAttach {
   bool start_listener(int timeout_ms, std::string* error);
 
   // Sends "jcmd <command line>" and waits for the whole reply (the command has finished then).
-  // Blocks in read(): call on a thread that the VM does not wait for. A socket that another process
-  // listens on is refused before anything is sent (reply.error says so).
-  AttachReply jcmd(const std::string& command_line) const;
+  // Blocks in read(): call on a thread that the VM does not wait for. A socket that a process other
+  // than the target listens on is refused before anything is sent (reply.error says so).
+  AttachReply jcmd(const std::string& command_line) const { return execute("jcmd", command_line); }
+
+  // Any attach operation with up to three arguments ("load", path, "true", options loads an agent),
+  // as jcmd() does.
+  AttachReply execute(const std::string& command, const std::string& arg0 = "", const std::string& arg1 = "",
+                      const std::string& arg2 = "") const;
 
  private:
   pid_t pid_;

@@ -70,15 +70,31 @@ TEST(HotSpotAttach, AsksASocketThisProcessListensOn) {
   EXPECT_NE(std::string::npos, request.find("GC.heap_dump -overwrite /x"));
 }
 
-// A child process listens at the name of a "JVM" whose pid is its own: this process, the client,
-// must not send it the request (it would learn where the dump goes and could answer anything).
+// An operation with three arguments, as `fasthprof attach` sends "load": each part ends with a zero byte.
+TEST(HotSpotAttach, SendsAnyOperationWithItsArguments) {
+  Listener listener(getpid());
+  ASSERT_TRUE(listener.bound());
+  HotSpotAttach attach(getpid());
+  std::string request;
+  std::thread server([&] { request = listener.answer_one(); });
+  AttachReply reply = attach.execute("load", "/a/libfasthprof.so", "true", "heap=sites,file=x");
+  server.join();
+  EXPECT_TRUE(reply.answered) << reply.error;
+  EXPECT_EQ(std::string("1\0load\0/a/libfasthprof.so\0true\0heap=sites,file=x\0", 49), request);
+  EXPECT_EQ("Heap dump file created", reply.text);
+}
+
+// A child process listens at the name of this process's socket (planted there): the client asking
+// its own JVM (the agent's case) must not send it the request (it would learn where the dump goes
+// and could answer anything). The same holds for any target: only the target may answer.
 TEST(HotSpotAttach, RefusesASocketAnotherProcessListensOn) {
   int ready[2];
   ASSERT_EQ(0, pipe(ready));
+  const pid_t target = getpid();
   pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    Listener listener(getpid());
+    Listener listener(target);
     char byte = listener.bound() ? 1 : 0;
     (void)!write(ready[1], &byte, 1);
     std::string request = listener.answer_one();
@@ -87,10 +103,10 @@ TEST(HotSpotAttach, RefusesASocketAnotherProcessListensOn) {
   char byte = 0;
   ASSERT_EQ(1, read(ready[0], &byte, 1));
   ASSERT_EQ(1, byte);
-  HotSpotAttach attach(child);
+  HotSpotAttach attach(target);
   AttachReply reply = attach.jcmd("GC.heap_dump -overwrite /x");
   EXPECT_FALSE(reply.answered);
-  EXPECT_NE(std::string::npos, reply.error.find("is not this JVM's")) << reply.error;
+  EXPECT_NE(std::string::npos, reply.error.find("is not process " + std::to_string(target) + "'s")) << reply.error;
   int status = 0;
   ASSERT_EQ(child, waitpid(child, &status, 0));
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the request reached the other process: " << status;
