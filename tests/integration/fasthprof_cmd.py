@@ -79,9 +79,10 @@ def case_dispatch():
     help_text = fasthprof("help")
     listed = re.findall(r"^  (\w+) ", help_text.stdout, re.M)
     # pprof is built only where Debian's protobuf and profile.proto are (tools/meson.build).
-    check(help_text.returncode == 0 and listed in (["verify", "summary", "collapsed", "diff", "text", "flame", "listen"],
+    check(help_text.returncode == 0 and listed in (["verify", "summary", "collapsed", "diff", "text", "flame", "listen",
+                                                    "attach"],
                                                    ["verify", "summary", "collapsed", "diff", "text", "flame", "pprof",
-                                                    "listen"]),
+                                                    "listen", "attach"]),
           f"help lists the verbs that are built, and no other:\n{help_text.stdout}")
     for verb in listed:
         usage = fasthprof(verb, "--help")
@@ -149,7 +150,7 @@ def case_dispatch():
                 check(run(file_name) == plain, f"{verb} {' '.join(map(str, extra))} {file_name} as the plain file: {plain}")
             return plain
 
-        for verb in [verb for verb in listed if verb not in ("listen", "flame", "pprof")]:
+        for verb in [verb for verb in listed if verb not in ("listen", "flame", "pprof", "attach")]:
             extra = (folder / "good.hprof",) if verb == "diff" else ()
             code, _, _ = same_as_plain(verb, *extra)
             check(code == (2 if verb == "collapsed" else 0), f"{verb} of the hand-made file: exit {code}")

@@ -27,6 +27,8 @@ const std::vector<Verb>& verbs() {
 #endif
       {"listen", "collect net= agents' output, one file per connection, and send them commands",
        kListenUsage, listen_main},
+      {"attach", "load the agent into a running JVM (checked options, the JVM's answer; --duration)",
+       kAttachUsage, attach_main},
   };
   return table;
 }

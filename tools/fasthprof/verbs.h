@@ -33,4 +33,7 @@ int pprof_main(int argc, char** argv);
 extern const char kListenUsage[];
 int listen_main(int argc, char** argv);
 
+extern const char kAttachUsage[];
+int attach_main(int argc, char** argv);
+
 }  // namespace fasthprof::cli
