@@ -277,6 +277,7 @@ bool HprofModel::record(const RecordView& r, ReadError* error) {
       if (too_short(8)) return false;
       CpuSamplesSection section;
       section.offset = r.offset;
+      section.time_micros = r.time_micros;
       section.total = bytes_.u4(at);
       const uint32_t count = bytes_.u4(at + 4);
       if (uint64_t{count} * 8 > r.length - 8) {

@@ -73,6 +73,7 @@ struct CpuRow {
 
 struct CpuSamplesSection {
   uint64_t offset = 0;
+  uint32_t time_micros = 0;  // the record's time, since the header's time stamp
   uint32_t total = 0;
   std::vector<CpuRow> rows;
 };

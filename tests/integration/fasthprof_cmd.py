@@ -687,6 +687,11 @@ def pprof_top(path, *extra):
     return rows, total.group(1) if total else None, done.stdout + done.stderr
 
 
+def pprof_seconds(millis):
+    """A time as `go tool pprof -top` prints a row of a profile of seconds (3.30s)."""
+    return f"{millis / 1000:.2f}s"
+
+
 def pprof_run(jdk, home):
     """`go tool pprof -top` (Debian's golang-go) on the pprof output of CpuBusy lists CpuBusy.spin
     first with the count the CPU SAMPLES records give it, and the records' total; on AllocSites'
@@ -716,9 +721,23 @@ def pprof_run(jdk, home):
                 top = traces[serial][1][:1]
                 if top and f"{classes[frames[top[0]][1]]}.{frames[top[0]][0]}" == "CpuBusy.spin":
                     spin += count
-        rows, shown_total, output = pprof_top(folder / "cpu.pb.gz")
+        rows, shown_total, output = pprof_top(folder / "cpu.pb.gz", "-sample_index=samples")
         check(rows[:1] == [("CpuBusy.spin", str(spin))] and shown_total == str(total),
               f"{label}: go tool pprof -top lists CpuBusy.spin first with {spin} of {total} samples:\n{output[:2000]}")
+        # As fleet tools take CPU profiles: nanoseconds by default, each sample the interval (10 ms).
+        rows, shown_total, output = pprof_top(folder / "cpu.pb.gz")
+        check("Type: cpu" in output and rows[:1] == [("CpuBusy.spin", pprof_seconds(spin * 10))] and
+              re.search(r"Duration: [\d.]+m?s", output) is not None,
+              f"{label}: pprof's default is CPU time, {spin} x 10 ms in CpuBusy.spin, with a duration:\n{output[:2000]}")
+        made = fasthprof("pprof", "--interval", "20", "-o", folder / "cpu20.pb.gz", cpu)
+        rows, _, output = pprof_top(folder / "cpu20.pb.gz")
+        check(made.returncode == 0 and rows[:1] == [("CpuBusy.spin", pprof_seconds(spin * 20))],
+              f"{label}: --interval 20: each sample 20 ms:\n{output[:2000]}")
+        env = dict(os.environ, HOME=str(folder))
+        raw = subprocess.run(["go", "tool", "pprof", "-raw", str(folder / "cpu.pb.gz")], capture_output=True, text=True,
+                             timeout=300, env=env).stdout
+        check("PeriodType: cpu nanoseconds" in raw and "Period: 10000000" in raw and
+              "samples/count cpu/nanoseconds[dflt]" in raw, f"{label}: period type, period, sample types:\n{raw[:800]}")
         sites = folder / "sites.hprof"
         run = run_java(home, agentpath(f"heap=sites,format=b,file={sites}"), main="AllocSites")
         if not check(run.code == 0, f"{label}: AllocSites", run):

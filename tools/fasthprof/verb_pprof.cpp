@@ -21,11 +21,16 @@
 namespace fasthprof::cli {
 
 const char kPprofUsage[] =
-    "usage: fasthprof pprof [--cpu | --sites] [--section N] -o OUT.pb.gz FILE\n"
+    "usage: fasthprof pprof [--cpu | --sites] [--section N] [--interval MS] -o OUT.pb.gz FILE\n"
     "Writes the samples of a file in Google's pprof format (profile.proto, gzipped), for\n"
     "`go tool pprof`, Pyroscope, Parca, Grafana:\n"
     "  --cpu    the CPU sections added up (the default when the file has one): one sample per\n"
-    "           trace, sample type samples/count (cpu=samples) or cpu/milliseconds (cpu=times)\n"
+    "           trace with two sample types, samples/count and cpu/nanoseconds (the default, as\n"
+    "           fleet tools take CPU profiles), the period cpu/nanoseconds and the duration up to\n"
+    "           the last section. cpu=samples: each sample stands for the sampling interval, which\n"
+    "           the file does not record: --interval MS, the agent's interval= (default 10);\n"
+    "           cpu=times: the milliseconds measured (samples/count then counts the calls'\n"
+    "           milliseconds, period 1 ms)\n"
     "  --sites  the last ALLOC SITES section: one sample per site, four sample types as Go's heap\n"
     "           profiles have them: alloc_objects, alloc_space, inuse_objects, inuse_space (the\n"
     "           default); the allocated class is the sample's label \"class\" and its innermost frame\n"
@@ -203,7 +208,7 @@ bool write_gzip(const char* path, const std::string& bytes) {
 
 int pprof_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("pprof", argc, argv, {"--cpu", "--sites"}, {"--section", kMaxExpandedOption}, &args)) {
+  if (!parse_args("pprof", argc, argv, {"--cpu", "--sites"}, {"--section", "--interval", kMaxExpandedOption}, &args)) {
     return kExitBadInput;
   }
   if (args.help) {
@@ -214,6 +219,11 @@ int pprof_main(int argc, char** argv) {
   uint64_t section = 0;
   if (args.has("--section") && (!parse_count(args.value("--section"), &section) || section == 0)) {
     return fail("pprof", "--section takes a number from 1");
+  }
+  uint64_t interval_ms = 10;
+  if (args.has("--interval") && (!parse_count(args.value("--interval"), &interval_ms) || interval_ms == 0 ||
+                                 interval_ms > 3600000)) {
+    return fail("pprof", "--interval takes milliseconds, 1 to 3600000 (the agent's interval=)");
   }
   if (args.operands.size() != 1) return fail("pprof", "needs one FILE (see fasthprof pprof --help)");
   if (args.output == nullptr) return fail("pprof", "needs -o OUT.pb.gz (the profile is binary)");
@@ -233,9 +243,19 @@ int pprof_main(int argc, char** argv) {
   profile.set_time_nanos(millis <= INT64_MAX / 1000000 ? static_cast<int64_t>(millis) * 1000000 : 0);
   if (!sites) {
     const bool times = model.cpu_is_times();
-    times ? builder.sample_type("cpu", "milliseconds") : builder.sample_type("samples", "count");
+    // What one count stands for: a sample of interval= ms, or one measured millisecond.
+    const int64_t count_nanos = static_cast<int64_t>(times ? 1 : interval_ms) * 1000000;
+    builder.sample_type("samples", "count");
+    builder.sample_type("cpu", "nanoseconds");
+    profile.set_default_sample_type(builder.text("cpu"));
+    pb::ValueType* period_type = profile.mutable_period_type();
+    period_type->set_type(builder.text("cpu"));
+    period_type->set_unit(builder.text("nanoseconds"));
+    profile.set_period(count_nanos);
     const size_t count = model.cpu().size();
     if (section > count) return fail("pprof", "%s holds %zu CPU sections, not %" PRIu64, path.c_str(), count, section);
+    // From the start of the profile (the header) to the section written last.
+    profile.set_duration_nanos(static_cast<int64_t>(model.cpu()[section == 0 ? count - 1 : section - 1].time_micros) * 1000);
     // One sample per trace: a row's stack costs a location per frame, and rows may name one
     // deep trace many times over.
     std::map<uint32_t, uint64_t> by_trace;
@@ -243,7 +263,10 @@ int pprof_main(int argc, char** argv) {
       for (const CpuRow& row : model.cpu()[i].rows) by_trace[row.trace_serial] += row.count;
     }
     for (const auto& [serial, samples] : by_trace) {
-      if (samples != 0) builder.sample(serial, nullptr)->add_value(static_cast<int64_t>(samples));
+      if (samples == 0) continue;
+      pb::Sample* sample = builder.sample(serial, nullptr);
+      sample->add_value(static_cast<int64_t>(samples));
+      sample->add_value(static_cast<int64_t>(samples) * count_nanos);
     }
   } else {
     builder.sample_type("alloc_objects", "count");
