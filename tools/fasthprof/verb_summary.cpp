@@ -159,7 +159,8 @@ int summary_main(int argc, char** argv) {
   std::fprintf(out, "records: %" PRIu64 "\n", model.records());
   for (size_t tag = 0; tag < model.record_counts().size(); ++tag) {
     if (model.record_counts()[tag]) {
-      std::fprintf(out, "  %-20s %12" PRIu64 "\n", record_tag_name(static_cast<uint8_t>(tag)), model.record_counts()[tag]);
+      const char* name = record_tag_name(static_cast<uint8_t>(tag));
+      std::fprintf(out, "  %-20s %12" PRIu64 "\n", name != nullptr ? name : "(unknown tag)", model.record_counts()[tag]);
     }
   }
   std::fprintf(out, "reports: %zu heap dumps, %zu SITES, %zu CPU sections\n", model.dumps().size(), model.sites().size(),
