@@ -604,6 +604,9 @@ def flame_run(jdk, home):
         made = fasthprof("flame", "-o", folder / "cpu.html", folder / "cpu.hprof")
         check(made.returncode == 0 and made.stdout == "", f"{label}: flame -o cpu.html: {made.stderr}")
         page = (folder / "cpu.html").read_text()
+        title = re.search(r"<title>(.*)</title>", page)
+        check(title is not None and title.group(1).endswith(": CPU SAMPLES, 1 section added up, in samples") and
+              title.group(1).count("CPU SAMPLES") == 1, f"{label}: the page's title names the section once: {title}")
         check(not re.search(r"(src|href)=|https?://|fetch\(|XMLHttpRequest|import\(", page),
               f"{label}: the page fetches nothing")
         driver.get((folder / "cpu.html").as_uri())

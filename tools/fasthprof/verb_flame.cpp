@@ -285,10 +285,10 @@ int flame_main(int argc, char** argv) {
   for (const auto& [stack, values] : table.rows) {
     if (values[metric] != 0) add_stack(&nodes, stack, values[metric]);
   }
-  const std::string what = std::string(kind == Kind::kCpu ? (model.cpu_is_times() ? "CPU TIME (ms)" : "CPU SAMPLES")
-                                                          : "allocation sites by ") +
-                           (kind == Kind::kSites ? std::string(table.metrics[metric]) : std::string()) + ", " +
-                           table.what;
+  // table.what names the section(s): "CPU SAMPLES, 2 sections added up", "SITES 1 (at byte 123)".
+  const std::string what = kind == Kind::kCpu
+                               ? table.what + (model.cpu_is_times() ? ", in ms" : ", in samples")
+                               : "allocation sites by " + std::string(table.metrics[metric]) + ", " + table.what;
   const std::string title = args.has("--title") ? std::string(args.value("--title")) : path + ": " + what;
 
   std::string page;
