@@ -724,6 +724,11 @@ def pprof_run(jdk, home):
                 top = traces[serial][1][:1]
                 if top and f"{classes[frames[top[0]][1]]}.{frames[top[0]][0]}" == "CpuBusy.spin":
                     spin += count
+        by_method = fasthprof("summary", "--by", "method", cpu)
+        first = re.search(r"^rank   self  accum   count method\n\s+1\s+[\d.]+%\s+[\d.]+%\s+(\d+) (\S+)$",
+                          by_method.stdout, re.M)
+        check(by_method.returncode == 0 and first is not None and first.groups() == (str(spin), "CpuBusy.spin"),
+              f"{label}: summary --by method ranks CpuBusy.spin first with its {spin} samples:\n{by_method.stdout[-1500:]}")
         rows, shown_total, output = pprof_top(folder / "cpu.pb.gz", "-sample_index=samples")
         check(rows[:1] == [("CpuBusy.spin", str(spin))] and shown_total == str(total),
               f"{label}: go tool pprof -top lists CpuBusy.spin first with {spin} of {total} samples:\n{output[:2000]}")

@@ -2,6 +2,10 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 #include <numeric>
 
 #include "base/hprof_format.h"
@@ -10,7 +14,7 @@
 namespace fasthprof::cli {
 
 const char kSummaryUsage[] =
-    "usage: fasthprof summary [--top N] [-o OUT] FILE\n"
+    "usage: fasthprof summary [--top N] [--by method] [-o OUT] FILE\n"
     "Prints what an HPROF binary file holds: its header, its records per tag, and per report:\n"
     "  - each heap dump: its counts, and a class histogram like `jmap -histo`: instances and\n"
     "    shallow bytes per class, the top N by bytes;\n"
@@ -30,6 +34,8 @@ const char kSummaryUsage[] =
     "are not the JVM's own bytes (jcmd GC.class_histogram prints those).\n"
     "\n"
     "  --top N   rows per histogram and section (default 25; 0: all)\n"
+    "  --by method  CPU sections ranked per method at the top of the stack (the traces that end in\n"
+    "            one method added up) instead of per trace\n"
     "  -o OUT    write to OUT instead of standard output\n"
     FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
@@ -107,6 +113,34 @@ void print_sites(FILE* out, const HprofModel& model, uint64_t top) {
   }
 }
 
+// --by method: each section's counts per method at the top of the stack, ranked.
+void print_cpu_by_method(FILE* out, const HprofModel& model, uint64_t top) {
+  const char* title = model.cpu_is_times() ? "CPU TIME (ms)" : "CPU SAMPLES";
+  for (size_t i = 0; i < model.cpu().size(); ++i) {
+    const CpuSamplesSection& section = model.cpu()[i];
+    std::map<std::string, uint64_t> by_method;
+    for (const CpuRow& row : section.rows) {
+      const TraceInfo* trace = model.trace(row.trace_serial);
+      std::string name = trace == nullptr          ? "<no such trace>"
+                         : trace->frame_count == 0 ? "<empty trace>"
+                                                   : model.frame_name(model.trace_frame(*trace, 0), false);
+      by_method[name] += row.count;
+    }
+    std::vector<std::pair<std::string, uint64_t>> rows(by_method.begin(), by_method.end());
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    const size_t shown = top == 0 ? rows.size() : std::min<size_t>(top, rows.size());
+    std::fprintf(out, "\n%s %zu at byte %" PRIu64 " (total = %" PRIu32 "): %zu methods; top %zu\n", title, i + 1,
+                 section.offset, section.total, rows.size(), shown);
+    std::fputs("rank   self  accum   count method\n", out);
+    uint64_t accumulated = 0;
+    for (size_t r = 0; r < shown; ++r) {
+      accumulated += rows[r].second;
+      std::fprintf(out, "%4zu %5.2f%% %5.2f%% %7" PRIu64 " %s\n", r + 1, percent(rows[r].second, section.total),
+                   percent(accumulated, section.total), rows[r].second, rows[r].first.c_str());
+    }
+  }
+}
+
 void print_cpu(FILE* out, const HprofModel& model, uint64_t top) {
   const char* title = model.cpu_is_times() ? "CPU TIME (ms)" : "CPU SAMPLES";
   for (size_t i = 0; i < model.cpu().size(); ++i) {
@@ -131,7 +165,7 @@ void print_cpu(FILE* out, const HprofModel& model, uint64_t top) {
 
 int summary_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("summary", argc, argv, {}, {"--top", kMaxExpandedOption}, &args)) return kExitBadInput;
+  if (!parse_args("summary", argc, argv, {}, {"--top", "--by", kMaxExpandedOption}, &args)) return kExitBadInput;
   if (args.help) {
     std::fputs(kSummaryUsage, stdout);
     return kExitOk;
@@ -141,6 +175,7 @@ int summary_main(int argc, char** argv) {
     return fail("summary", "--top takes a count, not \"%.*s\"", static_cast<int>(args.value("--top").size()),
                 args.value("--top").data());
   }
+  if (args.has("--by") && args.value("--by") != "method") return fail("summary", "--by takes `method`");
   if (args.operands.size() != 1) return fail("summary", "needs one FILE (see fasthprof summary --help)");
   const std::string path(args.operands[0]);
   std::unique_ptr<Loaded> loaded = load("summary", path.c_str(), args);
@@ -167,7 +202,11 @@ int summary_main(int argc, char** argv) {
                model.cpu().size());
   print_dumps(out, model, top);
   print_sites(out, model, top);
-  print_cpu(out, model, top);
+  if (args.has("--by")) {
+    print_cpu_by_method(out, model, top);
+  } else {
+    print_cpu(out, model, top);
+  }
   return output.close("summary") ? kExitOk : kExitBadInput;
 }
 
