@@ -29,7 +29,7 @@ Per run: the process's wall time and its CPU time (user + system of the child, f
 usage of the waited child). Prints per contender the medians of --rounds rounds and their ratios to
 none, then the headline lines `alloc_programs: <program> heap=sites / none: X x wall`. Every run is
 checked: javac's exit status and class files, H2Load's checksums, and for fasthprof a SITES section
-with rows in its file; a failed run stops the benchmark with what went wrong.
+in its file, with rows for the exact contenders; a failed run stops the benchmark with what went wrong.
 
 --smoke: javac on 5 sources, H2 with 2000 rows and 2 threads, one round of every contender.
 --json FILE: the ratios (<program>_<contender>_wall_ratio, _cpu_ratio) and the medians.
@@ -101,7 +101,10 @@ def timed(command, cwd, label):
     return wall, cpu, proc.stdout
 
 
-def check_report(report, label):
+def check_report(report, label, sampled):
+    """The contender's file has a SITES section; an exact contender's has rows. A sampled one's may
+    be empty: SITES lists sites by live bytes above the cutoff, and on a short run every sampled
+    object can be dead by the report (CI saw it on the smoke's H2 with 2000 rows)."""
     if report is None:
         return
     try:
@@ -110,7 +113,9 @@ def check_report(report, label):
         raise Failed(f"{label}: no agent output: {error}") from None
     begin = text.find("SITES BEGIN")
     end = text.find("SITES END", begin)
-    if begin < 0 or end < 0 or not SITE_ROW.search(text[begin:end]):
+    if begin < 0 or end < 0:
+        raise Failed(f"{label}: {report} has no SITES section")
+    if not sampled and not SITE_ROW.search(text[begin:end]):
         raise Failed(f"{label}: {report} has no SITES section with rows")
 
 
@@ -135,7 +140,7 @@ def javac_part(work, home, sources):
                    if not (out / "java" / "util" / (pathlib.Path(name).stem + ".class")).exists()]
         if missing:
             raise Failed(f"{label}: javac wrote no class file for {missing[:3]} ({len(missing)} missing)")
-        check_report(report, label)
+        check_report(report, label, "sample=" in AGENT_OPTIONS.get(name, ""))
         return wall, cpu
 
     return run, f"javac: {len(files)} java.util sources (--patch-module java.base)"
@@ -168,7 +173,7 @@ def h2_part(work, home, rows, threads):
                        map(int, found.groups()[3:])))
         if got != expected:
             raise Failed(f"{label}: wrong checksums {got}, expected {expected}")
-        check_report(report, label)
+        check_report(report, label, "sample=" in AGENT_OPTIONS.get(name, ""))
         return wall, cpu
 
     return run, f"h2: H2Load {rows} rows, {threads} threads ({H2_JAR})"
