@@ -52,7 +52,6 @@ void JNICALL on_alloc(jvmtiEnv* jvmti, JNIEnv*, jthread, jobject object, jclass 
 }
 
 void JNICALL on_vm_init(jvmtiEnv* jvmti, JNIEnv*, jthread) {
-  jvmti->SetHeapSamplingInterval(interval);
   jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
 }
 
@@ -72,6 +71,10 @@ extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*)
   capabilities.can_generate_sampled_object_alloc_events = 1;
   capabilities.can_tag_objects = 1;
   if (jvmti->AddCapabilities(&capabilities) != JVMTI_ERROR_NONE) return JNI_ERR;
+  // At load, as fasthprof does: a thread keeps the distance to its next sample drawn under the
+  // interval in force, so an interval set at VMInit would let the main thread's first few hundred
+  // kilobytes go unseen.
+  jvmti->SetHeapSamplingInterval(interval);
   jvmtiEventCallbacks callbacks{};
   callbacks.SampledObjectAlloc = &on_alloc;
   callbacks.VMInit = &on_vm_init;
