@@ -61,8 +61,8 @@ struct AgentContext {
 struct FeatureEvents {
   bool class_load = false;            // enabled by the feature itself; the hook may be empty
   bool compiled_method_load = false;  // the same
-  // cpu=times (agent/cpu/cpu_timer.h) alone: ClassFileLoadHook and ExceptionCatch go straight to it.
-  bool class_file_load = false;
+  // cpu=times (agent/cpu/cpu_timer.h) alone: ExceptionCatch goes straight to it. (ClassFileLoadHook
+  // goes to the class instrumenter, agent/instrument/class_instrumenter.h, which the Profiler owns.)
   bool exception_catch = false;
 };
 

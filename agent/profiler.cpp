@@ -147,7 +147,7 @@ void Profiler::unload() {
 }
 
 Profiler::Profiler(JavaVM* vm, jvmtiEnv* jvmti, Options options, bool attach)
-    : vm_(vm), jvmti_(jvmti), options_(std::move(options)), attach_(attach), classes_(vm, jvmti) {}
+    : vm_(vm), jvmti_(jvmti), options_(std::move(options)), attach_(attach), classes_(vm, jvmti), instrumenter_(jvmti) {}
 
 jint Profiler::start(JNIEnv* live_jni) {
   std::string error;
@@ -230,7 +230,7 @@ void Profiler::create_features() {
   if (sites != nullptr) allocation_hook_ = add_feature(std::move(sites));
   if (options_.cpu_sampling) add_feature(std::make_unique<CpuSampler>(context_));
   if (options_.cpu_timing) {
-    cpu_timer_ = add_feature(std::make_unique<CpuTimer>(context_));
+    cpu_timer_ = add_feature(std::make_unique<CpuTimer>(context_, &instrumenter_));
     classes_.set_injected_methods(cpu_timer_->resolver());
   }
 }
@@ -269,10 +269,8 @@ bool Profiler::set_up_jvmti(std::string* error) {
     callbacks.MonitorWait = &on_monitor_wait;
     callbacks.MonitorWaited = &on_monitor_waited;
   }
-  if (cpu_timer_ != nullptr) {
-    callbacks.ClassFileLoadHook = &on_class_file_load_hook;
-    callbacks.ExceptionCatch = &on_exception_catch;
-  }
+  if (instrumenter_.wanted()) callbacks.ClassFileLoadHook = &on_class_file_load_hook;
+  if (cpu_timer_ != nullptr) callbacks.ExceptionCatch = &on_exception_catch;
   if (jvmti_->SetEventCallbacks(&callbacks, sizeof(callbacks)) != JVMTI_ERROR_NONE ||
       !writer_thread_.create(jvmti_)) {
     *error = "Unable to set up the JVMTI callbacks.";
@@ -311,6 +309,8 @@ void Profiler::go_live(JNIEnv* jni) {
     classes_.record_loaded_classes(jni);
     apply_lifecycle(jni);
     for (auto& feature : features_) feature->start(jni);
+    // Every feature that injects code has set up its Java side: rewrite from now on.
+    instrumenter_.begin(jni);
     apply_lifecycle(jni);
   }
 
@@ -451,6 +451,7 @@ void Profiler::shut_down(JNIEnv* jni) {
   jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_THREAD_START, nullptr);
   jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_THREAD_END, nullptr);
   jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr);
+  instrumenter_.end();
   for (auto& feature : features_) feature->stop(jni);
   while (active_callbacks_.load() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   if (cut_pending_.load()) cut_back_after_failure();
@@ -581,13 +582,12 @@ void JNICALL Profiler::on_monitor_waited(jvmtiEnv*, JNIEnv* jni, jthread thread,
   profiler->leave_callback();
 }
 
-void JNICALL Profiler::on_class_file_load_hook(jvmtiEnv*, JNIEnv* jni, jclass, jobject, const char* name, jobject,
+void JNICALL Profiler::on_class_file_load_hook(jvmtiEnv*, JNIEnv*, jclass, jobject, const char* name, jobject,
                                                jint class_data_len, const unsigned char* class_data,
                                                jint* new_class_data_len, unsigned char** new_class_data) {
   if (!profiler->enter_callback()) return;
   guarded("ClassFileLoadHook", [&] {
-    profiler->cpu_timer_->on_class_file_load(jni, name, class_data_len, class_data, new_class_data_len,
-                                             new_class_data);
+    profiler->instrumenter_.on_class_file_load(name, class_data_len, class_data, new_class_data_len, new_class_data);
   });
   profiler->leave_callback();
 }

@@ -12,6 +12,7 @@
 
 #include "class_tracker.h"
 #include "feature.h"
+#include "instrument/class_instrumenter.h"
 #include "options/net_command.h"
 #include "options/options.h"
 #include "queues/lifecycle_queue.h"
@@ -144,8 +145,10 @@ class Profiler : private WriterJobs {
   AllocationTracker* allocation_hook_ = nullptr;
   // The monitor events and the WAIT/WAITED events of the lifecycle queue go to it (monitor=y).
   MonitorTracker* monitor_hook_ = nullptr;
-  // cpu=times|old: class rewriting and exits by exception go to the CPU timer alone.
+  // cpu=times|old: exits by exception go to the CPU timer alone.
   CpuTimer* cpu_timer_ = nullptr;
+  // Class rewriting for every feature that injects code (ClassFileLoadHook goes here).
+  ClassInstrumenter instrumenter_;
 
   std::atomic<bool> live_{false};
   std::atomic<bool> failed_{false};  // stop_after_failure() ran

@@ -1,6 +1,6 @@
 // cpu=times and cpu=old: the agent's half of bytecode injection (agent/cpu/cpu_timer.h). The counting
-// itself is Java (agent/cpu/tracker/java/lang/FasthprofTracker.java); this side rewrites classes,
-// runs the clock, and turns the tracker's counts into traces and sections on the owner.
+// itself is Java (agent/instrument/tracker/java/lang/FasthprofTracker.java); this side names the
+// injected methods, runs the clock, and turns the tracker's counts into traces and sections on the owner.
 #include "cpu/cpu_timer.h"
 
 #include <time.h>
@@ -18,7 +18,6 @@
 #include "base/java_names.h"
 #include "base/stderr_line.h"
 #include "classfile/class_rewriter.h"
-#include "cpu/tracker_classes.h"
 #include "jvmti_support.h"
 #include "thread_tracker.h"
 
@@ -37,16 +36,8 @@ constexpr jlong kMaxTraceBudget = jlong{128} << 20;
 constexpr jint kThreadCap = 16384;
 // The agent's words after the clock (FasthprofTracker.start()).
 constexpr size_t kStatesWord = 72, kBudgetReachedWord = 80, kGaveUpWord = 84;
-// Classes per RetransformClasses call: one call per class would cost a safepoint each.
-constexpr size_t kRetransformBatch = 256;
 // Between reports the owner takes the counts this often, so that the states of ended threads go.
 constexpr uint64_t kCollectIntervalNs = 1'000'000'000;
-
-// Classes never instrumented: the tracker, what it calls (Unsafe), and Object, whose constructor
-// runs in every allocation (the original did not count Object.<init> either).
-bool excluded(std::string_view name) {
-  return name.starts_with("java/lang/Fasthprof") || name == "jdk/internal/misc/Unsafe" || name == "java/lang/Object";
-}
 
 // A clock tick later than this is counted as the clock thread held off (verbose=y): the busy
 // threads' time slices can hold a woken thread off for tens of milliseconds (docs/cpu_times.md).
@@ -133,7 +124,16 @@ size_t InjectedMethods::size() {
 
 // ---- CpuTimer -----------------------------------------------------------------------------------
 
-CpuTimer::CpuTimer(const AgentContext& context) : context_(context), jvmti_(context.jvmti) {
+CpuTimer::CpuTimer(const AgentContext& context, ClassInstrumenter* instrumenter)
+    : context_(context), jvmti_(context.jvmti), instrumenter_(instrumenter) {
+  instrumenter_->inject_calls(
+      [this](std::string_view class_name, std::string_view method_name, std::string_view descriptor) {
+        return methods_.add(class_name, method_name, descriptor);
+      });
+  instrumenter_->on_rewritten([this](const RewriteResult& result) {
+    if (result.source_file.empty()) return;
+    for (const InjectedMethod& method : result.methods) methods_.set_source_file(method.id, result.source_file);
+  });
   // Exits by exception: ExceptionCatch pops the shadow stack down to the catching frame. Without
   // it the tracker pops those frames at the next exit below them (later, so their time is longer).
   jvmtiCapabilities potential{};
@@ -144,31 +144,17 @@ CpuTimer::CpuTimer(const AgentContext& context) : context_(context), jvmti_(cont
 CpuTimer::~CpuTimer() = default;
 
 void CpuTimer::add_capabilities(jvmtiCapabilities* wanted) {
-  wanted->can_retransform_classes = 1;
+  instrumenter_->add_capabilities(wanted);
   if (exception_events_) wanted->can_generate_exception_events = 1;
 }
 
 void CpuTimer::wanted_events(FeatureEvents* events) {
-  events->class_file_load = true;
   events->exception_catch = exception_events_;
 }
 
-bool CpuTimer::define_tracker(JNIEnv* jni) {
-  jclass last = nullptr;
-  for (size_t i = 0; i < kTrackerClassCount; ++i) {
-    const TrackerClass& tracker = kTrackerClasses[i];
-    jclass defined = jni->DefineClass(tracker.name, nullptr, reinterpret_cast<const jbyte*>(tracker.bytes),
-                                      static_cast<jsize>(tracker.size));
-    if (defined == nullptr) {
-      jvmti::clear_exception(jni);
-      jvmti::print_error(std::string("cpu=times: cannot define ") + tracker.name + "; no CPU TIME is recorded");
-      return false;
-    }
-    if (last != nullptr) jni->DeleteLocalRef(last);
-    last = defined;
-  }
-  tracker_ = static_cast<jclass>(jni->NewGlobalRef(last));
-  jni->DeleteLocalRef(last);
+bool CpuTimer::take_tracker(JNIEnv* jni) {
+  tracker_ = instrumenter_->tracker(jni, "cpu=times");
+  if (tracker_ == nullptr) return false;
   start_ = jni->GetStaticMethodID(tracker_, "start", "(JIJI)V");
   stop_ = jni->GetStaticMethodID(tracker_, "stop", "()V");
   collect_ = jni->GetStaticMethodID(tracker_, "collect", "([Ljava/lang/Thread;)[Ljava/lang/Object;");
@@ -179,7 +165,6 @@ bool CpuTimer::define_tracker(JNIEnv* jni) {
       release_ == nullptr) {
     jvmti::clear_exception(jni);
     jvmti::print_error("cpu=times: the tracker class lacks its methods; no CPU TIME is recorded");
-    jni->DeleteGlobalRef(tracker_);
     tracker_ = nullptr;
     return false;
   }
@@ -205,7 +190,7 @@ void* CpuTimer::ticker_main(void* arg) {
 }
 
 void CpuTimer::start(JNIEnv* jni) {
-  if (!define_tracker(jni)) return;
+  if (!take_tracker(jni)) return;
   // Never freed: a daemon thread may still read the clock after VM death has stopped the tracker.
   if (posix_memalign(&clock_memory_, 64, 128) != 0) {
     clock_memory_ = nullptr;
@@ -224,79 +209,10 @@ void CpuTimer::start(JNIEnv* jni) {
   jni->CallStaticVoidMethod(tracker_, start_, static_cast<jlong>(reinterpret_cast<uintptr_t>(clock_memory_)),
                             static_cast<jint>(context_.options->prof_trace_depth), budget_bytes_, kThreadCap);
   if (jvmti::clear_exception(jni)) return;
-  hooking_.store(true);
-  jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr);
   if (exception_events_ &&
       jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_EXCEPTION_CATCH, nullptr) == JVMTI_ERROR_NONE) {
     catching_.store(true);
   }
-  retransform_loaded(jni);
-}
-
-void CpuTimer::retransform_loaded(JNIEnv* jni) {
-  jint count = 0;
-  jclass* classes = nullptr;
-  if (jvmti_->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return;
-  jvmti::ReturnedRefs<jclass> refs(jvmti_, jni, classes, count, 16);
-  std::vector<jclass> modifiable;
-  modifiable.reserve(static_cast<size_t>(count));
-  for (jint i = 0; i < count; ++i) {
-    jboolean can = JNI_FALSE;
-    if (jvmti_->IsModifiableClass(classes[i], &can) != JVMTI_ERROR_NONE || !can) continue;
-    char* signature = nullptr;
-    if (jvmti_->GetClassSignature(classes[i], &signature, nullptr) != JVMTI_ERROR_NONE) continue;
-    std::string name = jvmti::take_string(jvmti_, signature);
-    if (name.size() < 3 || name.front() != 'L') continue;
-    if (excluded(std::string_view(name).substr(1, name.size() - 2))) continue;
-    modifiable.push_back(classes[i]);
-  }
-  for (size_t at = 0; at < modifiable.size(); at += kRetransformBatch) {
-    size_t n = std::min(kRetransformBatch, modifiable.size() - at);
-    if (jvmti_->RetransformClasses(static_cast<jint>(n), modifiable.data() + at) == JVMTI_ERROR_NONE) {
-      retransformed_ += n;
-      continue;
-    }
-    // One class refused fails its whole batch: retry them one by one.
-    for (size_t i = at; i < at + n; ++i) {
-      if (jvmti_->RetransformClasses(1, &modifiable[i]) == JVMTI_ERROR_NONE) {
-        ++retransformed_;
-      } else {
-        ++retransform_failed_;
-      }
-    }
-  }
-}
-
-void CpuTimer::on_class_file_load(JNIEnv*, const char* name, jint length, const unsigned char* data,
-                                  jint* new_length, unsigned char** new_data) {
-  if (!hooking_.load(std::memory_order_relaxed) || data == nullptr || length <= 0) return;
-  if (name != nullptr && excluded(name)) {
-    excluded_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  static const TrackerCalls calls;
-  RewriteResult result = rewrite_class(
-      data, static_cast<size_t>(length), calls,
-      [&](std::string_view class_name, std::string_view method_name, std::string_view descriptor) {
-        return methods_.add(class_name, method_name, descriptor);
-      });
-  if (result.outcome == RewriteOutcome::kMalformed) {
-    malformed_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  if (result.outcome != RewriteOutcome::kRewritten || excluded(result.class_name)) {
-    unchanged_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  if (!result.source_file.empty()) {
-    for (const InjectedMethod& method : result.methods) methods_.set_source_file(method.id, result.source_file);
-  }
-  unsigned char* out = nullptr;
-  if (jvmti_->Allocate(static_cast<jlong>(result.bytes.size()), &out) != JVMTI_ERROR_NONE) return;
-  std::memcpy(out, result.bytes.data(), result.bytes.size());
-  *new_length = static_cast<jint>(result.bytes.size());
-  *new_data = out;
-  rewritten_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void CpuTimer::on_exception_catch(JNIEnv* jni, jmethodID method) {
@@ -482,7 +398,6 @@ void CpuTimer::check_limits(JNIEnv* jni) {
   }
   if (!gave_up_said_ && clock_int(clock_memory_, kGaveUpWord) != 0) {
     gave_up_said_ = true;
-    hooking_.store(false);
     jvmti::print_error("cpu=times: the Java heap ran out while counting; counting stopped for good, the "
                        "CPU TIME section holds the calls counted before");
     collect(jni);
@@ -522,9 +437,7 @@ bool CpuTimer::control(JNIEnv* jni, const NetCommand& command, std::string* refu
 }
 
 void CpuTimer::stop(JNIEnv* jni) {
-  hooking_.store(false);
   catching_.store(false);
-  jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr);
   if (exception_events_) jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_EXCEPTION_CATCH, nullptr);
   if (tracker_ != nullptr && jni != nullptr) {
     jni->CallStaticVoidMethod(tracker_, stop_);
@@ -536,15 +449,17 @@ void CpuTimer::stop(JNIEnv* jni) {
     ticker_running_ = false;
   }
   if (context_.options->verbose_given) {
+    const ClassInstrumenter::Figures classes = instrumenter_->figures();
     char line[512];
     std::snprintf(line, sizeof(line),
                   "fasthprof: cpu=times: classes rewritten=%llu unchanged=%llu malformed=%llu excluded=%llu "
                   "retransformed_at_start=%llu retransform_failed=%llu methods=%zu threads_untracked=%lld "
                   "calls_over_trace_budget=%lld exception_catch=%s clock_held_off=%llu "
                   "clock_held_off_max_ms=%.1f\n",
-                  static_cast<unsigned long long>(rewritten_.load()), static_cast<unsigned long long>(unchanged_.load()),
-                  static_cast<unsigned long long>(malformed_.load()), static_cast<unsigned long long>(excluded_.load()),
-                  static_cast<unsigned long long>(retransformed_), static_cast<unsigned long long>(retransform_failed_),
+                  static_cast<unsigned long long>(classes.rewritten), static_cast<unsigned long long>(classes.unchanged),
+                  static_cast<unsigned long long>(classes.malformed), static_cast<unsigned long long>(classes.excluded),
+                  static_cast<unsigned long long>(classes.retransformed),
+                  static_cast<unsigned long long>(classes.retransform_failed),
                   methods_.size(), static_cast<long long>(figures_[0]), static_cast<long long>(figures_[1]),
                   exception_events_ ? "y" : "n", static_cast<unsigned long long>(held_off_),
                   static_cast<double>(held_off_max_ns_) / 1e6);

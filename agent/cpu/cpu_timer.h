@@ -1,13 +1,14 @@
 // cpu=times and cpu=old (docs/cpu_times.md): exact call counts and times by bytecode injection.
 //
-// At start() the agent defines the tracker (java.lang.FasthprofTracker, agent/cpu/tracker/) with the
-// boot loader, starts the clock ticker, enables ClassFileLoadHook and retransforms every modifiable
-// class already loaded, in batches: the same path at VMInit and under jcmd JVMTI.agent_load. Each
-// class passes through the rewriter (runtime/classfile/class_rewriter.h), which injects enter(id)/exit(id)
-// calls; the IDs name methods in this feature's own table (InjectedMethods).
+// At load it asks the class instrumenter (agent/instrument/class_instrumenter.h) for entry and exit
+// calls; at start() it takes the tracker class (java.lang.FasthprofTracker, agent/instrument/tracker/)
+// from it, starts the clock ticker and the tracker, after which the Profiler lets the instrumenter
+// rewrite every class loaded from then on and retransform those already loaded: the same path at
+// VMInit and under jcmd JVMTI.agent_load. The rewriter (runtime/classfile/class_rewriter.h) injects
+// enter(id)/exit(id) calls; the IDs name methods in this feature's own table (InjectedMethods).
 //
 // Threads (docs/ARCHITECTURE.md):
-//   - the thread loading a class: on_class_file_load() rewrites it and adds its methods (mutex);
+//   - the thread loading a class: the instrumenter rewrites it and this feature adds its methods (mutex);
 //   - the thread catching an exception: on_exception_catch() pops the tracker's shadow stack down
 //     to the catching frame (one JNI call into the tracker, on that thread);
 //   - `fasthprof-clock` (a plain pthread): writes the monotonic clock into off-heap memory;
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "feature.h"
+#include "instrument/class_instrumenter.h"
 #include "registries/frame_registry.h"
 #include "sections/cpu_time_table.h"
 
@@ -60,7 +62,7 @@ jlong trace_budget_bytes(jlong max_heap);
 
 class CpuTimer final : public Feature {
  public:
-  explicit CpuTimer(const AgentContext& context);
+  CpuTimer(const AgentContext& context, ClassInstrumenter* instrumenter);
   ~CpuTimer() override;
 
   const char* dump_message() const override {
@@ -77,17 +79,13 @@ class CpuTimer final : public Feature {
   bool control(JNIEnv* jni, const NetCommand& command, std::string* refusal) override;
   void stop(JNIEnv* jni) override;
 
-  // ClassFileLoadHook, any thread.
-  void on_class_file_load(JNIEnv* jni, const char* name, jint length, const unsigned char* data,
-                          jint* new_length, unsigned char** new_data);
   // ExceptionCatch, on the catching thread.
   void on_exception_catch(JNIEnv* jni, jmethodID method);
 
   MethodResolver* resolver() { return &methods_; }
 
  private:
-  bool define_tracker(JNIEnv* jni);
-  void retransform_loaded(JNIEnv* jni);
+  bool take_tracker(JNIEnv* jni);
   void collect(JNIEnv* jni);
   void check_limits(JNIEnv* jni);
   void take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>* ended);
@@ -96,13 +94,13 @@ class CpuTimer final : public Feature {
 
   AgentContext context_;
   jvmtiEnv* jvmti_;
+  ClassInstrumenter* instrumenter_;
   InjectedMethods methods_;
   CpuTimeTable table_;
 
   jclass tracker_ = nullptr;  // global reference
   jmethodID start_ = nullptr, stop_ = nullptr, collect_ = nullptr, caught_ = nullptr, ignore_ = nullptr,
             release_ = nullptr;
-  std::atomic<bool> hooking_{false};   // ClassFileLoadHook rewrites classes
   std::atomic<bool> catching_{false};  // ExceptionCatch events reach the tracker
   bool exception_events_ = false;      // the VM granted them
   bool writer_ignored_ = false;
@@ -121,9 +119,7 @@ class CpuTimer final : public Feature {
   std::mutex catch_mutex_;
   std::unordered_map<jmethodID, uint32_t> catch_ids_;  // jmethodID -> tracker ID (0: not instrumented)
 
-  // verbose=y figures.
-  std::atomic<uint64_t> rewritten_{0}, unchanged_{0}, malformed_{0}, excluded_{0};
-  uint64_t retransformed_ = 0, retransform_failed_ = 0;
+  // verbose=y figures (the classes rewritten are the instrumenter's).
   int64_t figures_[4] = {0, 0, 0, 0};  // the tracker's: untracked threads, overflow calls, states, nodes
 };
 

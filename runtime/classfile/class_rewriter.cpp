@@ -56,6 +56,7 @@ struct Injection {
 struct Allocation {
   uint32_t offset;
   std::string type;
+  int32_t line;  // from the LineNumberTable, -1 without one
 };
 
 class CodeRewriter {
@@ -109,7 +110,7 @@ class CodeRewriter {
     if (read_outcome != CodeOutcome::kRewritten) return read_outcome;
     for (const Instruction& insn : insns_) {
       if (!is_allocation(insn.op)) continue;
-      Allocation allocation{insn.at, {}};
+      Allocation allocation{insn.at, {}, line_of(insn.at)};
       if (!allocation_type(insn, &allocation.type))
         return malformed("allocation at " + std::to_string(insn.at) + " names no array type or class");
       out.push_back(std::move(allocation));
@@ -152,6 +153,33 @@ class CodeRewriter {
     attributes_at_ = in.at();
     if (!skip_attributes(in, pool_) || !in.at_end()) return malformed("Code attributes malformed");
     return CodeOutcome::kRewritten;
+  }
+
+  // The source line of an instruction as the JVM gives it: the line of the LineNumberTable entry
+  // with the greatest start at or before it (every such table of the Code attribute), -1 when none.
+  int32_t line_of(uint32_t offset) const {
+    Reader in(info_ + attributes_at_, SIZE_MAX);  // already checked by skip_attributes
+    uint16_t count = in.u2();
+    int32_t line = -1;
+    uint32_t best = 0;
+    for (uint32_t i = 0; i < count && !in.failed(); ++i) {
+      uint16_t name_index = in.u2();
+      uint32_t length = in.u4();
+      const uint8_t* body = in.bytes(length);
+      std::string_view name;
+      if (body == nullptr || !pool_.utf8(name_index, &name) || name != "LineNumberTable") continue;
+      Reader table(body, length);
+      uint16_t entries = table.u2();
+      for (uint32_t k = 0; k < entries && !table.failed(); ++k) {
+        uint16_t start = table.u2();
+        uint16_t number = table.u2();
+        if (!table.failed() && start <= offset && (line < 0 || start >= best)) {
+          best = start;
+          line = number;
+        }
+      }
+    }
+    return line;
   }
 
   bool allocation_type(const Instruction& insn, std::string* type) const {
@@ -624,7 +652,8 @@ bool assign_ids(const uint8_t* data, const ClassFile& cf, const std::string& cla
       }
       for (Allocation& a : allocations) {
         uint32_t id = plan.assign_site_id(class_name, m.name, m.descriptor, a.offset, a.type);
-        method.sites.push_back({std::string(m.name), std::string(m.descriptor), a.offset, std::move(a.type), id});
+        method.sites.push_back({std::string(m.name), std::string(m.descriptor), a.offset, std::move(a.type), id,
+                                a.line});
       }
     }
     method.inject = plan.calls || !method.sites.empty();

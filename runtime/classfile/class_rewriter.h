@@ -45,6 +45,7 @@ struct InjectedSite {
   uint32_t offset = 0;      // of the instruction in the ORIGINAL code
   std::string type;         // as written: "java/lang/String" for new, "[I", "[Ljava/lang/String;", "[[J"
   uint32_t id = 0;          // what the injected code pushes
+  int32_t line = -1;        // the instruction's source line (LineNumberTable), -1 without one
 };
 
 struct InjectedMethod {

@@ -6,6 +6,8 @@
 // too, the original instructions in their order, every branch, handler and frame naming the start
 // of its instruction's group (so a branch to a `new` runs its call), every uninitialized(offset)
 // naming the `new` itself, max_stack, and the sites listed with their IDs.
+#include <fstream>
+
 #include "class_file_tools.h"
 
 namespace fasthprof {
@@ -329,6 +331,33 @@ TEST(ClassRewriterAllocations, HandMadeKindsExactBytes) {
   EXPECT_EQ(ints.max_stack, 3u);
   EXPECT_EQ(method_named(after, "plain").code->max_stack, 2u) << "a new needs room for the ID only";
   EXPECT_EQ(after.methods.back().bytes, parse(d).methods.back().bytes) << "none: nothing to inject, as it was";
+}
+
+// Each site names its source line (the LineNumberTable's), and that line of Allocations.java
+// allocates; a class without line numbers gives -1.
+TEST(ClassRewriterAllocations, SitesNameTheirSourceLines) {
+  std::vector<std::string> lines;
+  {
+    std::ifstream source(std::filesystem::path(CLASS_REWRITER_SOURCES) / "Allocations.java");
+    for (std::string line; std::getline(source, line);) lines.push_back(line);
+  }
+  ASSERT_GT(lines.size(), 20u);
+  for (const char* release : {"release8", "release17"}) {
+    SCOPED_TRACE(release);
+    AllocRewrite r = alloc_rewrite(javac_class(release, "Allocations"), false);
+    ASSERT_EQ(r.result.outcome, RewriteOutcome::kRewritten);
+    ASSERT_FALSE(r.result.sites.empty());
+    for (const InjectedSite& site : r.result.sites) {
+      ASSERT_GE(site.line, 1) << site.method_name << " at " << site.offset;
+      ASSERT_LE(static_cast<size_t>(site.line), lines.size());
+      EXPECT_NE(lines[static_cast<size_t>(site.line) - 1].find("new "), std::string::npos)
+          << site.method_name << " at " << site.offset << ": line " << site.line << " is \""
+          << lines[static_cast<size_t>(site.line) - 1] << "\"";
+    }
+  }
+  AllocRewrite hand_made = alloc_rewrite(every_kind(), false);
+  ASSERT_EQ(hand_made.result.outcome, RewriteOutcome::kRewritten);
+  for (const InjectedSite& site : hand_made.result.sites) EXPECT_EQ(site.line, -1);
 }
 
 TEST(ClassRewriterAllocations, SiteIdsPastThePoolsFirst256UseLdcW) {

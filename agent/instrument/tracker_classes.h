@@ -1,5 +1,6 @@
-// The cpu=times tracker's class files (agent/cpu/tracker/java/lang/*.java), compiled by javac at build
-// time and embedded by agent/cpu/tracker/embed_tracker.py. Defined with the boot loader in this order.
+// The tracker's class files (agent/instrument/tracker/java/lang/*.java: cpu=times' call tracker and
+// heap=sites' allocation counter), compiled by javac at build time and embedded by
+// agent/instrument/tracker/embed_tracker.py. Defined with the boot loader in this order.
 #pragma once
 
 #include <cstddef>

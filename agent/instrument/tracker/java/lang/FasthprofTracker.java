@@ -288,6 +288,16 @@ public final class FasthprofTracker {
 
     // ---- the injected calls -----------------------------------------------------------------
 
+    /** Before `new`: heap=sites counted by injection (FasthprofAllocs). */
+    public static void alloc(int site) {
+        FasthprofAllocs.count(site);
+    }
+
+    /** Before an array allocation: its (outermost) length, -1 when unknown, and the site. */
+    public static void allocArray(int length, int site) {
+        FasthprofAllocs.countArray(length, site);
+    }
+
     public static void enter(int id) {
         if (!engaged) {
             return;

@@ -1,0 +1,119 @@
+// One ClassFileLoadHook and one rewriter pass for every feature that injects code
+// (agent/instrument/class_instrumenter.h).
+#include "instrument/class_instrumenter.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "instrument/tracker_classes.h"
+#include "jvmti_support.h"
+
+namespace fasthprof {
+
+namespace {
+
+// Classes per RetransformClasses call: one call per class would cost a safepoint each.
+constexpr size_t kRetransformBatch = 256;
+
+}  // namespace
+
+bool ClassInstrumenter::excluded(std::string_view name) {
+  return name.starts_with("java/lang/Fasthprof") || name == "jdk/internal/misc/Unsafe" || name == "java/lang/Object";
+}
+
+jclass ClassInstrumenter::tracker(JNIEnv* jni, const char* feature) {
+  if (tracker_tried_) return tracker_;
+  tracker_tried_ = true;
+  jclass last = nullptr;
+  for (size_t i = 0; i < kTrackerClassCount; ++i) {
+    const TrackerClass& tracker = kTrackerClasses[i];
+    jclass defined = jni->DefineClass(tracker.name, nullptr, reinterpret_cast<const jbyte*>(tracker.bytes),
+                                      static_cast<jsize>(tracker.size));
+    if (defined == nullptr) {
+      jvmti::clear_exception(jni);
+      jvmti::print_error(std::string(feature) + ": cannot define " + tracker.name + "; nothing is counted");
+      if (last != nullptr) jni->DeleteLocalRef(last);
+      return nullptr;
+    }
+    if (last != nullptr) jni->DeleteLocalRef(last);
+    last = defined;
+  }
+  tracker_ = static_cast<jclass>(jni->NewGlobalRef(last));
+  jni->DeleteLocalRef(last);
+  return tracker_;
+}
+
+void ClassInstrumenter::begin(JNIEnv* jni) {
+  if (!wanted() || tracker_ == nullptr || hooking_.load()) return;
+  hooking_.store(true);
+  jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr);
+  retransform_loaded(jni);
+}
+
+void ClassInstrumenter::end() {
+  if (!hooking_.exchange(false)) return;
+  jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr);
+}
+
+void ClassInstrumenter::retransform_loaded(JNIEnv* jni) {
+  jint count = 0;
+  jclass* classes = nullptr;
+  if (jvmti_->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return;
+  jvmti::ReturnedRefs<jclass> refs(jvmti_, jni, classes, count, 16);
+  std::vector<jclass> modifiable;
+  modifiable.reserve(static_cast<size_t>(count));
+  for (jint i = 0; i < count; ++i) {
+    jboolean can = JNI_FALSE;
+    if (jvmti_->IsModifiableClass(classes[i], &can) != JVMTI_ERROR_NONE || !can) continue;
+    char* signature = nullptr;
+    if (jvmti_->GetClassSignature(classes[i], &signature, nullptr) != JVMTI_ERROR_NONE) continue;
+    std::string name = jvmti::take_string(jvmti_, signature);
+    if (name.size() < 3 || name.front() != 'L') continue;
+    if (excluded(std::string_view(name).substr(1, name.size() - 2))) continue;
+    modifiable.push_back(classes[i]);
+  }
+  for (size_t at = 0; at < modifiable.size(); at += kRetransformBatch) {
+    size_t n = std::min(kRetransformBatch, modifiable.size() - at);
+    if (jvmti_->RetransformClasses(static_cast<jint>(n), modifiable.data() + at) == JVMTI_ERROR_NONE) {
+      retransformed_ += n;
+      continue;
+    }
+    // One class refused fails its whole batch: retry them one by one.
+    for (size_t i = at; i < at + n; ++i) {
+      if (jvmti_->RetransformClasses(1, &modifiable[i]) == JVMTI_ERROR_NONE) {
+        ++retransformed_;
+      } else {
+        ++retransform_failed_;
+      }
+    }
+  }
+}
+
+void ClassInstrumenter::on_class_file_load(const char* name, jint length, const unsigned char* data,
+                                           jint* new_length, unsigned char** new_data) {
+  if (!hooking_.load(std::memory_order_relaxed) || data == nullptr || length <= 0) return;
+  if (name != nullptr && excluded(name)) {
+    excluded_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  RewriteResult result = rewrite_class(data, static_cast<size_t>(length), plan_);
+  if (result.outcome == RewriteOutcome::kMalformed) {
+    malformed_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (result.outcome != RewriteOutcome::kRewritten || excluded(result.class_name)) {
+    unchanged_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  for (const auto& listener : listeners_) listener(result);
+  unsigned char* out = nullptr;
+  if (jvmti_->Allocate(static_cast<jlong>(result.bytes.size()), &out) != JVMTI_ERROR_NONE) return;
+  std::memcpy(out, result.bytes.data(), result.bytes.size());
+  *new_length = static_cast<jint>(result.bytes.size());
+  *new_data = out;
+  rewritten_.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace fasthprof
