@@ -222,16 +222,17 @@ F* Profiler::add_feature(std::unique_ptr<F> feature) {
 // heap dump, allocation sites, CPU samples, CPU times. A new feature is one line here; what it
 // serves (events, net= commands) it declares itself. The hot events keep typed hooks.
 void Profiler::create_features() {
+  // Frames of injected code name methods by the instrumenter's IDs.
+  classes_.set_injected_methods(instrumenter_.methods());
   if (options_.monitor_tracing) monitor_hook_ = add_feature(std::make_unique<MonitorTracker>(context_));
   // heap=all: the heap dumper is given the allocation tracker's traces (a section before it).
   std::unique_ptr<AllocationTracker> sites;
-  if (options_.alloc_sites) sites = std::make_unique<AllocationTracker>(context_);
+  if (options_.alloc_sites) sites = std::make_unique<AllocationTracker>(context_, &instrumenter_);
   if (options_.heap_dump) add_feature(std::make_unique<HeapDumper>(context_, sites.get()));
   if (sites != nullptr) allocation_hook_ = add_feature(std::move(sites));
   if (options_.cpu_sampling) add_feature(std::make_unique<CpuSampler>(context_));
   if (options_.cpu_timing) {
     cpu_timer_ = add_feature(std::make_unique<CpuTimer>(context_, &instrumenter_));
-    classes_.set_injected_methods(cpu_timer_->resolver());
   }
 }
 
@@ -261,6 +262,10 @@ bool Profiler::set_up_jvmti(std::string* error) {
   callbacks.ClassPrepare = &on_class_prepare;
   callbacks.DataDumpRequest = &on_data_dump_request;
   if (allocation_hook_ != nullptr) callbacks.SampledObjectAlloc = &on_sampled_object_alloc;
+  // alloc=inject: what natives allocate comes as VMObjectAlloc, whose callback has the same shape.
+  if (allocation_hook_ != nullptr && allocation_hook_->wants_vm_object_alloc()) {
+    callbacks.VMObjectAlloc = &on_sampled_object_alloc;
+  }
   if (!class_load_hooks_.empty()) callbacks.ClassLoad = &on_class_load;
   if (!compiled_method_hooks_.empty()) callbacks.CompiledMethodLoad = &on_compiled_method_load;
   if (monitor_hook_ != nullptr) {

@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   }
   uint32_t next_id = 1;
   plan.assign_method_id = [&](std::string_view, std::string_view, std::string_view) { return next_id++; };
-  plan.assign_site_id = [&](std::string_view, std::string_view, std::string_view, uint32_t, std::string_view) {
+  plan.assign_site_id = [&](std::string_view, const fasthprof::InjectedSite&) {
     return next_id++;
   };
   std::vector<double> best(classes.size(), 1e300);

@@ -68,72 +68,15 @@ jlong trace_budget_bytes(jlong max_heap) {
   return std::clamp(max_heap / kHeapShareDivisor, kMinTraceBudget, kMaxTraceBudget);
 }
 
-// ---- InjectedMethods ----------------------------------------------------------------------------
-
-uint32_t InjectedMethods::add(std::string_view class_name, std::string_view method_name,
-                              std::string_view descriptor) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  methods_.push_back({std::string(class_name), std::string(method_name), std::string(descriptor), {}});
-  auto id = static_cast<uint32_t>(methods_.size());
-  std::string key;
-  key.reserve(class_name.size() + method_name.size() + descriptor.size() + 2);
-  key.append(class_name).append(1, '.').append(method_name).append(1, ' ').append(descriptor);
-  by_key_[key] = id;
-  return id;
-}
-
-void InjectedMethods::set_source_file(uint32_t id, const std::string& source_file) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (id >= 1 && id <= methods_.size()) methods_[id - 1].source_file = source_file;
-}
-
-uint32_t InjectedMethods::find(const std::string& class_name, const std::string& method_name,
-                               const std::string& descriptor) {
-  std::string key = class_name + "." + method_name + " " + descriptor;
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = by_key_.find(key);
-  return it == by_key_.end() ? 0 : it->second;
-}
-
-bool InjectedMethods::describe(uint32_t id, OldMethodName* out) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (id < 1 || id > methods_.size()) return false;
-  const Method& method = methods_[id - 1];
-  out->class_name = java_name("L" + method.class_name + ";");
-  out->method_name = method.method_name;
-  out->signature = method.descriptor;
-  return true;
-}
-
-bool InjectedMethods::resolve_method(uint64_t method, MethodInfo* out) {
-  auto id = static_cast<uint32_t>(method & ~kMark);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if ((method & kMark) == 0 || id < 1 || id > methods_.size()) return false;
-  const Method& found = methods_[id - 1];
-  out->class_signature = "L" + found.class_name + ";";
-  out->name = found.method_name;
-  out->signature = found.descriptor;
-  out->source_file = found.source_file;
-  return true;
-}
-
-size_t InjectedMethods::size() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return methods_.size();
-}
-
 // ---- CpuTimer -----------------------------------------------------------------------------------
 
 CpuTimer::CpuTimer(const AgentContext& context, ClassInstrumenter* instrumenter)
-    : context_(context), jvmti_(context.jvmti), instrumenter_(instrumenter) {
+    : context_(context), jvmti_(context.jvmti), instrumenter_(instrumenter), methods_(*instrumenter->methods()) {
   instrumenter_->inject_calls(
       [this](std::string_view class_name, std::string_view method_name, std::string_view descriptor) {
         return methods_.add(class_name, method_name, descriptor);
       });
-  instrumenter_->on_rewritten([this](const RewriteResult& result) {
-    if (result.source_file.empty()) return;
-    for (const InjectedMethod& method : result.methods) methods_.set_source_file(method.id, result.source_file);
-  });
+
   // Exits by exception: ExceptionCatch pops the shadow stack down to the catching frame. Without
   // it the tracker pops those frames at the next exit below them (later, so their time is longer).
   jvmtiCapabilities potential{};

@@ -5,7 +5,7 @@
 // from it, starts the clock ticker and the tracker, after which the Profiler lets the instrumenter
 // rewrite every class loaded from then on and retransform those already loaded: the same path at
 // VMInit and under jcmd JVMTI.agent_load. The rewriter (runtime/classfile/class_rewriter.h) injects
-// enter(id)/exit(id) calls; the IDs name methods in this feature's own table (InjectedMethods).
+// enter(id)/exit(id) calls; the IDs name methods in the instrumenter's table (InjectedMethods).
 //
 // Threads (docs/ARCHITECTURE.md):
 //   - the thread loading a class: the instrumenter rewrites it and this feature adds its methods (mutex);
@@ -33,29 +33,6 @@
 
 namespace fasthprof {
 
-// Tracker method IDs -> names, and back: any thread (its own mutex).
-class InjectedMethods final : public MethodResolver {
- public:
-  // The high bit marks a frame's method number as a tracker ID rather than a jmethodID.
-  static constexpr uint64_t kMark = uint64_t{1} << 63;
-
-  uint32_t add(std::string_view class_name, std::string_view method_name, std::string_view descriptor);
-  void set_source_file(uint32_t id, const std::string& source_file);
-  // The latest ID of (class, method, descriptor), 0 when none; all internal form.
-  uint32_t find(const std::string& class_name, const std::string& method_name, const std::string& descriptor);
-  bool describe(uint32_t id, OldMethodName* out);
-  bool resolve_method(uint64_t method, MethodInfo* out) override;
-  size_t size();
-
- private:
-  struct Method {
-    std::string class_name, method_name, descriptor, source_file;
-  };
-  std::mutex mutex_;
-  std::vector<Method> methods_;  // [id - 1]
-  std::unordered_map<std::string, uint32_t> by_key_;
-};
-
 // The bytes the tracker's traces may take over every thread: 1/16 of the maximum heap, within
 // 4 MiB and 128 MiB (128 MiB when the heap is unbounded or unknown).
 jlong trace_budget_bytes(jlong max_heap);
@@ -82,7 +59,6 @@ class CpuTimer final : public Feature {
   // ExceptionCatch, on the catching thread.
   void on_exception_catch(JNIEnv* jni, jmethodID method);
 
-  MethodResolver* resolver() { return &methods_; }
 
  private:
   bool take_tracker(JNIEnv* jni);
@@ -95,7 +71,7 @@ class CpuTimer final : public Feature {
   AgentContext context_;
   jvmtiEnv* jvmti_;
   ClassInstrumenter* instrumenter_;
-  InjectedMethods methods_;
+  InjectedMethods& methods_;  // the instrumenter's
   CpuTimeTable table_;
 
   jclass tracker_ = nullptr;  // global reference

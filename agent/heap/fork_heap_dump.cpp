@@ -16,7 +16,7 @@
 #include "base/memory_headroom.h"
 #include "base/stderr_line.h"
 #include "fork_dump/fork_child.h"
-#include "heap/hotspot_flags.h"
+#include "hotspot_structs.h"
 #include "heap_dump/heap_dump_staging.h"
 #include "jvmti_support.h"
 

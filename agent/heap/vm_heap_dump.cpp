@@ -13,7 +13,7 @@
 
 #include "base/clock.h"
 #include "base/stderr_line.h"
-#include "heap/hotspot_flags.h"
+#include "hotspot_structs.h"
 #include "heap_dump/heap_dump_staging.h"
 
 namespace fasthprof {

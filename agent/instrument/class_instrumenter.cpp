@@ -107,6 +107,13 @@ void ClassInstrumenter::on_class_file_load(const char* name, jint length, const 
     unchanged_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  if (!result.source_file.empty()) {
+    for (const InjectedMethod& method : result.methods) methods_.set_source_file(method.id, result.source_file);
+    for (const InjectedSite& site : result.sites) {
+      uint32_t id = methods_.find(result.class_name, site.method_name, site.descriptor);
+      if (id != 0) methods_.set_source_file(id, result.source_file);
+    }
+  }
   for (const auto& listener : listeners_) listener(result);
   unsigned char* out = nullptr;
   if (jvmti_->Allocate(static_cast<jlong>(result.bytes.size()), &out) != JVMTI_ERROR_NONE) return;

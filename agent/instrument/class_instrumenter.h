@@ -20,12 +20,13 @@
 #include <vector>
 
 #include "classfile/class_rewriter.h"
+#include "instrument/injected_methods.h"
 
 namespace fasthprof {
 
 class ClassInstrumenter {
  public:
-  explicit ClassInstrumenter(jvmtiEnv* jvmti) : jvmti_(jvmti) {}
+  explicit ClassInstrumenter(jvmtiEnv* jvmti) : jvmti_(jvmti) { plan_.calls = false; }
 
   // ---- load time: what is injected (the assigners are called on the loading thread) ------------
   void inject_calls(MethodIdAssigner assign) {
@@ -39,6 +40,9 @@ class ClassInstrumenter {
   // Called with every class rewritten, on the loading thread, before the JVM gets its bytes.
   void on_rewritten(std::function<void(const RewriteResult&)> listener) { listeners_.push_back(std::move(listener)); }
   bool wanted() const { return plan_.calls || plan_.allocations; }
+  // The methods injected code names, shared by every feature that injects (and the class tracker,
+  // which resolves frames of them).
+  InjectedMethods* methods() { return &methods_; }
   void add_capabilities(jvmtiCapabilities* wanted) const {
     if (this->wanted()) wanted->can_retransform_classes = 1;
   }
@@ -73,6 +77,7 @@ class ClassInstrumenter {
   void retransform_loaded(JNIEnv* jni);
 
   jvmtiEnv* jvmti_;
+  InjectedMethods methods_;
   RewritePlan plan_;
   std::vector<std::function<void(const RewriteResult&)>> listeners_;
   jclass tracker_ = nullptr;

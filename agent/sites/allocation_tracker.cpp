@@ -55,7 +55,7 @@ struct AllocationTracker::ThreadState {
   }
 };
 
-AllocationTracker::AllocationTracker(const AgentContext& context)
+AllocationTracker::AllocationTracker(const AgentContext& context, ClassInstrumenter* instrumenter)
     : context_(context),
       depth_(static_cast<uint32_t>(context.depth_capacity)),
       sample_interval_(context.options->sample_bytes),
@@ -65,6 +65,9 @@ AllocationTracker::AllocationTracker(const AgentContext& context)
                                      frame_budget(context.options->max_sites, static_cast<uint32_t>(context.options->depth))},
                 context.options->sample_bytes) {
   state_key_valid_ = pthread_key_create(&state_key_, &release_thread_state) == 0;
+  if (context.options->alloc_inject && instrumenter != nullptr) {
+    injected_ = std::make_unique<InjectedAllocations>(context, instrumenter);
+  }
 }
 
 AllocationTracker::~AllocationTracker() {
@@ -81,6 +84,10 @@ AllocationTracker::~AllocationTracker() {
 void AllocationTracker::add_capabilities(jvmtiCapabilities* wanted) {
   wanted->can_generate_sampled_object_alloc_events = 1;
   wanted->can_tag_objects = 1;
+  if (injected_ != nullptr) {
+    wanted->can_generate_vm_object_alloc_events = 1;
+    wanted->can_retransform_classes = 1;
+  }
 }
 
 void AllocationTracker::on_load() {
@@ -118,16 +125,26 @@ void AllocationTracker::start(JNIEnv* jni) {
     jvmti::print_error("Unable to set the heap sampling interval; heap=sites records nothing.");
     return;
   }
+  if (injected_ != nullptr) {
+    std::string why;
+    counting_by_injection_ = injected_->start(jni, &why);
+    if (counting_by_injection_) {
+      event_ = JVMTI_EVENT_VM_OBJECT_ALLOC;
+    } else {
+      jvmti::print_error("alloc=inject: " + why + "; heap=sites counts by the SampledObjectAlloc event instead");
+    }
+  }
   started_ = true;
   accepting_.store(true, std::memory_order_release);
-  jvmtiError enabled = jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
+  jvmtiError enabled = jvmti->SetEventNotificationMode(JVMTI_ENABLE, event_, nullptr);
   if (enabled != JVMTI_ERROR_NONE) {
     accepting_.store(false);
-    jvmti::print_error("Unable to enable SampledObjectAlloc events (" + jvmti::error_name(enabled) +
-                       "); heap=sites records nothing.");
+    jvmti::print_error(std::string("Unable to enable ") +
+                       (counting_by_injection_ ? "VMObjectAlloc" : "SampledObjectAlloc") + " events (" +
+                       jvmti::error_name(enabled) + "); heap=sites records nothing.");
     return;
   }
-  if (!context_.attached) retire_allocation_buffers();
+  if (!context_.attached && !counting_by_injection_) retire_allocation_buffers();
 }
 
 // JDK 17 sets a TLAB's sampling end only while SampledObjectAlloc is on, and the event is masked
@@ -144,10 +161,11 @@ void AllocationTracker::retire_allocation_buffers() {
   }
 }
 
-void AllocationTracker::stop(JNIEnv*) {
+void AllocationTracker::stop(JNIEnv* jni) {
   jvmtiEnv* jvmti = context_.jvmti;
   accepting_.store(false, std::memory_order_release);
-  jvmti->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
+  jvmti->SetEventNotificationMode(JVMTI_DISABLE, event_, nullptr);
+  if (counting_by_injection_) injected_->stop(jni);
   if (recorder_.slots().dropped() != 0) {
     write_stderr("fasthprof: the allocation site table was full: " + std::to_string(recorder_.slots().dropped()) +
                  " allocations at new sites were not tracked (sites=<n> keeps more)\n");
@@ -263,7 +281,11 @@ size_t AllocationTracker::drain(JNIEnv* jni) {
   if (drain_failed_) return recorder_.discard();  // producers must never wait on a full queue
   size_t drained = 0;
   guard_entry(
-      "the allocation writer", kTrackingStopped, [&] { drained = drain_events(jni); },
+      "the allocation writer", kTrackingStopped,
+      [&] {
+        drained = drain_events(jni);
+        if (counting_by_injection_) injected_->collect(jni, false);
+      },
       [&] {
         drain_failed_ = true;
         accepting_.store(false, std::memory_order_release);
@@ -360,6 +382,10 @@ void AllocationTracker::write_report(ReportContext& report) {
       context_.jvmti->ForceGarbageCollection();
     }
     drain_events(report.jni);
+    if (counting_by_injection_) {
+      injected_->collect(report.jni, true);
+      injected_->feed(report.jni, recorder_);
+    }
     recorder_.live_from_allocated();
     flags |= kSitesSortedByAllocation;
   }
@@ -380,6 +406,10 @@ bool AllocationTracker::control(JNIEnv* jni, const NetCommand& command, std::str
   switch (command.control) {
     case NetControl::kAllocOn:
     case NetControl::kAllocOff: {
+      if (counting_by_injection_) {
+        *refusal = "alloc=inject counts for the whole run (its code is in every class)";
+        return false;
+      }
       // Off costs the program nothing: the VM stops sampling allocations. Objects allocated
       // meanwhile belong to no site (the original's behaviour too).
       jvmtiEventMode mode = command.control == NetControl::kAllocOn ? JVMTI_ENABLE : JVMTI_DISABLE;
@@ -394,6 +424,10 @@ bool AllocationTracker::control(JNIEnv* jni, const NetCommand& command, std::str
       // Events queued before the command are counted first, then every site's allocated counts
       // start from zero; live counts are the heap's at each report whatever the reset.
       drain_events(jni);
+      if (counting_by_injection_) {
+        injected_->collect(jni, true);
+        injected_->feed(jni, recorder_);
+      }
       recorder_.reset_allocated_counts();
       return true;
     default:

@@ -22,6 +22,10 @@
 // is keyed by a hash of its signature until the writer registers it; such a site and its later
 // twin under the class's tag fall into one row (same class serial and trace).
 //
+// alloc=inject (agent/sites/injected_allocations.h): code injected before each allocation
+// instruction counts in Java instead, with no event per object; the VMObjectAlloc event (the same
+// callback as SampledObjectAlloc) takes what natives allocate. Both feed the one site table.
+//
 // Live counts are exact at a report because the report drains every queued event and counts live
 // objects itself after a forced GC (ObjectFree stays off; its events arrive too late). live=n sets
 // no tag, forces no GC and walks nothing: each site's live counts repeat its allocated ones.
@@ -36,14 +40,17 @@
 #include <mutex>
 
 #include "feature.h"
+#include "instrument/class_instrumenter.h"
 #include "queues/allocation_recorder.h"
 #include "sites/allocation_traces.h"
+#include "sites/injected_allocations.h"
 
 namespace fasthprof {
 
 class AllocationTracker final : public Feature, public AllocationTraces {
  public:
-  explicit AllocationTracker(const AgentContext& context);
+  // instrumenter: used with alloc=inject only.
+  AllocationTracker(const AgentContext& context, ClassInstrumenter* instrumenter);
   ~AllocationTracker() override;
 
   const char* dump_message() const override { return " allocation sites ..."; }
@@ -51,7 +58,10 @@ class AllocationTracker final : public Feature, public AllocationTraces {
   void add_capabilities(jvmtiCapabilities* wanted) override;
   void on_load() override;
   void start(JNIEnv* jni) override;
-  // SampledObjectAlloc, called by the profiler's callback table on the allocating thread.
+  // alloc=inject asked for: VMObjectAlloc goes to on_sampled_object_alloc() too.
+  bool wants_vm_object_alloc() const { return injected_ != nullptr; }
+  // SampledObjectAlloc (and VMObjectAlloc with alloc=inject), called by the profiler's callback
+  // table on the allocating thread.
   void on_sampled_object_alloc(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size);
   size_t drain(JNIEnv* jni) override;
   void write_report(ReportContext& report) override;
@@ -88,6 +98,9 @@ class AllocationTracker final : public Feature, public AllocationTraces {
   uint64_t sample_interval_;
   bool thread_in_traces_;
   bool live_;  // live=y: objects tagged at allocation and counted live at each report
+  std::unique_ptr<InjectedAllocations> injected_;  // alloc=inject
+  bool counting_by_injection_ = false;             // start() started it
+  jvmtiEvent event_ = JVMTI_EVENT_SAMPLED_OBJECT_ALLOC;  // the event enabled at start()
 
   AllocationRecorder recorder_;  // its drain side and sites: the owner's
   bool started_ = false;         // start() got as far as enabling the event

@@ -56,7 +56,8 @@ struct Injection {
 struct Allocation {
   uint32_t offset;
   std::string type;
-  int32_t line;  // from the LineNumberTable, -1 without one
+  int32_t line;        // from the LineNumberTable, -1 without one
+  uint8_t dimensions;  // multianewarray's, else 0
 };
 
 class CodeRewriter {
@@ -110,7 +111,8 @@ class CodeRewriter {
     if (read_outcome != CodeOutcome::kRewritten) return read_outcome;
     for (const Instruction& insn : insns_) {
       if (!is_allocation(insn.op)) continue;
-      Allocation allocation{insn.at, {}, line_of(insn.at)};
+      Allocation allocation{insn.at, {}, line_of(insn.at),
+                            static_cast<uint8_t>(insn.op == kMultianewarray ? code_[insn.at + 3] : 0)};
       if (!allocation_type(insn, &allocation.type))
         return malformed("allocation at " + std::to_string(insn.at) + " names no array type or class");
       out.push_back(std::move(allocation));
@@ -651,9 +653,10 @@ bool assign_ids(const uint8_t* data, const ClassFile& cf, const std::string& cla
         return false;
       }
       for (Allocation& a : allocations) {
-        uint32_t id = plan.assign_site_id(class_name, m.name, m.descriptor, a.offset, a.type);
-        method.sites.push_back({std::string(m.name), std::string(m.descriptor), a.offset, std::move(a.type), id,
-                                a.line});
+        InjectedSite site{std::string(m.name), std::string(m.descriptor), a.offset, std::move(a.type), 0, a.line,
+                          a.dimensions};
+        site.id = plan.assign_site_id(class_name, site);
+        method.sites.push_back(std::move(site));
       }
     }
     method.inject = plan.calls || !method.sites.empty();

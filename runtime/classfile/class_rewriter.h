@@ -46,6 +46,7 @@ struct InjectedSite {
   std::string type;         // as written: "java/lang/String" for new, "[I", "[Ljava/lang/String;", "[[J"
   uint32_t id = 0;          // what the injected code pushes
   int32_t line = -1;        // the instruction's source line (LineNumberTable), -1 without one
+  uint8_t dimensions = 0;   // multianewarray: the dimensions it allocates (its length is passed for 1 to 3); else 0
 };
 
 struct InjectedMethod {
@@ -79,13 +80,10 @@ using MethodIdAssigner =
     std::function<uint32_t(std::string_view class_name, std::string_view method_name,
                            std::string_view descriptor)>;
 
-// Chooses the ID of one allocation site: (class name, method name, descriptor, offset of the
-// instruction in the original code, allocated type as InjectedSite::type). Called once per
-// allocation instruction, in class-file then code order, after the method's MethodIdAssigner; a
-// site in a method later left alone keeps its ID (unused).
-using SiteIdAssigner =
-    std::function<uint32_t(std::string_view class_name, std::string_view method_name, std::string_view descriptor,
-                           uint32_t offset, std::string_view type)>;
+// Chooses the ID of one allocation site: the class name and the site as InjectedSite describes it
+// (its id not set yet). Called once per allocation instruction, in class-file then code order,
+// after the method's MethodIdAssigner; a site in a method later left alone keeps its ID (unused).
+using SiteIdAssigner = std::function<uint32_t(std::string_view class_name, const InjectedSite& site)>;
 
 // What one pass injects. Both kinds together rewrite each method once; a method with nothing to
 // inject (allocations only, and none in it) is copied as it was and counted nowhere.

@@ -172,6 +172,17 @@ bool apply_cpu_stacks(const OptionValue& value, Options* options) {
   return true;
 }
 
+bool apply_alloc(const OptionValue& value, Options* options) {
+  if (value.text == "event") {
+    options->alloc_inject = false;
+  } else if (value.text == "inject") {
+    options->alloc_inject = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool apply_timeout(const OptionValue& value, Options* options) {
   int seconds = 0;
   if (!parse_int(value.text, &seconds) || seconds < 0 || seconds > kMaxNetTimeoutSeconds) return false;
@@ -353,6 +364,19 @@ constexpr OptionRow kRows[] = {
      "program runs faster, and the live columns of SITES\n"
      "repeat the allocated ones. Needs heap=sites, not\n"
      "heap=all (a dump names each object's site).",
+     false},
+    {"alloc", "<how>", "how heap=sites counts", "event", B::kFasthprof, S::kText,
+     "syntax error parsing alloc=event|inject", "alloc option value must be event|inject",
+     apply_alloc,
+     "event|inject. event: the JVM reports every allocation\n"
+     "(a JVMTI event and a stack walk per object). inject:\n"
+     "code put before each allocation instruction counts it\n"
+     "in Java, with no event and no stack walk (natives and\n"
+     "JNI by the VMObjectAlloc event): much faster, but the\n"
+     "trace is the allocating method alone, and what the\n"
+     "JIT's own code for Object.clone, Arrays.copyOf and\n"
+     "the like allocates is not counted. Needs heap=sites\n"
+     "and live=n.",
      false},
     {"sites", "<n>", "most allocation sites kept", "262144", B::kFasthprof, S::kText,
      "syntax error parsing sites=N", "sites option value must be a number from 1024 to 1048575",

@@ -57,6 +57,9 @@ struct Options {
   // live=y|n: heap=sites follows each object after its allocation (a tag per object, a collection
   // and a heap walk at each report) to count the live ones; n counts allocations alone.
   bool live = true;
+  // alloc=event|inject: heap=sites counts allocations by the JVMTI event per object (event), or by
+  // code injected before each allocation instruction (inject: live=n, traces of one frame).
+  bool alloc_inject = false;
   // sites=<n>: how many distinct allocation sites heap=sites keeps (its table is reserved up front;
   // allocations at sites beyond are counted as dropped, said when it first happens).
   uint32_t max_sites = kDefaultMaxSites;

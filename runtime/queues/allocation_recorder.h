@@ -123,6 +123,10 @@ class AllocationRecorder {
   const SiteTable& sites() const { return sites_; }
   // net= CONTROL "reset the site table": every site's allocated counts start from zero. Owner.
   void reset_allocated_counts() { sites_.reset_allocated(); }
+  // Counts made by injected code (SiteTable::add_counted).
+  void add_counted(const SiteIdentity& site, uint64_t objects, uint64_t bytes) {
+    sites_.add_counted(site, objects, bytes);
+  }
   // live=n: every site's live counts become its allocated ones (SiteTable::live_from_allocated).
   void live_from_allocated() { sites_.live_from_allocated(); }
   void mark_sites_reported() { sites_.mark_reported(); }

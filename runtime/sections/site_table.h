@@ -101,6 +101,9 @@ class SiteTable {
     }
   }
 
+  // Counts taken elsewhere than one event per object (allocations counted by injected code,
+  // exact): `objects` objects of `bytes` bytes in all at the site, created on first sight.
+  void add_counted(const SiteIdentity& site, uint64_t objects, uint64_t bytes);
   // Live counts for one report: clear, add the walk's per-slot tallies (bound slots only; others
   // are ignored and returned false), read rows.
   void clear_live();

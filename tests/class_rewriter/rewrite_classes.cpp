@@ -61,10 +61,9 @@ int main(int argc, char** argv) {
                 std::string(descriptor) + "\n";
     return next_id++;
   };
-  plan.assign_site_id = [&](std::string_view class_name, std::string_view name, std::string_view descriptor,
-                            uint32_t offset, std::string_view type) {
-    sites_text += std::to_string(next_site) + " " + std::string(class_name) + " " + std::string(name) + " " +
-                  std::string(descriptor) + " " + std::to_string(offset) + " " + std::string(type) + "\n";
+  plan.assign_site_id = [&](std::string_view class_name, const fasthprof::InjectedSite& site) {
+    sites_text += std::to_string(next_site) + " " + std::string(class_name) + " " + site.method_name + " " +
+                  site.descriptor + " " + std::to_string(site.offset) + " " + site.type + "\n";
     return next_site++;
   };
   size_t rewritten = 0, nothing = 0, malformed = 0, methods = 0, left_alone = 0, widened = 0, sites = 0;

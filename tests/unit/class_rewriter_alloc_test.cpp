@@ -36,9 +36,8 @@ AllocRewrite alloc_rewrite(const Data& d, bool calls) {
     ++r.methods_asked;
     return next_method++;
   };
-  plan.assign_site_id = [&](std::string_view, std::string_view m, std::string_view s, uint32_t offset,
-                            std::string_view type) {
-    r.asked.emplace_back(std::string(m), std::string(s), offset, std::string(type));
+  plan.assign_site_id = [&](std::string_view, const InjectedSite& site) {
+    r.asked.emplace_back(site.method_name, site.descriptor, site.offset, site.type);
     return next_site++;
   };
   r.result = rewrite_class(d.data(), d.size(), plan);
@@ -321,6 +320,12 @@ TEST(ClassRewriterAllocations, HandMadeKindsExactBytes) {
   EXPECT_EQ(r.result.sites[3].type, "[[I");
   EXPECT_EQ(r.result.sites[5].type, "[[[[J");
   EXPECT_EQ(r.result.sites[5].offset, 4u);
+  EXPECT_EQ(r.result.sites[0].dimensions, 0) << "new";
+  EXPECT_EQ(r.result.sites[1].dimensions, 0) << "newarray";
+  EXPECT_EQ(r.result.sites[2].dimensions, 0) << "anewarray";
+  EXPECT_EQ(r.result.sites[3].dimensions, 1);
+  EXPECT_EQ(r.result.sites[4].dimensions, 2);
+  EXPECT_EQ(r.result.sites[5].dimensions, 4);
   Parsed after = parse(r.result.bytes);
   const Code& ints = *method_named(after, "ints").code;
   ASSERT_EQ(ints.code.size(), 4u + 6u);

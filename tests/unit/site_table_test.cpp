@@ -63,6 +63,27 @@ TEST(SiteTable, SlotsOfOneSiteShareOneRow) {
   EXPECT_EQ(rows[0].site.class_serial, 100001u);
 }
 
+// Counts made by injected code land on the row of their site, shared with slots of the same site.
+TEST(SiteTable, CountedElsewhereAddsToTheSitesRow) {
+  SiteTable table;
+  table.bind_slot(5, {100001, 300001, 0});
+  auto batch = events({{5, 16}});
+  table.apply(batch, [](uint32_t, SiteIdentity*) { return false; });
+  table.add_counted({100001, 300001, 0}, 10, 160);
+  table.add_counted({100002, 300001, 2}, 3, 72);
+  table.add_counted({100002, 300001, 2}, 1, 24);
+  EXPECT_EQ(table.site_count(), 2u);
+  SiteTotals totals;
+  auto rows = table.report_rows(0.0, &totals);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].site.class_serial, 100001u);
+  EXPECT_EQ(rows[0].counts.alloc_objects, 11u);
+  EXPECT_EQ(rows[0].counts.alloc_bytes, 176u);
+  EXPECT_EQ(rows[1].counts.alloc_objects, 4u);
+  EXPECT_EQ(rows[1].counts.alloc_bytes, 96u);
+  EXPECT_EQ(totals.alloc_objects, 15u);
+}
+
 TEST(SiteTable, UnresolvableSlotsAreCountedAsUnattributed) {
   SiteTable table;
   auto batch = events({{3, 8}, {3, 8}});

@@ -32,6 +32,8 @@ final class FasthprofAllocs {
     static final class State {
         final Thread thread;
         final long tid;
+        // An agent thread: nothing it allocates is counted.
+        boolean off;
         // Written by the thread alone; replaced (bigger) by it, so read through the field.
         volatile long[] objects = new long[64];
         volatile long[] bytes = new long[64];
@@ -69,6 +71,20 @@ final class FasthprofAllocs {
         alignMask = alignment - 1;
         maxThreads = threadCap;
         engaged = true;
+    }
+
+    /** The current thread is the agent's: its allocations are not counted. */
+    static void ignoreCurrentThread() {
+        Thread t = Thread.currentThread();
+        synchronized (LOCK) {
+            long tid = U.getLong(t, TID_OFFSET);
+            State s = find(table, tid);
+            if (s == null) {
+                s = new State(t, tid);
+                insert(s);
+            }
+            s.off = true;
+        }
     }
 
     /** Stops counting (VM death). */
@@ -153,7 +169,7 @@ final class FasthprofAllocs {
             return;
         }
         State s = state();
-        if (s == null) {
+        if (s == null || s.off) {
             return;
         }
         add(s, site >>> 4, 0);
@@ -164,7 +180,7 @@ final class FasthprofAllocs {
             return;
         }
         State s = state();
-        if (s == null) {
+        if (s == null || s.off) {
             return;
         }
         int kind = site & 15;

@@ -1,4 +1,4 @@
-#include "heap/hotspot_flags.h"
+#include "hotspot_structs.h"
 
 #include <dlfcn.h>
 
@@ -78,6 +78,20 @@ std::optional<uint64_t> type_size(const char* type) {
 }
 
 }  // namespace
+
+std::optional<uint64_t> hotspot_field_offset(const char* type, const char* field) {
+  StructTable table;
+  if (!table.load()) return std::nullopt;
+  return table.find(type, field, false);
+}
+
+std::optional<uint64_t> hotspot_static_address(const char* type, const char* field) {
+  StructTable table;
+  if (!table.load()) return std::nullopt;
+  auto address = table.find(type, field, true);
+  if (!address || *address == 0) return std::nullopt;
+  return address;
+}
 
 std::optional<bool> hotspot_bool_flag(std::string_view name) {
   StructTable table;

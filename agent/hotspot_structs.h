@@ -1,0 +1,27 @@
+// HotSpot's self-description for the Serviceability Agent (the gHotSpotVMStructs/gHotSpotVMTypes
+// tables libjvm.so exports), read from inside the process without Java code: the offsets of the
+// fields it names, and through them the -XX flags (JVMFlag::flags, JVMFlag::numFlags and the
+// offsets of each entry's name and value address: the value read is the flag itself, whatever set
+// it: command line, JAVA_TOOL_OPTIONS, a flags file, ergonomics). Nothing here depends on one JDK's
+// struct layout: the tables say where everything is, and a name they do not list gives nothing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace fasthprof {
+
+// The value of the bool flag `name` (e.g. "DisableAttachMechanism"), or nothing when the VM is not
+// HotSpot, does not describe its flags, or has no such flag. Reads memory only; any thread, at any
+// time after the VM's flags are parsed (Agent_OnLoad included).
+std::optional<bool> hotspot_bool_flag(std::string_view name);
+
+// The offset of the non-static field type::field in its VM struct (e.g. "Klass", "_layout_helper"),
+// or nothing when the VM does not list it. Any thread.
+std::optional<uint64_t> hotspot_field_offset(const char* type, const char* field);
+
+// The address of the static field type::field (e.g. "java_lang_Class", "_klass_offset"), or nothing.
+std::optional<uint64_t> hotspot_static_address(const char* type, const char* field);
+
+}  // namespace fasthprof

@@ -1,0 +1,94 @@
+// heap=sites counted by injected code (alloc=inject, docs/allocation-sites.md "Counted by
+// injection"): the class instrumenter puts a call before every allocation instruction, which counts
+// in Java on the allocating thread (FasthprofAllocs: objects, and the bytes of arrays from their
+// length), with no JVMTI event and no stack walk per object. This side:
+//
+//   the loading thread (the instrumenter's assigner): numbers each site, (index << 4) | kind, and
+//     names its method and source line in the instrumenter's InjectedMethods;
+//   start (a Java thread): measures object sizes (object_sizes.h) and starts the Java counter;
+//   the owner: collect() takes the counts (one JNI call, FasthprofAllocs.collect) at most once a
+//     second between reports and at every report; feed() resolves each site to (class serial,
+//     trace serial) and adds its counts to the site table, the bytes of `new` from the class's
+//     instance size.
+//
+// A site's trace is one frame, the allocating method at the allocation's line (or none at depth=0).
+// What no allocation instruction makes (natives, JNI, reflection) the allocation tracker counts
+// by the VMObjectAlloc event; what compiled intrinsics make (Object.clone, Arrays.copyOf, ...) is
+// not counted yet (docs/allocation-sites.md).
+#pragma once
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "feature.h"
+#include "instrument/class_instrumenter.h"
+#include "queues/allocation_recorder.h"
+#include "sites/object_sizes.h"
+
+namespace fasthprof {
+
+class InjectedAllocations {
+ public:
+  // Load time: asks the instrumenter for the allocation calls.
+  InjectedAllocations(const AgentContext& context, ClassInstrumenter* instrumenter);
+
+  // Live, before the instrumenter begins: false with *why when counting cannot start (the tracker
+  // then counts by the SampledObjectAlloc event instead).
+  bool start(JNIEnv* jni, std::string* why);
+  // The owner: takes the counts made since the last collect (`now`: whatever the time).
+  void collect(JNIEnv* jni, bool now);
+  // The owner: the counts taken so far into the recorder's site table.
+  void feed(JNIEnv* jni, AllocationRecorder& recorder);
+  // VM death: no more counting. Says on stderr (verbose=y) what was counted and left out.
+  void stop(JNIEnv* jni);
+
+ private:
+  struct Site {
+    uint32_t method_id;  // InjectedMethods
+    uint32_t offset;     // of the instruction in the original code
+    SiteKind kind;
+    std::string signature;  // of the allocated class: "Ljava/lang/String;", "[I"
+  };
+  struct Resolved {
+    uint32_t class_serial = 0;  // 0: not resolved yet
+    uint8_t array_kind = 0;
+    uint64_t instance_size = 0;  // kInstance only
+  };
+  struct Count {
+    uint64_t objects = 0, bytes = 0;
+  };
+
+  uint32_t add_site(std::string_view class_name, const InjectedSite& site);
+  void take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>* ended);
+  uint32_t thread_serial(jobject thread);
+  bool resolve(JNIEnv* jni, uint32_t index, Resolved* out);
+  void index_classes(JNIEnv* jni, bool register_loaded);
+  void measure_instances(JNIEnv* jni, const std::vector<uint32_t>& indexes);
+
+  AgentContext context_;
+  ClassInstrumenter* instrumenter_;
+  ObjectSizes sizes_;
+
+  std::mutex sites_mutex_;
+  std::vector<Site> sites_;  // by index; guarded by sites_mutex_
+
+  // The owner's.
+  jclass counter_ = nullptr;  // java.lang.FasthprofAllocs, a global reference
+  jmethodID collect_ = nullptr, stop_ = nullptr, ignore_ = nullptr;
+  bool writer_ignored_ = false;
+  uint64_t last_collect_ns_ = 0;
+  std::unordered_map<uint64_t, Count> pending_;  // (site index << 32 | thread serial) -> counts
+  std::vector<Resolved> resolved_;              // by site index
+  std::unordered_map<std::string, uint32_t> serial_by_signature_;
+  size_t indexed_classes_ = 0;  // registry size when serial_by_signature_ was built
+  uint64_t counted_objects_ = 0, unresolved_objects_ = 0;
+  int64_t figures_[2] = {0, 0};  // the counter's: thread states, counts of threads over the cap
+};
+
+}  // namespace fasthprof
