@@ -202,6 +202,8 @@ void InjectedAllocations::measure_instances(JNIEnv* jni, const std::vector<uint3
       tags.push_back(static_cast<jlong>(info->object_id));
     }
   }
+  // Every class object found comes back as a local reference at once.
+  jvmti::LocalFrame frame(jni, static_cast<jint>(tags.size()) + 16);
   jint count = 0;
   jobject* objects = nullptr;
   jlong* found_tags = nullptr;

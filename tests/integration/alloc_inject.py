@@ -1,0 +1,157 @@
+"""heap=sites,live=n,alloc=inject: allocations counted by injected code (docs/allocation-sites.md
+"Counted by injection") against the JVMTI event path on the same program, site by site, on JDK 17
+and 25: tests/java/AllocSites.java's known answers (3000 Items, 500 int[10], 300 String[3], the
+16 worker threads and 64 short threads), in text and in binary (verified), with thread=y, with
+cpu=times in the same run (one rewriter pass for both), and the refused combinations. Each case is
+a Meson test (`alloc_inject.py <case>`)."""
+import os
+import pathlib
+
+import hprof_records
+from harness import (site_markers, agentpath, check, check_no_warnings, cleanup, on_each_jdk, run_cases, run_java,
+                     verify_binary)
+
+SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "AllocSites.java"
+LINES = site_markers(SOURCE)
+OWN = ("AllocSites$Item", "AllocSites$Churn", "int[]", "java.lang.String[]")
+
+
+def frame(method, marker):
+    return f"AllocSites.{method}(AllocSites.java:{LINES[marker]})"
+
+
+def sites_of(label, home, options, mode, run_args=(), jvm_args=()):
+    """Runs AllocSites with heap=sites,live=n,depth=1,cutoff=0 and `options`; returns ({(class, top
+    frame, thread or None): (objects, bytes)} of AllocSites' own sites, every row, the run), or None."""
+    run = run_java(home, agentpath(f"heap=sites,live=n,depth=1,cutoff=0,{options}file=sites.txt"), "AllocSites",
+                   [mode, *run_args], jvm_args=["-Xcheck:jni", *jvm_args], timeout=240)
+    if not check(run.code == 0 and "AllocSites done" in run.stdout, f"{label}: exits normally", run):
+        return None
+    check_no_warnings(label, run.stdout, run.stderr)
+    text = run.text("sites.txt")
+    found = hprof_records.text_traces(text)
+    traces = {serial: frames for serial, (_, frames) in found.items()}
+    sections = hprof_records.text_sites(text)
+    if not check(len(sections) == 1 and sections[0][4], f"{label}: one whole SITES section", run):
+        return None
+    rows = [r for r in sections[0][3] if r]
+    own = {}
+    for r in rows:
+        frames = traces.get(r["trace"], [])
+        if r["class"] in OWN and frames and "AllocSites.java" in frames[0]:
+            key = (r["class"], frames[0])
+            objects, size = own.get(key, (0, 0))
+            own[key] = (objects + r["alloc_objs"], size + r["alloc_bytes"])
+    return own, rows, run
+
+
+def run_equals_event(label, home):
+    """The known answers, and every AllocSites site equal to the event path's, objects and bytes."""
+    results = {}
+    for how in ("event", "inject"):
+        got = sites_of(f"{label} alloc={how}", home, f"alloc={how},", "basic")
+        if got is None:
+            return
+        results[how] = got
+    own, rows, run = results["inject"]
+    expected = {("AllocSites$Item", frame("makeItems", "item")): 3000,
+                ("int[]", frame("makeArrays", "ints")): 500,
+                ("java.lang.String[]", frame("makeStringArrays", "strings")): 300}
+    counted = {key: own.get(key, (0, 0))[0] for key in expected}
+    check(counted == expected, f"{label}: alloc=inject counts the marked sites exactly: {counted}", run)
+    check(own.get(("int[]", frame("makeArrays", "ints")), (0, 0))[1] == 500 * 56,
+          f"{label}: int[10] x 500 is 500 x 56 bytes", run)
+    check(own == results["event"][0], f"{label}: alloc=inject equals the event path site by site:\n"
+          f"  inject {own}\n  event  {results['event'][0]}", run)
+    sized = [r["text"] for r in rows if r["alloc_objs"] > 0 and (r["alloc_bytes"] == 0 or r["alloc_bytes"] % 8 != 0)]
+    check(not sized, f"{label}: every row's bytes are whole objects of 8-byte multiples: {sized[:3]}", run)
+    check(all(r["live_objs"] == r["alloc_objs"] for r in rows), f"{label}: live=n repeats the allocated counts", run)
+    for _, _, r in results.values():
+        cleanup(r.folder)
+
+
+def run_threads(label, home):
+    """16 workers x 5000 Items while 64 short threads allocate 100 Churn each: every count, both paths
+    equal; with thread=y one row per worker thread."""
+    results = {}
+    for how in ("event", "inject"):
+        got = sites_of(f"{label} alloc={how}", home, f"alloc={how},", "threads")
+        if got is None:
+            return
+        results[how] = got
+    own, _, run = results["inject"]
+    items = own.get(("AllocSites$Item", frame("makeItems", "item")), (0, 0))[0]
+    churn = own.get(("AllocSites$Churn", frame("churn", "churn")), (0, 0))[0]
+    check((items, churn) == (80000, 6400), f"{label}: 16 x 5000 Items, 64 x 100 Churn: {items}, {churn}", run)
+    check(own == results["event"][0], f"{label}: threads: inject equals event:\n  inject {own}\n"
+          f"  event  {results['event'][0]}", run)
+    got = sites_of(f"{label} thread=y", home, "alloc=inject,thread=y,", "threads")
+    if got is not None:
+        rows = [r for r in got[1] if r["class"] == "AllocSites$Item"]
+        check(len(rows) >= 16 and sum(r["alloc_objs"] for r in rows) >= 80000,
+              f"{label}: thread=y splits the Items by thread: {len(rows)} rows", got[2])
+        cleanup(got[2].folder)
+    for _, _, r in results.values():
+        cleanup(r.folder)
+
+
+def run_binary(label, home):
+    run = run_java(home, agentpath("heap=sites,live=n,alloc=inject,depth=1,format=b,file=sites.hprof"), "AllocSites",
+                   ["basic"], jvm_args=["-Xcheck:jni"])
+    if not check(run.code == 0 and "AllocSites done" in run.stdout, f"{label}: binary run exits normally", run):
+        return
+    check_no_warnings(label, run.stdout, run.stderr)
+    path = run.file("sites.hprof")
+    ok, output = verify_binary(path)
+    if not check(ok, f"{label}: the binary file verifies:\n{output}", run):
+        return
+    records = hprof_records.read(path)[3]
+    classes = hprof_records.load_classes(records)
+    frames = hprof_records.stack_frames(records)
+    traces = {serial: [frames.get(i) and (frames[i][0], frames[i][2]) for i in ids]
+              for serial, (_, ids) in hprof_records.stack_traces(records).items()}
+    sites = hprof_records.alloc_sites(records)
+    if not check(len(sites) == 1, f"{label}: one ALLOC SITES record", run):
+        return
+    rows = sites[0][1]
+    items = [r for r in rows if classes.get(r[1]) == "AllocSites$Item" and traces.get(r[2]) == [("makeItems", LINES["item"])]]
+    ints = [r for r in rows if classes.get(r[1]) == "int[]" and traces.get(r[2]) == [("makeArrays", LINES["ints"])]]
+    check(len(items) == 1 and items[0][6] == 3000 and items[0][0] == 0, f"{label}: 3000 Items at one site: {items}", run)
+    check(len(ints) == 1 and ints[0][0] == 10 and (ints[0][6], ints[0][5]) == (500, 28000),
+          f"{label}: int[] kind 10, 500 x 56 bytes: {ints}", run)
+    cleanup(run.folder)
+
+
+def run_with_cpu_times(label, home):
+    """cpu=times and alloc=inject rewrite each class once: both sections, the known counts."""
+    got = sites_of(f"{label} with cpu=times", home, "alloc=inject,cpu=times,verbose=y,", "basic")
+    if got is None:
+        return
+    own, _, run = got
+    check(own.get(("AllocSites$Item", frame("makeItems", "item")), (0, 0))[0] == 3000,
+          f"{label}: Items counted with cpu=times on: {own}", run)
+    text = run.text("sites.txt")
+    check("CPU TIME (ms) BEGIN" in text and "AllocSites.makeItems" in text.split("CPU TIME (ms) BEGIN")[1],
+          f"{label}: CPU TIME lists the program's methods", run)
+    check("alloc=inject: sites=" in run.stderr and "classes rewritten=" in run.stderr,
+          f"{label}: verbose=y says what each counted", run)
+    cleanup(run.folder)
+
+
+def run_options(label, home):
+    for options, message in (
+            ("heap=sites,alloc=inject", "alloc=inject needs heap=sites and live=n"),
+            ("heap=all,live=n,alloc=inject", "live=n needs heap=sites without heap=dump"),
+            ("heap=sites,live=n,alloc=injected", "alloc option value must be event|inject")):
+        run = run_java(home, agentpath(options), "AllocSites", ["basic"])
+        check(run.code != 0 and message in run.stderr, f"{label}: {options} is refused with {message!r}", run)
+        cleanup(run.folder)
+
+
+run_cases("alloc_inject", {
+    "equals_event": on_each_jdk(run_equals_event),
+    "threads": on_each_jdk(run_threads),
+    "binary": on_each_jdk(run_binary),
+    "with_cpu_times": on_each_jdk(run_with_cpu_times),
+    "options": on_each_jdk(run_options),
+})
