@@ -9,6 +9,7 @@ rotating by one every round (the machine is shared and noisy):
   sites   fasthprof heap=sites,depth=4 (exact: every allocation counted, every object tagged and
           followed, a collection and heap walk for the live columns at the report)
   live_n  fasthprof heap=sites,live=n,depth=4 (every allocation counted, no object followed)
+  inject  fasthprof heap=sites,live=n,alloc=inject (counted by injected code; traces of one frame)
   s512k   fasthprof heap=sites,sample=512k,depth=4
 
 Programs:
@@ -32,6 +33,7 @@ checked: javac's exit status and class files, H2Load's checksums, and for fasthp
 in its file, with rows for the exact contenders; a failed run stops the benchmark with what went wrong.
 
 --smoke: javac on 5 sources, H2 with 2000 rows and 2 threads, one round of every contender.
+--contenders LIST: only these (comma separated; none is always run).
 --json FILE: the ratios (<program>_<contender>_wall_ratio, _cpu_ratio) and the medians.
 Environment (set by meson): FASTHPROF_AGENT, FASTHPROF_FLOOR_AGENT, JAVA25_HOME, JAVA17_HOME."""
 import argparse
@@ -55,8 +57,9 @@ JAVA25 = os.environ.get("JAVA25_HOME") or "/usr/lib/jvm/temurin-25-jdk-amd64"
 JAVA17 = os.environ.get("JAVA17_HOME") or "/usr/lib/jvm/java-17-openjdk-amd64"
 H2_JAR = os.environ.get("FASTHPROF_H2_JAR") or "/usr/share/java/h2.jar"
 DEPTH = 4
-CONTENDERS = ["none", "floor", "sites", "live_n", "s512k"]
-AGENT_OPTIONS = {"sites": "heap=sites", "live_n": "heap=sites,live=n", "s512k": "heap=sites,sample=512k"}
+CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "s512k"]
+AGENT_OPTIONS = {"sites": "heap=sites", "live_n": "heap=sites,live=n", "inject": "heap=sites,live=n,alloc=inject",
+                 "s512k": "heap=sites,sample=512k"}
 H2_LINE = re.compile(r"H2Load rows=(\d+) threads=(\d+) elapsed_ms=(\d+) count=(\d+) qty_sum=(\d+) "
                      r"lookup_sum=(\d+) range_sum=(\d+) aggregate_sum=(\d+)")
 SITE_ROW = re.compile(r"^\s*\d+\s+[\d.]+%\s+[\d.]+%\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\S+$", re.M)
@@ -206,8 +209,10 @@ def report_part(part, description, runs, rounds, figures):
             figures[f"{part}_{name}_cpu_ratio"] = cpu / base["cpu"]
     figures["medians"][part] = medians
     figures["runs"][part] = runs
-    for name, shown in (("sites", "heap=sites"), ("live_n", "heap=sites,live=n"), ("s512k", "sample=512k"),
-                        ("floor", "floor")):
+    for name, shown in (("sites", "heap=sites"), ("live_n", "heap=sites,live=n"),
+                        ("inject", "heap=sites,live=n,alloc=inject"), ("s512k", "sample=512k"), ("floor", "floor")):
+        if name not in CONTENDERS:
+            continue
         print(f"alloc_programs: {part} {shown} / none: {figures[f'{part}_{name}_wall_ratio']:.2f} x wall, "
               f"{figures[f'{part}_{name}_cpu_ratio']:.2f} x CPU")
 
@@ -221,12 +226,17 @@ def main():
     parser.add_argument("--rows", type=int, default=40000)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--json", metavar="FILE", help="write the figures to FILE")
+    parser.add_argument("--contenders", default=",".join(CONTENDERS), help="comma separated; none is always run")
     args = parser.parse_args()
     if args.smoke:
         args.rounds, args.sources, args.rows, args.threads = 1, 5, 2000, 2
     parts = [p for p in args.parts.split(",") if p]
     if not parts or any(p not in ("javac", "h2") for p in parts) or args.rounds < 1:
         parser.error("--parts takes javac and/or h2; --rounds at least 1")
+    chosen = ["none"] + [c for c in CONTENDERS if c != "none" and c in args.contenders.split(",")]
+    if any(c not in CONTENDERS for c in args.contenders.split(",") if c):
+        parser.error(f"--contenders takes {', '.join(CONTENDERS)}")
+    CONTENDERS[:] = chosen
     if not (AGENT and FLOOR):
         parser.error("FASTHPROF_AGENT and FASTHPROF_FLOOR_AGENT must name the agent and the floor agent")
     home, note = java_home()
