@@ -56,6 +56,15 @@ SiteKind site_kind(const std::string& type, int allocated_dimensions) {
 
 bool ObjectSizes::init(JNIEnv* jni, jvmtiEnv* jvmti, std::string* why) {
   if (!measure_arrays(jni, jvmti, why)) return false;
+  // ZGC's references carry color bits (generational ZGC's cannot be followed without its load
+  // barrier) and Shenandoah's may name a copy being evacuated: only collectors whose references
+  // are plain addresses are read through.
+  for (const char* collector : {"UseZGC", "UseShenandoahGC"}) {
+    if (hotspot_bool_flag(collector).value_or(false)) {
+      *why = std::string("instance sizes are not read with -XX:+") + collector;
+      return false;
+    }
+  }
   auto klass = hotspot_static_address("java_lang_Class", "_klass_offset");
   auto helper = hotspot_field_offset("Klass", "_layout_helper");
   auto mirror = hotspot_field_offset("Klass", "_java_mirror");

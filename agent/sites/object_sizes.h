@@ -13,7 +13,8 @@
 //              moving the mirror is retried). At start the sizes read are compared with GetObjectSize
 //              of real instances (Object, String, Integer, the current Thread, the system class
 //              loader with its VM-injected fields); any difference, or a name the VM does not list,
-//              and nothing is read from the VM at all (init() says why).
+//              and nothing is read from the VM at all (init() says why). Not with ZGC or
+//              Shenandoah, whose references are not plain addresses to follow.
 //
 // Threads: init() on a Java thread; then any thread with a local reference to the class.
 #pragma once

@@ -2,7 +2,8 @@
 "Counted by injection") against the JVMTI event path on the same program, site by site, on JDK 17
 and 25: tests/java/AllocSites.java's known answers (3000 Items, 500 int[10], 300 String[3], the
 16 worker threads and 64 short threads), in text and in binary (verified), with thread=y, with
-cpu=times in the same run (one rewriter pass for both), and the refused combinations. Each case is
+cpu=times in the same run (one rewriter pass for both), the fallback to the event with ZGC, and the
+refused combinations. Each case is
 a Meson test (`alloc_inject.py <case>`)."""
 import os
 import pathlib
@@ -138,6 +139,19 @@ def run_with_cpu_times(label, home):
     cleanup(run.folder)
 
 
+def run_zgc(label, home):
+    """With ZGC, instance sizes are not read from the VM: one line says so and the event path counts."""
+    got = sites_of(f"{label} ZGC", home, "alloc=inject,", "basic", jvm_args=["-XX:+UseZGC"])
+    if got is None:
+        return
+    own, _, run = got
+    check("alloc=inject: instance sizes are not read with -XX:+UseZGC; heap=sites counts by the "
+          "SampledObjectAlloc event instead" in run.stderr, f"{label}: ZGC: the fallback is said", run)
+    check(own.get(("AllocSites$Item", frame("makeItems", "item")), (0, 0))[0] == 3000,
+          f"{label}: ZGC: the event path counts the Items: {own}", run)
+    cleanup(run.folder)
+
+
 def run_options(label, home):
     for options, message in (
             ("heap=sites,alloc=inject", "alloc=inject needs heap=sites and live=n"),
@@ -153,5 +167,6 @@ run_cases("alloc_inject", {
     "threads": on_each_jdk(run_threads),
     "binary": on_each_jdk(run_binary),
     "with_cpu_times": on_each_jdk(run_with_cpu_times),
+    "zgc": on_each_jdk(run_zgc),
     "options": on_each_jdk(run_options),
 })
