@@ -18,6 +18,7 @@
 #include "base/java_names.h"
 #include "base/stderr_line.h"
 #include "classfile/class_rewriter.h"
+#include "instrument/tracker_threads.h"
 #include "jvmti_support.h"
 #include "thread_tracker.h"
 
@@ -210,12 +211,6 @@ void CpuTimer::on_exception_catch(JNIEnv* jni, jmethodID method) {
   jvmti::clear_exception(jni);
 }
 
-uint32_t CpuTimer::thread_serial(jobject thread) {
-  jlong tag = 0;
-  if (thread == nullptr || jvmti_->GetTag(thread, &tag) != JVMTI_ERROR_NONE || tag == 0) return 0;
-  return context_.writer->threads().serial_of_object_id(static_cast<uint64_t>(tag));
-}
-
 // Takes the rows of one collect() result into the table. With `ended`, fills it with the thread
 // objects (local references) of the states whose thread has terminated.
 void CpuTimer::take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>* ended) {
@@ -239,19 +234,8 @@ void CpuTimer::take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>*
   }
   jni->GetLongArrayRegion(figures, 0, 4, reinterpret_cast<jlong*>(figures_));
   // Serials per thread only with thread=y; the thread objects are looked at once each.
-  std::vector<uint32_t> serials(static_cast<size_t>(thread_count), 0);
-  for (jsize i = 0; i < thread_count; ++i) {
-    jobject thread = jni->GetObjectArrayElement(threads, i);
-    if (thread == nullptr) continue;
-    if (context_.options->thread_in_traces) serials[static_cast<size_t>(i)] = thread_serial(thread);
-    jint state = 0;
-    if (ended != nullptr && jvmti_->GetThreadState(thread, &state) == JVMTI_ERROR_NONE &&
-        (state & JVMTI_THREAD_STATE_TERMINATED) != 0) {
-      ended->push_back(thread);
-    } else {
-      jni->DeleteLocalRef(thread);
-    }
-  }
+  std::vector<uint32_t> serials =
+      tracker_thread_serials(jni, jvmti_, *context_.writer, threads, context_.options->thread_in_traces, ended);
   std::vector<StackFrame> frames;
   size_t at = 0;
   for (jsize row = 0; row < rows; ++row) {
@@ -296,20 +280,8 @@ void CpuTimer::collect(JNIEnv* jni) {
   jni->DeleteLocalRef(result);
   if (ended.empty()) return;
   // Their last counts, and their states go (their threads can make no more calls).
-  jclass thread_class = jni->FindClass("java/lang/Thread");
-  if (thread_class == nullptr) {
-    jvmti::clear_exception(jni);
-    return;
-  }
-  jobjectArray array = jni->NewObjectArray(static_cast<jsize>(ended.size()), thread_class, nullptr);
-  if (array == nullptr) {
-    jvmti::clear_exception(jni);
-    return;
-  }
-  for (size_t i = 0; i < ended.size(); ++i) {
-    jni->SetObjectArrayElement(array, static_cast<jsize>(i), ended[i]);
-    jni->DeleteLocalRef(ended[i]);
-  }
+  jobjectArray array = tracker_thread_array(jni, ended);
+  if (array == nullptr) return;
   result = static_cast<jobjectArray>(jni->CallStaticObjectMethod(tracker_, collect_, array));
   if (jvmti::clear_exception(jni) || result == nullptr) return;
   take_rows(jni, result, nullptr);

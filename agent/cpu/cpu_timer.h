@@ -65,7 +65,6 @@ class CpuTimer final : public Feature {
   void collect(JNIEnv* jni);
   void check_limits(JNIEnv* jni);
   void take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>* ended);
-  uint32_t thread_serial(jobject thread);
   static void* ticker_main(void* arg);
 
   AgentContext context_;

@@ -6,6 +6,7 @@
 #include "base/clock.h"
 #include "base/stderr_line.h"
 #include "class_tracker.h"
+#include "instrument/tracker_threads.h"
 #include "jvmti_support.h"
 #include "sections/site_table.h"
 
@@ -82,12 +83,6 @@ bool InjectedAllocations::start(JNIEnv* jni, std::string* why) {
   return true;
 }
 
-uint32_t InjectedAllocations::thread_serial(jobject thread) {
-  jlong tag = 0;
-  if (thread == nullptr || context_.jvmti->GetTag(thread, &tag) != JVMTI_ERROR_NONE || tag == 0) return 0;
-  return context_.writer->threads().serial_of_object_id(static_cast<uint64_t>(tag));
-}
-
 // Takes one collect() result into pending_. With `ended`, fills it with the thread objects (local
 // references) of the states whose thread has terminated.
 void InjectedAllocations::take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>* ended) {
@@ -96,7 +91,6 @@ void InjectedAllocations::take_rows(JNIEnv* jni, jobjectArray result, std::vecto
   auto threads = static_cast<jobjectArray>(jni->GetObjectArrayElement(result, 2));
   auto figures = static_cast<jlongArray>(jni->GetObjectArrayElement(result, 3));
   jsize words = jni->GetArrayLength(keys);
-  jsize thread_count = jni->GetArrayLength(threads);
   std::vector<jint> key(static_cast<size_t>(words));
   std::vector<jlong> value(static_cast<size_t>(words));
   if (words > 0) {
@@ -104,22 +98,11 @@ void InjectedAllocations::take_rows(JNIEnv* jni, jobjectArray result, std::vecto
     jni->GetLongArrayRegion(values, 0, words, value.data());
   }
   jni->GetLongArrayRegion(figures, 0, 2, reinterpret_cast<jlong*>(figures_));
-  std::vector<uint32_t> serials(static_cast<size_t>(thread_count), 0);
-  for (jsize i = 0; i < thread_count; ++i) {
-    jobject thread = jni->GetObjectArrayElement(threads, i);
-    if (thread == nullptr) continue;
-    if (context_.options->thread_in_traces) serials[static_cast<size_t>(i)] = thread_serial(thread);
-    jint state = 0;
-    if (ended != nullptr && context_.jvmti->GetThreadState(thread, &state) == JVMTI_ERROR_NONE &&
-        (state & JVMTI_THREAD_STATE_TERMINATED) != 0) {
-      ended->push_back(thread);
-    } else {
-      jni->DeleteLocalRef(thread);
-    }
-  }
+  std::vector<uint32_t> serials = tracker_thread_serials(jni, context_.jvmti, *context_.writer, threads,
+                                                          context_.options->thread_in_traces, ended);
   for (jsize row = 0; row + 1 < words; row += 2) {
-    jint thread_index = key[static_cast<size_t>(row)];
-    uint32_t serial = thread_index >= 0 && thread_index < thread_count ? serials[static_cast<size_t>(thread_index)] : 0;
+    auto thread_index = static_cast<size_t>(key[static_cast<size_t>(row)]);
+    uint32_t serial = thread_index < serials.size() ? serials[thread_index] : 0;
     uint64_t pending_key = (static_cast<uint64_t>(static_cast<uint32_t>(key[static_cast<size_t>(row) + 1])) << 32) | serial;
     Count& count = pending_[pending_key];
     count.objects += static_cast<uint64_t>(value[static_cast<size_t>(row)]);
@@ -148,14 +131,8 @@ void InjectedAllocations::collect(JNIEnv* jni, bool now) {
   take_rows(jni, result, &ended);
   if (ended.empty()) return;
   // Their last counts, and their states go (their threads allocate no more).
-  jclass thread_class = jni->FindClass("java/lang/Thread");
-  jobjectArray array = thread_class == nullptr ? nullptr
-                                               : jni->NewObjectArray(static_cast<jsize>(ended.size()), thread_class, nullptr);
-  if (array == nullptr) {
-    jvmti::clear_exception(jni);
-    return;
-  }
-  for (size_t i = 0; i < ended.size(); ++i) jni->SetObjectArrayElement(array, static_cast<jsize>(i), ended[i]);
+  jobjectArray array = tracker_thread_array(jni, ended);
+  if (array == nullptr) return;
   result = static_cast<jobjectArray>(jni->CallStaticObjectMethod(counter_, collect_, array));
   if (jvmti::clear_exception(jni) || result == nullptr) return;
   take_rows(jni, result, nullptr);

@@ -66,7 +66,6 @@ class InjectedAllocations {
 
   uint32_t add_site(std::string_view class_name, const InjectedSite& site);
   void take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>* ended);
-  uint32_t thread_serial(jobject thread);
   bool resolve(JNIEnv* jni, uint32_t index, Resolved* out);
   void index_classes(JNIEnv* jni, bool register_loaded);
   void measure_instances(JNIEnv* jni, const std::vector<uint32_t>& indexes);
