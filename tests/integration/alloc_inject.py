@@ -46,14 +46,22 @@ def sites_of(label, home, options, mode, run_args=(), jvm_args=()):
     return own, rows, run
 
 
-def run_equals_event(label, home):
-    """The known answers, and every AllocSites site equal to the event path's, objects and bytes."""
+def both_paths(label, home, mode):
+    """{"event": sites_of(...), "inject": sites_of(...)} of one AllocSites mode, or None."""
     results = {}
     for how in ("event", "inject"):
-        got = sites_of(f"{label} alloc={how}", home, f"alloc={how},", "basic")
+        got = sites_of(f"{label} alloc={how}", home, f"alloc={how},", mode)
         if got is None:
-            return
+            return None
         results[how] = got
+    return results
+
+
+def run_equals_event(label, home):
+    """The known answers, and every AllocSites site equal to the event path's, objects and bytes."""
+    results = both_paths(label, home, "basic")
+    if results is None:
+        return
     own, rows, run = results["inject"]
     expected = {("AllocSites$Item", frame("makeItems", "item")): 3000,
                 ("int[]", frame("makeArrays", "ints")): 500,
@@ -74,12 +82,9 @@ def run_equals_event(label, home):
 def run_threads(label, home):
     """16 workers x 5000 Items while 64 short threads allocate 100 Churn each: every count, both paths
     equal; with thread=y one row per worker thread."""
-    results = {}
-    for how in ("event", "inject"):
-        got = sites_of(f"{label} alloc={how}", home, f"alloc={how},", "threads")
-        if got is None:
-            return
-        results[how] = got
+    results = both_paths(label, home, "threads")
+    if results is None:
+        return
     own, _, run = results["inject"]
     items = own.get(("AllocSites$Item", frame("makeItems", "item")), (0, 0))[0]
     churn = own.get(("AllocSites$Churn", frame("churn", "churn")), (0, 0))[0]
