@@ -619,19 +619,24 @@ TEST(AsyncSink, SocketPeerThatNeverReadsTimesOutWithOneMessage) {
 
 // The timeout bounds a stall, not the whole transfer: a peer that reads slowly but steadily (here
 // 48 MiB at about 16 MiB/s, three times the timeout in all) gets every byte.
+// The send timeout is a limit on a stall, not on the whole transfer: a reader that takes 160 KiB
+// every 30 ms needs about 4.5 s for 24 MiB, longer than the 3 s timeout, and gets every byte. (The
+// timeout leaves a loaded machine 3 s to schedule the reader: with 1 s, CI's sanitizer build under
+// load once saw the peer cut off.)
 TEST(AsyncSink, SocketPeerThatReadsSlowlyGetsEverything) {
   LoopbackConnection c;
-  ASSERT_NO_FATAL_FAILURE(c.connect("127.0.0.1", /*send_timeout_seconds=*/1));
+  ASSERT_NO_FATAL_FAILURE(c.connect("127.0.0.1", /*send_timeout_seconds=*/3));
   const int peer = c.peer;
-  const Bytes data = noise_bytes(48 << 20, 22);
+  const Bytes data = noise_bytes(24 << 20, 22);
   Bytes received;
+  const auto start = std::chrono::steady_clock::now();
   std::thread reader([&] {
     std::vector<uint8_t> buffer(160 << 10);
     while (received.size() < data.size()) {
       const ssize_t n = recv(peer, buffer.data(), buffer.size(), 0);
       if (n <= 0) break;
       received.insert(received.end(), buffer.begin(), buffer.begin() + n);
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
     }
   });
   Messages messages;
@@ -642,6 +647,7 @@ TEST(AsyncSink, SocketPeerThatReadsSlowlyGetsEverything) {
   c.close_peer();
   EXPECT_TRUE(messages.get().empty());
   EXPECT_TRUE(received == data) << received.size() << " of " << data.size() << " bytes";
+  EXPECT_GT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3)) << "the transfer outlasted the timeout";
 }
 
 }  // namespace
