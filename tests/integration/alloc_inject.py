@@ -7,10 +7,11 @@ refused combinations. Each case is
 a Meson test (`alloc_inject.py <case>`)."""
 import os
 import pathlib
+import subprocess
 
 import hprof_records
-from harness import (site_markers, agentpath, check, check_no_warnings, cleanup, on_each_jdk, run_cases, run_java,
-                     verify_binary)
+from harness import (AGENT, site_markers, agentpath, check, check_no_warnings, cleanup, java_bin, java_process,
+                     on_each_jdk, run_cases, run_java, verify_binary, wait_for)
 
 SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "AllocSites.java"
 LINES = site_markers(SOURCE)
@@ -157,6 +158,38 @@ def run_zgc(label, home):
     cleanup(run.folder)
 
 
+def run_attach(label, home):
+    """Loaded into a running VM: the classes already loaded are retransformed, and what the program
+    allocates after the attach is counted exactly."""
+    with java_process(home, None, "AllocSites", ["attach", "go"], jvm_args=["-Xcheck:jni"]) as (proc, folder):
+        check(wait_for(lambda: "AllocSites waiting" in (folder / "stdout.txt").read_text(), 30),
+              f"{label}: attach target started")
+        attach = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "JVMTI.agent_load", AGENT,
+                                 f'"heap=sites,live=n,alloc=inject,depth=1,cutoff=0,file={folder}/attached.txt"'],
+                                capture_output=True, text=True, timeout=120)
+        check(attach.returncode == 0, f"{label}: jcmd JVMTI.agent_load\n{attach.stdout}{attach.stderr}")
+        (folder / "go").write_text("")
+        code = proc.wait(timeout=120)
+        text = (folder / "attached.txt").read_text() if (folder / "attached.txt").exists() else ""
+        found = hprof_records.text_traces(text)
+        traces = {serial: frames for serial, (_, frames) in found.items()}
+        sections = hprof_records.text_sites(text)
+        if not check(code == 0 and len(sections) == 1, f"{label}: attached alloc=inject reports at exit\n{text[-1500:]}"):
+            return
+        rows = [r for r in sections[0][3] if r]
+        counted = {}
+        for r in rows:
+            top = traces.get(r["trace"], [""])[:1]
+            key = (r["class"], top[0] if top else "")
+            counted[key] = counted.get(key, 0) + r["alloc_objs"]
+        expected = {("AllocSites$Item", frame("makeItems", "item")): 3000, ("int[]", frame("makeArrays", "ints")): 500,
+                    ("java.lang.String[]", frame("makeStringArrays", "strings")): 300}
+        got = {key: counted.get(key, 0) for key in expected}
+        check(got == expected, f"{label}: attached: the sites after the attach, exactly: {got}")
+        stderr = (folder / "stderr.txt").read_text() if (folder / "stderr.txt").exists() else ""
+        check_no_warnings(f"{label} attached", "", stderr)
+
+
 def run_options(label, home):
     for options, message in (
             ("heap=sites,alloc=inject", "alloc=inject needs heap=sites and live=n"),
@@ -173,5 +206,6 @@ run_cases("alloc_inject", {
     "binary": on_each_jdk(run_binary),
     "with_cpu_times": on_each_jdk(run_with_cpu_times),
     "zgc": on_each_jdk(run_zgc),
+    "attach": on_each_jdk(run_attach),
     "options": on_each_jdk(run_options),
 })

@@ -8,6 +8,8 @@
  *   threads  16 threads x 5000 Items through worker() (a quarter dropped), while 64 short threads
  *            start and end, each allocating 100 Churn objects (all kept)
  *   sleep N  after either mode: sleep N ms (for kill -QUIT)
+ *   attach F waits (in a loop already running when an agent is attached) for the file F, then
+ *            does what basic does
  */
 public class AllocSites {
     static final class Item {
@@ -95,6 +97,12 @@ public class AllocSites {
         String mode = args.length > 0 ? args[0] : "basic";
         if (mode.equals("threads")) {
             threads();
+        } else if (mode.equals("attach")) {
+            System.out.println("AllocSites waiting");
+            System.out.flush();
+            while (!java.nio.file.Files.exists(java.nio.file.Path.of(args[1]))) Thread.sleep(10);
+            callerA();
+            callerB();
         } else {
             callerA();
             callerB();
