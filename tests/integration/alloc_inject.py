@@ -7,14 +7,17 @@ refused combinations. Each case is
 a Meson test (`alloc_inject.py <case>`)."""
 import os
 import pathlib
+import re
 import subprocess
+import tempfile
 
 import hprof_records
-from harness import (AGENT, site_markers, agentpath, check, check_no_warnings, cleanup, java_bin, java_process,
-                     on_each_jdk, run_cases, run_java, verify_binary, wait_for)
+from harness import (AGENT, site_markers, agentpath, check, check_no_warnings, cleanup, java_bin, java_command,
+                     java_process, on_each_jdk, run_cases, run_java, verify_binary, wait_for)
 
 SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "AllocSites.java"
 LINES = site_markers(SOURCE)
+H2_JAR = "/usr/share/java/h2.jar"
 OWN = ("AllocSites$Item", "AllocSites$Churn", "int[]", "java.lang.String[]")
 
 
@@ -190,6 +193,34 @@ def run_attach(label, home):
         check_no_warnings(f"{label} attached", "", stderr)
 
 
+def run_h2(label, home):
+    """Debian's H2 (a program nobody here wrote) runs SQL with every class rewritten for allocations
+    and calls (alloc=inject with cpu=times) under -Xverify:all: the right answer, no WARNING, and
+    H2's own sites in SITES."""
+    if not os.path.exists(H2_JAR):
+        print(f"SKIP: {label}: {H2_JAR} not installed (apt-get install libh2-java)")
+        return
+    sql = ("CREATE TABLE T(ID INT PRIMARY KEY, NAME VARCHAR(100)); "
+           "INSERT INTO T SELECT X, 'name' || X FROM SYSTEM_RANGE(1, 5000); SELECT COUNT(*), MAX(ID) FROM T")
+    folder = tempfile.mkdtemp(prefix="fasthprof-it-h2-")
+    command = java_command(home, "-Xverify:all",
+                           agentpath("heap=sites,live=n,alloc=inject,cpu=times,file=h2.txt"), "-cp", H2_JAR,
+                           "org.h2.tools.Shell", "-url", "jdbc:h2:mem:t", "-sql", sql)
+    proc = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=600)
+    check_no_warnings(f"{label}: H2 with alloc=inject", proc.stdout, proc.stderr)
+    check(proc.returncode == 0 and re.search(r"5000\s*\|\s*5000", proc.stdout) is not None,
+          f"{label}: H2 runs the SQL under -Xverify:all: {proc.stdout[-500:]} {proc.stderr[-1500:]}")
+    text = pathlib.Path(folder, "h2.txt").read_text() if pathlib.Path(folder, "h2.txt").exists() else ""
+    found = hprof_records.text_traces(text)
+    sections = hprof_records.text_sites(text)
+    if check(len(sections) == 1, f"{label}: H2 run writes SITES"):
+        rows = [r for r in sections[0][3] if r]
+        h2_frames = [r for r in rows if any(f.startswith("org.h2.") for f in found.get(r["trace"], (0, []))[1])]
+        check(len(h2_frames) > 10, f"{label}: H2's own allocation sites are counted: {len(h2_frames)}")
+    check("CPU TIME (ms) BEGIN" in text, f"{label}: with CPU TIME")
+    cleanup(folder)
+
+
 def run_options(label, home):
     for options, message in (
             ("heap=sites,alloc=inject", "alloc=inject needs heap=sites and live=n"),
@@ -207,5 +238,6 @@ run_cases("alloc_inject", {
     "with_cpu_times": on_each_jdk(run_with_cpu_times),
     "zgc": on_each_jdk(run_zgc),
     "attach": on_each_jdk(run_attach),
+    "h2": on_each_jdk(run_h2),
     "options": on_each_jdk(run_options),
 })
