@@ -13,6 +13,7 @@ const char* kind_name(Kind kind) {
     case Kind::kHeap: return "heap";
     case Kind::kSites: return "sites";
     case Kind::kCpu: return "cpu";
+    case Kind::kMonitor: return "monitor";
   }
   return "";
 }
@@ -21,7 +22,8 @@ std::vector<std::string_view> kind_metrics(Kind kind) {
   switch (kind) {
     case Kind::kHeap: return {"bytes", "objects"};
     case Kind::kSites: return {"live-bytes", "live-objects", "alloc-bytes", "alloc-objects"};
-    case Kind::kCpu: return {"count", "share"};
+    case Kind::kCpu: return {"count", "share", "calls"};
+    case Kind::kMonitor: return {"us", "share", "count"};
   }
   return {};
 }
@@ -29,7 +31,7 @@ std::vector<std::string_view> kind_metrics(Kind kind) {
 int metric_index(Kind kind, std::string_view name) {
   if (kind == Kind::kSites && name == "bytes") return 0;
   if (kind == Kind::kSites && name == "objects") return 1;
-  if (kind == Kind::kCpu && (name == "samples" || name == "ms")) return 0;
+  if (kind == Kind::kCpu && (name == "samples" || name == "ms" || name == "us")) return 0;
   const std::vector<std::string_view> metrics = kind_metrics(kind);
   for (size_t i = 0; i < metrics.size(); ++i) {
     if (metrics[i] == name) return static_cast<int>(i);
@@ -42,6 +44,7 @@ bool has_kind(const HprofModel& model, Kind kind) {
     case Kind::kHeap: return !model.dumps().empty();
     case Kind::kSites: return !model.sites().empty();
     case Kind::kCpu: return !model.cpu().empty();
+    case Kind::kMonitor: return false;
   }
   return false;
 }
@@ -66,6 +69,16 @@ bool pick(const char* verb, const char* path, const char* what, size_t count, ui
 }
 
 }  // namespace
+
+void fill_shares(Table* table) {
+  const uint64_t total = table->totals[0];
+  if (total == 0) return;
+  for (auto& [key, values] : table->rows) {
+    values[1] = static_cast<uint64_t>(
+        std::llround(static_cast<double>(kShareScale) * static_cast<double>(values[0]) / static_cast<double>(total)));
+  }
+  table->totals[1] = kShareScale;
+}
 
 bool build_table(const char* verb, const char* path, const HprofModel& model, Kind kind, Grouping grouping,
                  uint64_t section, Table* table) {
@@ -146,17 +159,11 @@ bool build_table(const char* verb, const char* path, const HprofModel& model, Ki
         }
         add(table, key, {count, 0, 0, 0});
       }
-      // Shares in millionths of the total count (the total's share: all of it, when there is any).
-      const uint64_t total = table->totals[0];
-      if (total > 0) {
-        for (auto& [key, values] : table->rows) {
-          values[1] = static_cast<uint64_t>(
-              std::llround(static_cast<double>(kShareScale) * static_cast<double>(values[0]) / static_cast<double>(total)));
-        }
-        table->totals[1] = kShareScale;
-      }
+      fill_shares(table);
       break;
     }
+    case Kind::kMonitor:
+      return fail(verb, "%s: MONITOR TIME is in text files only (monitor=y, format=a)", path), false;
   }
   table->what = what;
   return true;
@@ -239,7 +246,7 @@ bool condition_met(const Condition& condition, const Table& a, const Table& b, s
   if (condition.percent) {
     delta = before == 0 ? (after == 0 ? 0.0 : std::numeric_limits<double>::infinity()) : 100.0 * delta / before;
     std::snprintf(text, sizeof(text), "%+.2f%%", delta);
-  } else if (a.kind == Kind::kCpu && condition.metric == 1) {
+  } else if ((a.kind == Kind::kCpu || a.kind == Kind::kMonitor) && condition.metric == 1) {
     delta /= kShareScale / 100.0;  // percentage points
     std::snprintf(text, sizeof(text), "%+.2f points", delta);
   } else {

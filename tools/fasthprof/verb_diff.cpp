@@ -12,8 +12,8 @@
 namespace fasthprof::cli {
 
 const char kDiffUsage[] =
-    "usage: fasthprof diff [--heap | --sites | --cpu] [--value METRIC] [--stacks] [--top N]\n"
-    "                      [--fail-if EXPR]... [-o OUT] A B\n"
+    "usage: fasthprof diff [--heap | --sites | --cpu | --monitor] [--value METRIC]\n"
+    "                      [--stacks] [--top N] [--fail-if EXPR]... [-o OUT] A B\n"
     "Compares one kind of report of two files (A the baseline, B the new run): rows with their\n"
     "value in A and B and the change, sorted by the absolute change, largest first, and the total.\n"
     "  --heap     the last heap dump of each: the class histograms (bytes, objects: the shallow\n"
@@ -22,10 +22,14 @@ const char kDiffUsage[] =
     "             alloc-bytes, alloc-objects)\n"
     "  --cpu      the CPU sections of each added up, per method at the top of the stack (share:\n"
     "             percent of the file's total, the default, since two runs of one program take\n"
-    "             different numbers of samples; count: samples for cpu=samples, ms for cpu=times)\n"
+    "             different numbers of samples; count: samples for cpu=samples, ms\n"
+    "             for cpu=times; text files: us, from the share, and calls for CPU\n"
+    "             TIME and cpu=old)\n"
+    "  --monitor  the MONITOR TIME sections (monitor=y, text files), per monitor\n"
+    "             class (us blocked, share, count of contended enters)\n"
     "             (default: the first kind both files hold, in this order)\n"
     "  --value M  the metric rows are sorted by (default: the first one listed above)\n"
-    "  --stacks   sites: a row per allocation site (stack;class); cpu: a row per whole stack\n"
+    "  --stacks   a row per whole stack (sites and monitor: stack;class)\n"
     "  Hidden classes (lambdas) are named without their address, which changes from run to run.\n"
     "  --top N    rows shown (default 25; 0: all)\n"
     "  --fail-if EXPR  exit 1 when EXPR holds (any of several); each one met is named on stderr:\n"
@@ -33,7 +37,8 @@ const char kDiffUsage[] =
     "     the change B - A of METRIC, of the row NAME (a class, or a method or stack for cpu) or\n"
     "     without NAME of the total, compared with NUMBER; with %, the change relative to A (a row\n"
     "     absent from A that B has grew by +inf%). Aliases: sites bytes = live-bytes, objects =\n"
-    "     live-objects; cpu samples = ms = count; a cpu share's change is in percentage points.\n"
+    "     live-objects; cpu samples = ms = us = count; a share's change is in\n"
+    "     percentage points.\n"
     "     Examples:\n"
     "       --fail-if 'bytes>+5%'                  total live bytes grew more than 5%\n"
     "       --fail-if 'alloc-bytes>1000000'        over 1 MB more allocated (--sites)\n"
@@ -72,7 +77,7 @@ std::string share_points(uint64_t before, uint64_t after) {
 
 int diff_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("diff", argc, argv, {"--heap", "--sites", "--cpu", "--stacks"},
+  if (!parse_args("diff", argc, argv, {"--heap", "--sites", "--cpu", "--monitor", "--stacks"},
                   {"--value", "--top", "--fail-if", kMaxExpandedOption}, &args)) {
     return kExitBadInput;
   }
@@ -80,17 +85,17 @@ int diff_main(int argc, char** argv) {
     std::fputs(kDiffUsage, stdout);
     return kExitOk;
   }
-  if (args.has("--heap") + args.has("--sites") + args.has("--cpu") > 1) {
-    return fail("diff", "--heap, --sites, --cpu: give one");
+  if (args.has("--heap") + args.has("--sites") + args.has("--cpu") + args.has("--monitor") > 1) {
+    return fail("diff", "--heap, --sites, --cpu, --monitor: give one");
   }
   uint64_t top = 25;
   if (args.has("--top") && !parse_count(args.value("--top"), &top)) return fail("diff", "--top takes a count");
   if (args.operands.size() != 2) return fail("diff", "needs two files, A and B (see fasthprof diff --help)");
   const std::string path_a(args.operands[0]);
   const std::string path_b(args.operands[1]);
-  std::unique_ptr<Loaded> a = load("diff", path_a.c_str(), args);
+  std::unique_ptr<Loaded> a = load("diff", path_a.c_str(), args, true);
   if (a == nullptr) return kExitBadInput;
-  std::unique_ptr<Loaded> b = load("diff", path_b.c_str(), args);
+  std::unique_ptr<Loaded> b = load("diff", path_b.c_str(), args, true);
   if (b == nullptr) return kExitBadInput;
 
   Kind kind = Kind::kHeap;
@@ -98,22 +103,25 @@ int diff_main(int argc, char** argv) {
     kind = Kind::kSites;
   } else if (args.has("--cpu")) {
     kind = Kind::kCpu;
+  } else if (args.has("--monitor")) {
+    kind = Kind::kMonitor;
   } else if (!args.has("--heap")) {
     bool found = false;
-    for (Kind candidate : {Kind::kHeap, Kind::kSites, Kind::kCpu}) {
-      if (has_kind(a->model, candidate) && has_kind(b->model, candidate)) {
+    for (Kind candidate : {Kind::kHeap, Kind::kSites, Kind::kCpu, Kind::kMonitor}) {
+      if (has_kind(*a, candidate) && has_kind(*b, candidate)) {
         kind = candidate;
         found = true;
         break;
       }
     }
     if (!found) {
-      return fail("diff", "%s and %s hold no kind of report in common (heap dump, ALLOC SITES, CPU)", path_a.c_str(),
+      return fail("diff", "%s and %s hold no kind of report in common (heap dump, ALLOC SITES, CPU, MONITOR TIME)", path_a.c_str(),
                   path_b.c_str());
     }
   }
-  // cpu: shares by default (two runs of one program take different numbers of samples).
-  int metric = kind == Kind::kCpu ? 1 : 0;
+  // cpu, monitor: shares by default (two runs of one program take different numbers of samples).
+  const bool shares = kind == Kind::kCpu || kind == Kind::kMonitor;
+  int metric = shares ? 1 : 0;
   if (args.has("--value")) {
     metric = metric_index(kind, args.value("--value"));
     if (metric < 0) {
@@ -128,12 +136,12 @@ int diff_main(int argc, char** argv) {
     conditions.push_back(std::move(condition));
   }
   const Grouping grouping = args.has("--stacks") ? Grouping::kStack
-                            : kind == Kind::kCpu ? Grouping::kTopFrame
+                            : shares             ? Grouping::kTopFrame
                                                  : Grouping::kClass;
   Table table_a;
   Table table_b;
-  if (!build_table("diff", path_a.c_str(), a->model, kind, grouping, 0, &table_a) ||
-      !build_table("diff", path_b.c_str(), b->model, kind, grouping, 0, &table_b)) {
+  if (!build_table("diff", path_a.c_str(), *a, kind, grouping, 0, &table_a) ||
+      !build_table("diff", path_b.c_str(), *b, kind, grouping, 0, &table_b)) {
     return kExitBadInput;
   }
   // The same hidden class (a lambda) has another address in each run: rows match without it.
@@ -147,8 +155,8 @@ int diff_main(int argc, char** argv) {
   }
 
   // The second column pair: objects for a bytes metric (and the other way); count for share.
-  const int other = metric % 2 == 0 ? metric + 1 : metric - 1;
-  const bool share_column = kind == Kind::kCpu;  // metric 1 of cpu: millionths, shown as percent
+  const int other = shares ? (metric == 1 ? 0 : 1) : metric % 2 == 0 ? metric + 1 : metric - 1;
+  const bool share_column = shares;  // metric 1 of cpu and monitor: millionths, shown as percent
   struct Row {
     const std::string* name;
     std::array<uint64_t, kMaxMetrics> before{};

@@ -14,7 +14,9 @@
 namespace fasthprof::cli {
 
 const char kFlameUsage[] =
-    "usage: fasthprof flame [--cpu | --sites [--value METRIC]] [--section N] [--title TEXT] -o OUT.html FILE\n"
+    "usage: fasthprof flame [--cpu | --sites [--value METRIC] | --monitor]\n"
+    "                       [--threads]\n"
+    "                       [--section N] [--title TEXT] -o OUT.html FILE\n"
     "Writes a flame graph as one self-contained HTML page (data, style and script inline; it fetches\n"
     "nothing): the stacks of `fasthprof collapsed` (same options, same data), each frame as wide as\n"
     "its count. CPU sections draw as a flame graph (callers at the bottom); SITES as an icicle\n"
@@ -22,7 +24,9 @@ const char kFlameUsage[] =
     "In the page: hover a frame for its name, count and percentage; click it to zoom into it; type\n"
     "in the search box to highlight the frames whose name contains the text (the matched share is\n"
     "shown); Reset (or Escape) zooms out and clears the search.\n"
-    "  --cpu, --sites, --value M, --section N   as for fasthprof collapsed\n"
+    "  --cpu, --sites, --value M, --monitor, --threads, --section N: as for fasthprof\n"
+    "             collapsed (--monitor: a lock flame graph, the monitor's class on\n"
+    "             top)\n"
     "  --title TEXT  the page's title (default: the file name and what is drawn)\n"
     "  -o OUT.html   where the page goes (standard output without it)\n"
     FASTHPROF_MAX_EXPANDED_HELP
@@ -241,7 +245,7 @@ constexpr char kPageScript[] = R"JS(<script>
 
 int flame_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("flame", argc, argv, {"--cpu", "--sites"}, {"--value", "--section", "--title", kMaxExpandedOption},
+  if (!parse_args("flame", argc, argv, {"--cpu", "--sites", "--monitor", "--threads"}, {"--value", "--section", "--title", kMaxExpandedOption},
                   &args)) {
     return kExitBadInput;
   }
@@ -249,8 +253,9 @@ int flame_main(int argc, char** argv) {
     std::fputs(kFlameUsage, stdout);
     return kExitOk;
   }
-  if (args.has("--cpu") && args.has("--sites")) return fail("flame", "--cpu and --sites: give one");
-  if (args.has("--value") && args.has("--cpu")) return fail("flame", "--value goes with --sites, not --cpu");
+  if (args.has("--value") && (args.has("--cpu") || args.has("--monitor"))) {
+    return fail("flame", "--value goes with --sites, not --cpu or --monitor");
+  }
   uint64_t section = 0;
   if (args.has("--section") && (!parse_count(args.value("--section"), &section) || section == 0)) {
     return fail("flame", "--section takes a number from 1");
@@ -265,19 +270,14 @@ int flame_main(int argc, char** argv) {
     }
   }
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("flame", path.c_str(), args);
+  std::unique_ptr<Loaded> loaded = load("flame", path.c_str(), args, true);
   if (loaded == nullptr) return kExitBadInput;
-  const HprofModel& model = loaded->model;
-  if (!args.has("--cpu") && !args.has("--sites") && !has_kind(model, Kind::kCpu) && !has_kind(model, Kind::kSites)) {
-    return fail("flame", "%s holds no CPU SAMPLES and no ALLOC SITES section (heap=sites or cpu=samples|times)",
-                path.c_str());
-  }
   Kind kind = Kind::kCpu;
-  if (args.has("--sites") || args.has("--value") || (!args.has("--cpu") && !has_kind(model, Kind::kCpu))) {
-    kind = Kind::kSites;
-  }
+  if (!choose_kind("flame", path.c_str(), args, *loaded, &kind)) return kExitBadInput;
   Table table;
-  if (!build_table("flame", path.c_str(), model, kind, Grouping::kStack, section, &table)) return kExitBadInput;
+  if (!build_table("flame", path.c_str(), *loaded, kind, Grouping::kStack, section, &table, args.has("--threads"))) {
+    return kExitBadInput;
+  }
   if (!table.coverage.empty()) std::fprintf(stderr, "fasthprof flame: %s\n", table.coverage.c_str());
 
   std::vector<Node> nodes(1);
@@ -286,9 +286,16 @@ int flame_main(int argc, char** argv) {
     if (values[metric] != 0) add_stack(&nodes, stack, values[metric]);
   }
   // table.what names the section(s): "CPU SAMPLES, 2 sections added up", "SITES 1 (at byte 123)".
-  const std::string what = kind == Kind::kCpu
-                               ? table.what + (model.cpu_is_times() ? ", in ms" : ", in samples")
-                               : "allocation sites by " + std::string(table.metrics[metric]) + ", " + table.what;
+  std::string what;
+  if (kind == Kind::kSites) {
+    what = "allocation sites by " + std::string(table.metrics[metric]) + ", " + table.what;
+  } else if (kind == Kind::kMonitor) {
+    what = "monitor contention, " + table.what + ", in us blocked";
+  } else {
+    what = table.what + (table.metrics[0] == "us"                          ? ", in us"
+                         : !loaded->text && loaded->model.cpu_is_times() ? ", in ms"
+                                                                         : ", in samples");
+  }
   const std::string title = args.has("--title") ? std::string(args.value("--title")) : path + ": " + what;
 
   std::string page;

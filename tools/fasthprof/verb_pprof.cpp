@@ -21,7 +21,8 @@
 namespace fasthprof::cli {
 
 const char kPprofUsage[] =
-    "usage: fasthprof pprof [--cpu | --sites] [--section N] [--interval MS] -o OUT.pb.gz FILE\n"
+    "usage: fasthprof pprof [--cpu | --sites | --monitor] [--section N]\n"
+    "                       [--interval MS] -o OUT.pb.gz FILE\n"
     "Writes the samples of a file in Google's pprof format (profile.proto, gzipped), for\n"
     "`go tool pprof`, Pyroscope, Parca, Grafana:\n"
     "  --cpu    the CPU sections added up (the default when the file has one): one sample per\n"
@@ -34,7 +35,13 @@ const char kPprofUsage[] =
     "  --sites  the last ALLOC SITES section: one sample per site, four sample types as Go's heap\n"
     "           profiles have them: alloc_objects, alloc_space, inuse_objects, inuse_space (the\n"
     "           default); the allocated class is the sample's label \"class\" and its innermost frame\n"
+    "  --monitor  MONITOR TIME (monitor=y): contentions/count and delay/nanoseconds\n"
+    "           (the default), as Go's mutex profiles, the monitor's class innermost\n"
     "  --section N  the Nth section instead\n"
+    "Text files (format=a, cpu=old): CPU SAMPLES as above; CPU TIME and cpu=old as\n"
+    "calls/count and cpu/nanoseconds (a row's share of the total: the file prints no\n"
+    "other time); frames by name only; with thread=y each sample has its thread as\n"
+    "the label \"thread\".\n"
     "Frames become locations with their function (class.method, signature, source file) and line\n"
     "where the trace has one.\n"
     "  -o OUT   where the profile goes (required: it is binary)\n"
@@ -204,18 +211,83 @@ bool write_gzip(const char* path, const std::string& bytes) {
   return gzclose(file) == Z_OK;
 }
 
+
+// A sample of a folded stack ("a;b;c", outermost first) whose frames are names only (a text
+// file), innermost first as pprof orders them. A thread root ("thread NAME") becomes the label
+// "thread" instead of a frame.
+pb::Sample* folded_sample(Builder* builder, std::string_view stack, bool thread_root) {
+  pb::Sample* sample = builder->profile().add_sample();
+  if (thread_root) {
+    const size_t end = std::min(stack.find(';'), stack.size());
+    pb::Label* label = sample->add_label();
+    label->set_key(builder->text("thread"));
+    label->set_str(builder->text(std::string(stack.substr(7, end - 7))));
+    stack.remove_prefix(std::min(end + 1, stack.size()));
+  }
+  std::vector<std::string_view> frames;
+  for (size_t start = 0;;) {
+    const size_t end = std::min(stack.find(';', start), stack.size());
+    frames.push_back(stack.substr(start, end - start));
+    if (end == stack.size()) break;
+    start = end + 1;
+  }
+  for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame) {
+    sample->add_location_id(builder->pseudo_location(std::string(*frame)));
+  }
+  return sample;
+}
+
+// The profile of a text file: CPU SAMPLES (samples and cpu nanoseconds, as binary files), CPU TIME
+// and cpu=old (calls and cpu nanoseconds), MONITOR TIME (contentions and delay nanoseconds, as Go's
+// mutex profiles). False after a message.
+bool text_profile(const Loaded& loaded, const char* path, Kind kind, uint64_t section, uint64_t interval_ms,
+                  Builder* builder) {
+  Table table;
+  if (!build_table("pprof", path, loaded, kind, Grouping::kStack, section, &table, true)) return false;
+  pb::Profile& profile = builder->profile();
+  const bool timed = table.metrics[0] == "us" || kind == Kind::kMonitor;
+  const char* count_type = kind == Kind::kMonitor ? "contentions" : timed ? "calls" : "samples";
+  const char* time_type = kind == Kind::kMonitor ? "delay" : "cpu";
+  builder->sample_type(count_type, "count");
+  builder->sample_type(time_type, "nanoseconds");
+  profile.set_default_sample_type(builder->text(time_type));
+  pb::ValueType* period_type = profile.mutable_period_type();
+  period_type->set_type(builder->text(timed ? count_type : "cpu"));
+  period_type->set_unit(builder->text(timed ? "count" : "nanoseconds"));
+  profile.set_period(timed ? 1 : static_cast<int64_t>(interval_ms) * 1000000);
+  const size_t count_column = kind == Kind::kMonitor || timed ? 2 : 0;
+  for (const auto& [stack, values] : table.rows) {
+    if (values[0] == 0 && values[count_column] == 0) continue;
+    pb::Sample* sample = folded_sample(builder, stack, table.thread_roots);
+    sample->add_value(static_cast<int64_t>(values[count_column]));
+    sample->add_value(static_cast<int64_t>(timed ? values[0] * 1000 : values[0] * interval_ms * 1000000));
+  }
+  return true;
+}
+
+// pprof of a text file, written to args.output.
+int text_file(const Args& args, const char* path, const Loaded& loaded, uint64_t section, uint64_t interval_ms) {
+  Kind kind = Kind::kCpu;
+  if (!choose_kind("pprof", path, args, loaded, &kind)) return kExitBadInput;
+  Builder builder(loaded.model);
+  if (!text_profile(loaded, path, kind, section, interval_ms, &builder)) return kExitBadInput;
+  std::string bytes;
+  if (!builder.profile().SerializeToString(&bytes)) return fail("pprof", "cannot encode the profile");
+  if (!write_gzip(args.output, bytes)) return fail("pprof", "cannot write %s", args.output);
+  return kExitOk;
+}
+
 }  // namespace
 
 int pprof_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("pprof", argc, argv, {"--cpu", "--sites"}, {"--section", "--interval", kMaxExpandedOption}, &args)) {
+  if (!parse_args("pprof", argc, argv, {"--cpu", "--sites", "--monitor"}, {"--section", "--interval", kMaxExpandedOption}, &args)) {
     return kExitBadInput;
   }
   if (args.help) {
     std::fputs(kPprofUsage, stdout);
     return kExitOk;
   }
-  if (args.has("--cpu") && args.has("--sites")) return fail("pprof", "--cpu and --sites: give one");
   uint64_t section = 0;
   if (args.has("--section") && (!parse_count(args.value("--section"), &section) || section == 0)) {
     return fail("pprof", "--section takes a number from 1");
@@ -228,9 +300,12 @@ int pprof_main(int argc, char** argv) {
   if (args.operands.size() != 1) return fail("pprof", "needs one FILE (see fasthprof pprof --help)");
   if (args.output == nullptr) return fail("pprof", "needs -o OUT.pb.gz (the profile is binary)");
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("pprof", path.c_str(), args);
+  std::unique_ptr<Loaded> loaded = load("pprof", path.c_str(), args, true);
   if (loaded == nullptr) return kExitBadInput;
   const HprofModel& model = loaded->model;
+  if (loaded->text) return text_file(args, path.c_str(), *loaded, section, interval_ms);
+  if (args.has("--monitor")) return fail("pprof", "%s: MONITOR TIME is in text files only (monitor=y)", path.c_str());
+  if (args.has("--cpu") && args.has("--sites")) return fail("pprof", "--cpu and --sites: give one");
   const bool sites = args.has("--sites") || (!args.has("--cpu") && !has_kind(model, Kind::kCpu));
   if (!sites && !has_kind(model, Kind::kCpu)) return fail("pprof", "%s holds no CPU sections", path.c_str());
   if (sites && !has_kind(model, Kind::kSites)) {

@@ -23,6 +23,10 @@ const char kSummaryUsage[] =
     "  - each CPU SAMPLES section (cpu=samples; CPU TIME (ms) for cpu=times): the top N traces by\n"
     "    count, with their top frame.\n"
     "Reads fasthprof's files (format=b, gz=y) and the JDK's dumps (jcmd GC.heap_dump, -gz too).\n"
+    "A text file (format=a; cpu=old): its CPU SAMPLES, CPU TIME and MONITOR TIME\n"
+    "sections as written (--by method: per method, MONITOR TIME per monitor class),\n"
+    "each MONITOR DUMP's thread states, blocked threads and monitors, the cpu=old\n"
+    "table's top pairs by calls.\n"
     "\n"
     "Instances: every INSTANCE DUMP and array of a class; java.lang.Class is counted from the CLASS\n"
     "DUMPs (one per loaded class), plus any INSTANCE DUMP of it (the JDK's primitive mirrors).\n"
@@ -178,11 +182,15 @@ int summary_main(int argc, char** argv) {
   if (args.has("--by") && args.value("--by") != "method") return fail("summary", "--by takes `method`");
   if (args.operands.size() != 1) return fail("summary", "needs one FILE (see fasthprof summary --help)");
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("summary", path.c_str(), args);
+  std::unique_ptr<Loaded> loaded = load("summary", path.c_str(), args, true);
   if (loaded == nullptr) return kExitBadInput;
   Output output;
   if (!output.open("summary", args.output)) return kExitBadInput;
   FILE* out = output.file();
+  if (loaded->text) {
+    print_text_summary(out, path.c_str(), loaded->text_profile, top, args.has("--by"));
+    return output.close("summary") ? kExitOk : kExitBadInput;
+  }
   const HprofModel& model = loaded->model;
   std::fprintf(out, "%s: %.*s, identifier size %" PRIu32 ", time stamp %" PRIu64 " ms\n", path.c_str(),
                static_cast<int>(model.header().version.size()), model.header().version.data(), model.header().id_size,
