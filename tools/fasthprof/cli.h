@@ -68,8 +68,9 @@ bool parse_size(std::string_view text, uint64_t* value);
 // and its --help prints this line.
 inline constexpr char kMaxExpandedOption[] = "--max-expanded";
 #define FASTHPROF_MAX_EXPANDED_HELP                                                                     \
-  "  --max-expanded SIZE  how far a gzip FILE may decompress (K, M, G suffixes; default 100 times\n" \
-  "             the file, at least 256M, and never past 90 % of $TMPDIR's free space)\n"
+  "  --max-expanded SIZE  how far a gzip FILE may decompress (K, M, G suffixes;\n" \
+  "             default 100 times the file, at least 256M, and never past 90 % of\n"      \
+  "             $TMPDIR's free space)\n"
 
 // The verb's output: standard output, or the -o file (created, truncated, mode 0644 less umask).
 class Output {

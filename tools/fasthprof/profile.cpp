@@ -1,5 +1,6 @@
 #include "profile.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdlib>
@@ -59,6 +60,25 @@ void add(Table* table, const std::string& key, const std::array<uint64_t, kMaxMe
   }
 }
 
+// A trace's folded stack with the roots asked for (StackRoots).
+std::string stack_key(const HprofModel& model, uint32_t serial, StackRoots roots, Table* table) {
+  std::string stack = model.folded_stack(serial, false);
+  const TraceInfo* trace = model.trace(serial);
+  if (trace == nullptr) return stack;
+  if (roots.truncated && model.control_depth() > 0 && trace->frame_count >= model.control_depth()) {
+    stack = truncated_frame(model.control_depth()) + ";" + stack;
+    table->truncated_depth = model.control_depth();
+  }
+  if (roots.threads && trace->thread_serial != 0) {
+    std::string name(model.thread_name(trace->thread_serial));
+    if (name.empty()) name = std::to_string(trace->thread_serial);
+    std::replace(name.begin(), name.end(), ';', ':');
+    stack = "thread " + name + ";" + stack;
+    table->thread_roots = true;
+  }
+  return stack;
+}
+
 bool pick(const char* verb, const char* path, const char* what, size_t count, uint64_t section, size_t* index) {
   if (count == 0) return fail(verb, "%s holds no %s", path, what), false;
   if (section > count) {
@@ -80,8 +100,10 @@ void fill_shares(Table* table) {
   table->totals[1] = kShareScale;
 }
 
+std::string truncated_frame(uint32_t depth) { return "(truncated at depth " + std::to_string(depth) + ")"; }
+
 bool build_table(const char* verb, const char* path, const HprofModel& model, Kind kind, Grouping grouping,
-                 uint64_t section, Table* table) {
+                 uint64_t section, Table* table, StackRoots roots) {
   table->kind = kind;
   table->metrics = kind_metrics(kind);
   char what[128];
@@ -124,7 +146,7 @@ bool build_table(const char* verb, const char* path, const HprofModel& model, Ki
       for (const auto& [site, values] : by_site) {
         const auto& [trace, array_kind, class_serial] = site;
         std::string key = model.site_class_name(SiteRow{array_kind, class_serial});
-        if (grouping == Grouping::kStack) key = model.folded_stack(trace, false) + ";" + key;
+        if (grouping == Grouping::kStack) key = stack_key(model, trace, roots, table) + ";" + key;
         add(table, key, values);
       }
       break;
@@ -155,7 +177,7 @@ bool build_table(const char* verb, const char* path, const HprofModel& model, Ki
                 : trace->frame_count == 0 ? std::string("<empty trace>")
                                           : model.frame_name(model.trace_frame(*trace, 0), false);
         } else {
-          key = model.folded_stack(serial, false);
+          key = stack_key(model, serial, roots, table);
         }
         add(table, key, {count, 0, 0, 0});
       }

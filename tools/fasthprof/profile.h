@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "cli.h"
@@ -43,8 +44,10 @@ struct Table {
   // it; empty otherwise. The verbs print it on stderr (flame also in the page).
   std::string coverage;
   // Stacks (Grouping::kStack) rooted at their thread's name, as "thread main;...": the file's
-  // traces name threads (thread=y) and the verb asked for it.
+  // traces name threads (thread=y) and the verb asked for it (StackRoots).
   bool thread_roots = false;
+  // The file's depth when stacks as deep were rooted at truncated_frame(), else 0.
+  uint32_t truncated_depth = 0;
 };
 
 const char* kind_name(Kind kind);
@@ -66,14 +69,24 @@ bool has_kind(const Loaded& loaded, Kind kind);
 // Fills *table from the model. section: 1-based index of the heap dump / SITES section / CPU
 // section; 0 for the default: the last dump, the last SITES section (sites are cumulative), every
 // CPU section added up (each one holds the time since the one before). False after a message.
+// How kStack rows are rooted: at their thread ("thread NAME;...") when the trace names one
+// (thread=y), and below a frame that says so when the trace is as deep as the file's depth and so
+// possibly cut ("(truncated at depth N);...", binary files: the text layout records no depth).
+struct StackRoots {
+  bool threads = false;
+  bool truncated = false;
+};
+
+// The frame that roots a possibly cut stack.
+std::string truncated_frame(uint32_t depth);
+
 bool build_table(const char* verb, const char* path, const HprofModel& model, Kind kind, Grouping grouping,
-                 uint64_t section, Table* table);
+                 uint64_t section, Table* table, StackRoots roots = {});
 // The same from a loaded file, binary or text (profile_text.cpp). Text files hold CPU (CPU
 // SAMPLES, CPU TIME, or else the cpu=old table as caller;callee stacks) and MONITOR TIME; their
-// times are microseconds computed from each row's share of the total. thread_roots: stacks start
-// at their thread's name when the file's traces name threads.
+// times are microseconds computed from each row's share of the total.
 bool build_table(const char* verb, const char* path, const Loaded& loaded, Kind kind, Grouping grouping,
-                 uint64_t section, Table* table, bool thread_roots = false);
+                 uint64_t section, Table* table, StackRoots roots = {});
 
 // A name with the addresses of hidden classes left out: "p.Foo$$Lambda$2.0x00007f1730000a08" (the
 // agent's spelling), "...+0x..." (HotSpot's dumper) and "...Lambda/0x..." (Class.getName) all become
@@ -84,6 +97,9 @@ std::string without_hidden_addresses(std::string_view name);
 // The table's rows renamed by without_hidden_addresses(), rows that fall together added up; what
 // diff compares, so that the same lambda of two runs is one row.
 void merge_hidden_classes(Table* table);
+
+// The names of the file's frames that are native methods.
+std::unordered_set<std::string> native_frames(const Loaded& loaded);
 
 // The kind collapsed, flame and pprof draw: --cpu, --sites (or --value), --monitor, else the first
 // the file holds of CPU, SITES, MONITOR TIME. False after a message (two given, none held).

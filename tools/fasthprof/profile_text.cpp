@@ -44,6 +44,13 @@ void old_table(const TextProfile& text, Grouping grouping, Table* table) {
 
 }  // namespace
 
+std::unordered_set<std::string> native_frames(const Loaded& loaded) {
+  if (loaded.text) return loaded.text_profile.native_frames();
+  std::unordered_set<std::string> names;
+  for (std::string& name : loaded.model.native_frame_names()) names.insert(std::move(name));
+  return names;
+}
+
 bool has_kind(const Loaded& loaded, Kind kind) {
   if (!loaded.text) return has_kind(loaded.model, kind);
   const TextProfile& text = loaded.text_profile;
@@ -75,8 +82,9 @@ bool choose_kind(const char* verb, const char* path, const Args& args, const Loa
 }
 
 bool build_table(const char* verb, const char* path, const Loaded& loaded, Kind kind, Grouping grouping,
-                 uint64_t section, Table* table, bool thread_roots) {
-  if (!loaded.text) return build_table(verb, path, loaded.model, kind, grouping, section, table);
+                 uint64_t section, Table* table, StackRoots roots) {
+  if (!loaded.text) return build_table(verb, path, loaded.model, kind, grouping, section, table, roots);
+  const bool thread_roots = roots.threads;
   const TextProfile& text = loaded.text_profile;
   table->kind = kind;
   table->metrics = kind_metrics(kind);

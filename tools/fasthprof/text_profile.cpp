@@ -125,7 +125,11 @@ bool TextProfile::line(std::string_view text, std::string* error) {
     case State::kTrace:
       if (!text.empty() && text[0] == '\t') {
         text.remove_prefix(1);
-        if (text != "<empty>") traces_[current_trace_].frames.push_back(frame_name(text));
+        if (text == "<empty>") return true;
+        std::string name = frame_name(text);
+        constexpr std::string_view kNative = "Native method)";
+        if (text.size() > kNative.size() && text.substr(text.size() - kNative.size()) == kNative) natives_.insert(name);
+        traces_[current_trace_].frames.push_back(std::move(name));
         return true;
       }
       state_ = State::kTop;

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace fasthprof::cli {
@@ -93,6 +94,8 @@ class TextProfile {
   const std::vector<MonitorDump>& monitor_dumps() const { return dumps_; }
   const std::vector<TextOldRow>& old_rows() const { return old_rows_; }
   bool has(TextSectionKind kind) const;
+  // The frames a TRACE line calls native ("(Thread.java:Native method)").
+  const std::unordered_set<std::string>& native_frames() const { return natives_; }
   // Whether a trace names a thread (thread=y).
   bool has_threads() const { return traces_with_thread_ > 0; }
 
@@ -110,6 +113,7 @@ class TextProfile {
   std::unordered_map<uint32_t, std::string> threads_;
   std::unordered_map<uint32_t, TextTrace> traces_;
   uint64_t traces_with_thread_ = 0;
+  std::unordered_set<std::string> natives_;
   std::vector<TextRankedSection> sections_;
   std::vector<MonitorDump> dumps_;
   std::vector<TextOldRow> old_rows_;

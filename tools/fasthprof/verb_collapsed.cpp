@@ -27,7 +27,7 @@ const char kCollapsedUsage[] =
     "  --monitor  the MONITOR TIME sections (monitor=y): the stacks that blocked\n"
     "             entering a monitor, its class as the innermost frame, in us blocked\n"
     "  --threads  each stack under its thread (\"thread main;...\") when the traces\n"
-    "             name one (thread=y)\n"
+    "             name one (thread=y, binary or text)\n"
     "  --section N  the Nth section instead (1 = the first in the file)\n"
     "Reads binary files and text ones (format=a: CPU SAMPLES, CPU TIME, MONITOR TIME;\n"
     "cpu=old). A text file prints a row's time only as its share of the total: its us\n"
@@ -67,7 +67,8 @@ int collapsed_main(int argc, char** argv) {
   Kind kind = Kind::kCpu;
   if (!choose_kind("collapsed", path.c_str(), args, *loaded, &kind)) return kExitBadInput;
   Table table;
-  if (!build_table("collapsed", path.c_str(), *loaded, kind, Grouping::kStack, section, &table, args.has("--threads"))) {
+  const StackRoots roots{args.has("--threads"), false};
+  if (!build_table("collapsed", path.c_str(), *loaded, kind, Grouping::kStack, section, &table, roots)) {
     return kExitBadInput;
   }
   if (!table.coverage.empty()) std::fprintf(stderr, "fasthprof collapsed: %s\n", table.coverage.c_str());

@@ -243,7 +243,7 @@ pb::Sample* folded_sample(Builder* builder, std::string_view stack, bool thread_
 bool text_profile(const Loaded& loaded, const char* path, Kind kind, uint64_t section, uint64_t interval_ms,
                   Builder* builder) {
   Table table;
-  if (!build_table("pprof", path, loaded, kind, Grouping::kStack, section, &table, true)) return false;
+  if (!build_table("pprof", path, loaded, kind, Grouping::kStack, section, &table, StackRoots{true, false})) return false;
   pb::Profile& profile = builder->profile();
   const bool timed = table.metrics[0] == "us" || kind == Kind::kMonitor;
   const char* count_type = kind == Kind::kMonitor ? "contentions" : timed ? "calls" : "samples";
