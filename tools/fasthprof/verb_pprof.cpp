@@ -23,27 +23,31 @@ namespace fasthprof::cli {
 const char kPprofUsage[] =
     "usage: fasthprof pprof [--cpu | --sites | --monitor] [--section N]\n"
     "                       [--interval MS] -o OUT.pb.gz FILE\n"
-    "Writes the samples of a file in Google's pprof format (profile.proto, gzipped), for\n"
-    "`go tool pprof`, Pyroscope, Parca, Grafana:\n"
-    "  --cpu    the CPU sections added up (the default when the file has one): one sample per\n"
-    "           trace with two sample types, samples/count and cpu/nanoseconds (the default, as\n"
-    "           fleet tools take CPU profiles), the period cpu/nanoseconds and the duration up to\n"
-    "           the last section. cpu=samples: each sample stands for the sampling interval, which\n"
-    "           the file does not record: --interval MS, the agent's interval= (default 10);\n"
-    "           cpu=times: the milliseconds measured (samples/count then counts the calls'\n"
-    "           milliseconds, period 1 ms)\n"
-    "  --sites  the last ALLOC SITES section: one sample per site, four sample types as Go's heap\n"
-    "           profiles have them: alloc_objects, alloc_space, inuse_objects, inuse_space (the\n"
-    "           default); the allocated class is the sample's label \"class\" and its innermost frame\n"
+    "Writes the samples of a file in Google's pprof format (profile.proto, gzipped),\n"
+    "for `go tool pprof`, Pyroscope, Parca, Grafana:\n"
+    "  --cpu    the CPU sections added up (the default when the file has one): one\n"
+    "           sample per trace with two sample types, samples/count and\n"
+    "           cpu/nanoseconds (the default, as fleet tools take CPU profiles), the\n"
+    "           period cpu/nanoseconds and the duration up to the last section.\n"
+    "           cpu=samples: each sample stands for the sampling interval, which the\n"
+    "           file does not record: --interval MS, the agent's interval= (default\n"
+    "           10); cpu=times: the milliseconds measured (samples/count then counts\n"
+    "           the calls' milliseconds, period 1 ms)\n"
+    "  --sites  the last ALLOC SITES section: one sample per site, four sample types\n"
+    "           as Go's heap profiles have them: alloc_objects, alloc_space,\n"
+    "           inuse_objects, inuse_space (the default), the period type\n"
+    "           space/bytes; the allocated class is the sample's label \"class\"\n"
+    "           and its innermost frame\n"
     "  --monitor  MONITOR TIME (monitor=y): contentions/count and delay/nanoseconds\n"
     "           (the default), as Go's mutex profiles, the monitor's class innermost\n"
     "  --section N  the Nth section instead\n"
+    "With thread=y each sample has its thread's name as the label \"thread\"\n"
+    "(go tool pprof -tagfocus=thread=main).\n"
     "Text files (format=a, cpu=old): CPU SAMPLES as above; CPU TIME and cpu=old as\n"
     "calls/count and cpu/nanoseconds (a row's share of the total: the file prints no\n"
-    "other time); frames by name only; with thread=y each sample has its thread as\n"
-    "the label \"thread\".\n"
-    "Frames become locations with their function (class.method, signature, source file) and line\n"
-    "where the trace has one.\n"
+    "other time); frames by name only.\n"
+    "Frames become locations with their function (class.method, signature, source\n"
+    "file) and line where the trace has one.\n"
     "  -o OUT   where the profile goes (required: it is binary)\n"
     FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
@@ -169,6 +173,14 @@ class Builder {
       return sample;
     }
     for (uint32_t i = 0; i < trace->frame_count; ++i) sample->add_location_id(location(model_.trace_frame(*trace, i)));
+    // thread=y: the trace's thread, by name (its serial when no START THREAD names it).
+    if (trace->thread_serial != 0) {
+      std::string name(model_.thread_name(trace->thread_serial));
+      if (name.empty()) name = std::to_string(trace->thread_serial);
+      pb::Label* label = sample->add_label();
+      label->set_key(text("thread"));
+      label->set_str(text(name));
+    }
     return sample;
   }
 
@@ -349,6 +361,12 @@ int pprof_main(int argc, char** argv) {
     builder.sample_type("inuse_objects", "count");
     builder.sample_type("inuse_space", "bytes");
     profile.set_default_sample_type(builder.text("inuse_space"));
+    // As Go's heap profiles: the period in space/bytes; every allocation is counted (sample=
+    // scales its counts up to every allocation already), so each sample stands for itself.
+    pb::ValueType* period_type = profile.mutable_period_type();
+    period_type->set_type(builder.text("space"));
+    period_type->set_unit(builder.text("bytes"));
+    profile.set_period(1);
     const size_t count = model.sites().size();
     if (section > count) return fail("pprof", "%s holds %zu SITES sections, not %" PRIu64, path.c_str(), count, section);
     // One sample per site (trace and class), for the same reason.
