@@ -36,7 +36,8 @@ const char kFlameUsage[] =
     "and clears the search.\n"
     "  --cpu, --sites, --value M, --monitor, --section N: as for fasthprof collapsed\n"
     "             (--monitor: a lock flame graph, the monitor's class on top)\n"
-    "  --no-threads  one graph for all threads, without thread roots\n"
+    "  --no-threads  one graph for all threads, without thread roots (--threads, as\n"
+    "             collapsed takes it, is the default here)\n"
     "  --title TEXT  the page's title (default: the file name and what is drawn)\n"
     "  -o OUT.html   where the page goes (standard output without it)\n"
     FASTHPROF_MAX_EXPANDED_HELP
@@ -150,7 +151,7 @@ std::string html_text(std::string_view text) {
 
 int flame_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("flame", argc, argv, {"--cpu", "--sites", "--monitor", "--no-threads"}, {"--value", "--section", "--title", kMaxExpandedOption},
+  if (!parse_args("flame", argc, argv, {"--cpu", "--sites", "--monitor", "--threads", "--no-threads"}, {"--value", "--section", "--title", kMaxExpandedOption},
                   &args)) {
     return kExitBadInput;
   }
