@@ -516,7 +516,7 @@ def text_facts(lines):
         found = re.match(r"CLS \S+ \(name=(\S+),", line)
         if found:
             # Hidden classes carry their address in their name: counted by the name without it.
-            hidden = re.sub(r"\.0x[0-9a-f]+$", "", found.group(1))
+            hidden = re.sub(r"[.+]0x[0-9a-f]+$", "", found.group(1))
             classes[hidden] = classes.get(hidden, 0) + 1
             owner = None
             continue

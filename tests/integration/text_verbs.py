@@ -166,6 +166,10 @@ def monitor(jdk, home):
         if not check(run.code == 0, f"{label}: MonitorScenes contend", run):
             return
         text = path.read_text()
+        # One spelling of hidden classes, HotSpot's (its heap dumper's): the lambda that runs the
+        # contenders is Foo$$Lambda...+0x...; JVMTI's Foo$$Lambda....0x... is never written.
+        check(re.search(r"\tMonitorScenes\$\$Lambda[$\d]*\+0x[0-9a-f]+\.run\(", text) is not None and
+              re.search(r"\$\$Lambda[$\d]*\.0x", text) is None, f"{label}: hidden classes as +0x:\n{text[-1500:]}")
         sections = ranked(text, "MONITOR TIME")
         the_traces = traces(text)
         threads = {int(s): n for s, n in re.findall(r'^THREAD START \(.*id = (\d+), name="([^"]*)"', text, re.M)}
