@@ -14,7 +14,7 @@
 namespace fasthprof::cli {
 
 const char kSummaryUsage[] =
-    "usage: fasthprof summary [--top N] [--by method] [-o OUT] FILE\n"
+    "usage: fasthprof summary [--top N] [--by method] [--json] [-o OUT] FILE\n"
     "Prints what an HPROF binary file holds: its header, its records per tag, and per report:\n"
     "  - each heap dump: its counts, and a class histogram like `jmap -histo`: instances and\n"
     "    shallow bytes per class, the top N by bytes;\n"
@@ -40,6 +40,10 @@ const char kSummaryUsage[] =
     "  --top N   rows per histogram and section (default 25; 0: all)\n"
     "  --by method  CPU sections ranked per method at the top of the stack (the traces that end in\n"
     "            one method added up) instead of per trace\n"
+    "  --json    the same as one JSON object: file, format (binary: version, id_size,\n"
+    "            timestamp_ms, gzip, records, heap_dumps with their histogram, sites,\n"
+    "            cpu; text: sections, monitor_dumps, cpu_old), each list of rows cut\n"
+    "            at --top as the text is\n"
     "  -o OUT    write to OUT instead of standard output\n"
     FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
@@ -169,7 +173,9 @@ void print_cpu(FILE* out, const HprofModel& model, uint64_t top) {
 
 int summary_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("summary", argc, argv, {}, {"--top", "--by", kMaxExpandedOption}, &args)) return kExitBadInput;
+  if (!parse_args("summary", argc, argv, {"--json"}, {"--top", "--by", kMaxExpandedOption}, &args)) {
+    return kExitBadInput;
+  }
   if (args.help) {
     std::fputs(kSummaryUsage, stdout);
     return kExitOk;
@@ -187,6 +193,10 @@ int summary_main(int argc, char** argv) {
   Output output;
   if (!output.open("summary", args.output)) return kExitBadInput;
   FILE* out = output.file();
+  if (args.has("--json")) {
+    print_summary_json(out, path.c_str(), *loaded, top, args.has("--by"));
+    return output.close("summary") ? kExitOk : kExitBadInput;
+  }
   if (loaded->text) {
     print_text_summary(out, path.c_str(), loaded->text_profile, top, args.has("--by"));
     return output.close("summary") ? kExitOk : kExitBadInput;
