@@ -147,6 +147,15 @@ std::string html_text(std::string_view text) {
   return out;
 }
 
+// What the page draws, for its title: "CPU SAMPLES, 1 section added up, in samples".
+std::string drawn(Kind kind, const Table& table, int metric, const Loaded& loaded) {
+  if (kind == Kind::kSites) return "allocation sites by " + std::string(table.metrics[metric]) + ", " + table.what;
+  if (kind == Kind::kMonitor) return "monitor contention, " + table.what + ", in us blocked";
+  return table.what + (table.metrics[0] == "us"                       ? ", in us"
+                       : !loaded.text && loaded.model.cpu_is_times() ? ", in ms"
+                                                                     : ", in samples");
+}
+
 }  // namespace
 
 int flame_main(int argc, char** argv) {
@@ -194,16 +203,7 @@ int flame_main(int argc, char** argv) {
     if (values[metric] != 0) add_stack(&nodes, stack, values[metric], kinds);
   }
   // table.what names the section(s): "CPU SAMPLES, 2 sections added up", "SITES 1 (at byte 123)".
-  std::string what;
-  if (kind == Kind::kSites) {
-    what = "allocation sites by " + std::string(table.metrics[metric]) + ", " + table.what;
-  } else if (kind == Kind::kMonitor) {
-    what = "monitor contention, " + table.what + ", in us blocked";
-  } else {
-    what = table.what + (table.metrics[0] == "us"                          ? ", in us"
-                         : !loaded->text && loaded->model.cpu_is_times() ? ", in ms"
-                                                                         : ", in samples");
-  }
+  const std::string what = drawn(kind, table, metric, *loaded);
   const std::string title = args.has("--title") ? std::string(args.value("--title")) : path + ": " + what;
 
   std::string page;

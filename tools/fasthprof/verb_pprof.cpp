@@ -277,6 +277,43 @@ bool text_profile(const Loaded& loaded, const char* path, Kind kind, uint64_t se
   return true;
 }
 
+// The last (or the section-th) SITES section as heap samples. False after a message.
+bool sites_profile(const char* path, const HprofModel& model, uint64_t section, Builder* builder) {
+  builder->sample_type("alloc_objects", "count");
+  builder->sample_type("alloc_space", "bytes");
+  builder->sample_type("inuse_objects", "count");
+  builder->sample_type("inuse_space", "bytes");
+  builder->profile().set_default_sample_type(builder->text("inuse_space"));
+  // As Go's heap profiles: the period in space/bytes; every allocation is counted (sample=
+  // scales its counts up to every allocation already), so each sample stands for itself.
+  pb::ValueType* period_type = builder->profile().mutable_period_type();
+  period_type->set_type(builder->text("space"));
+  period_type->set_unit(builder->text("bytes"));
+  builder->profile().set_period(1);
+  const size_t count = model.sites().size();
+  if (section > count) return fail("pprof", "%s holds %zu SITES sections, not %" PRIu64, path, count, section), false;
+  // One sample per site (trace and class), for the same reason.
+  std::map<std::tuple<uint32_t, uint8_t, uint32_t>, std::array<uint64_t, 4>> by_site;
+  for (const SiteRow& row : model.sites()[section == 0 ? count - 1 : section - 1].rows) {
+    std::array<uint64_t, 4>& sum = by_site[{row.trace_serial, row.kind, row.class_serial}];
+    sum[0] += row.alloc_instances;
+    sum[1] += row.alloc_bytes;
+    sum[2] += row.live_instances;
+    sum[3] += row.live_bytes;
+  }
+  for (const auto& [site, values] : by_site) {
+    const auto& [trace_serial, kind, class_serial] = site;
+    const std::string class_name = model.site_class_name(SiteRow{kind, class_serial});
+    // The allocated class as the innermost frame, as collapsed and flame draw it.
+    pb::Sample* sample = builder->sample(trace_serial, &class_name);
+    for (const uint64_t value : values) sample->add_value(static_cast<int64_t>(value));
+    pb::Label* label = sample->add_label();
+    label->set_key(builder->text("class"));
+    label->set_str(builder->text(class_name));
+  }
+  return true;
+}
+
 // pprof of a text file, written to args.output.
 int text_file(const Args& args, const char* path, const Loaded& loaded, uint64_t section, uint64_t interval_ms) {
   Kind kind = Kind::kCpu;
@@ -356,38 +393,7 @@ int pprof_main(int argc, char** argv) {
       sample->add_value(static_cast<int64_t>(samples) * count_nanos);
     }
   } else {
-    builder.sample_type("alloc_objects", "count");
-    builder.sample_type("alloc_space", "bytes");
-    builder.sample_type("inuse_objects", "count");
-    builder.sample_type("inuse_space", "bytes");
-    profile.set_default_sample_type(builder.text("inuse_space"));
-    // As Go's heap profiles: the period in space/bytes; every allocation is counted (sample=
-    // scales its counts up to every allocation already), so each sample stands for itself.
-    pb::ValueType* period_type = profile.mutable_period_type();
-    period_type->set_type(builder.text("space"));
-    period_type->set_unit(builder.text("bytes"));
-    profile.set_period(1);
-    const size_t count = model.sites().size();
-    if (section > count) return fail("pprof", "%s holds %zu SITES sections, not %" PRIu64, path.c_str(), count, section);
-    // One sample per site (trace and class), for the same reason.
-    std::map<std::tuple<uint32_t, uint8_t, uint32_t>, std::array<uint64_t, 4>> by_site;
-    for (const SiteRow& row : model.sites()[section == 0 ? count - 1 : section - 1].rows) {
-      std::array<uint64_t, 4>& sum = by_site[{row.trace_serial, row.kind, row.class_serial}];
-      sum[0] += row.alloc_instances;
-      sum[1] += row.alloc_bytes;
-      sum[2] += row.live_instances;
-      sum[3] += row.live_bytes;
-    }
-    for (const auto& [site, values] : by_site) {
-      const auto& [trace_serial, kind, class_serial] = site;
-      const std::string class_name = model.site_class_name(SiteRow{kind, class_serial});
-      // The allocated class as the innermost frame, as collapsed and flame draw it.
-      pb::Sample* sample = builder.sample(trace_serial, &class_name);
-      for (const uint64_t value : values) sample->add_value(static_cast<int64_t>(value));
-      pb::Label* label = sample->add_label();
-      label->set_key(builder.text("class"));
-      label->set_str(builder.text(class_name));
-    }
+    if (!sites_profile(path.c_str(), model, section, &builder)) return kExitBadInput;
   }
   std::string bytes;
   if (!profile.SerializeToString(&bytes)) return fail("pprof", "cannot encode the profile");
