@@ -166,6 +166,19 @@ std::string HprofModel::frame_name(uint64_t frame_id, bool with_line) const {
   return out;
 }
 
+std::string_view HprofModel::thread_name(uint32_t serial) const {
+  auto found = thread_name_by_serial_.find(serial);
+  return found == thread_name_by_serial_.end() ? std::string_view() : utf8(found->second);
+}
+
+std::vector<std::string> HprofModel::native_frame_names() const {
+  std::vector<std::string> names;
+  for (const auto& [id, frame] : frames_) {
+    if (frame.line == -3) names.push_back(frame_name(id, false));
+  }
+  return names;
+}
+
 std::string HprofModel::folded_stack(uint32_t trace_serial, bool with_lines) const {
   const TraceInfo* info = trace(trace_serial);
   if (info == nullptr) return "<trace " + std::to_string(trace_serial) + ">";
@@ -297,9 +310,14 @@ bool HprofModel::record(const RecordView& r, ReadError* error) {
       if (too_short(6)) return false;
       has_control_ = true;
       control_flags_ = bytes_.u4(at);
+      control_depth_ = bytes_.u2(at + 4);
       return true;
     case RecordTag::kStartThread:
       ++threads_started_;
+      // serial, thread object ID, trace serial, name ID, group and parent group name IDs
+      if (r.length >= 8 + 2 * uint64_t{bytes_.id_size()}) {
+        thread_name_by_serial_[bytes_.u4(at)] = bytes_.id(at + 8 + bytes_.id_size());
+      }
       return true;
     case RecordTag::kHeapDump:
     case RecordTag::kHeapDumpSegment:

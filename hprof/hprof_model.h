@@ -148,6 +148,13 @@ class HprofModel {
   // SETTINGS lack the cpu=samples flag.
   bool cpu_is_times() const { return has_control_ && !(control_flags_ & 2); }
   uint64_t threads_started() const { return threads_started_; }
+  // CONTROL SETTINGS' stack trace depth (0 without the record): a trace of that many frames may
+  // have been cut.
+  uint32_t control_depth() const { return control_depth_; }
+  // Name of a thread serial from its START THREAD ("" when none names it).
+  std::string_view thread_name(uint32_t serial) const;
+  // The names (frame_name) of the frames whose line says native (-3).
+  std::vector<std::string> native_frame_names() const;
 
  private:
   struct ClassCounter {
@@ -190,6 +197,8 @@ class HprofModel {
   uint64_t records_ = 0;
   bool has_control_ = false;
   uint32_t control_flags_ = 0;
+  uint32_t control_depth_ = 0;
+  std::unordered_map<uint32_t, uint64_t> thread_name_by_serial_;  // serial -> name ID
   uint64_t threads_started_ = 0;
   std::unordered_map<uint64_t, std::string_view> utf8_;
   std::unordered_map<uint32_t, uint64_t> class_name_by_serial_;  // serial -> name ID

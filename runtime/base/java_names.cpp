@@ -34,7 +34,11 @@ void append_java_name(std::string& out, std::string_view signature) {
     } else {
       size_t start = out.size();
       out.append(element.data() + 1, end - 1);
+      // A '.' in a signature's class name only ever comes before a hidden class's address
+      // (JVMTI's "Lp/Foo$$Lambda.0x...;"): it takes the '+' of HotSpot's own name, which its
+      // heap dumper writes, so that a file holding both spells a class one way.
       for (size_t i = start; i < out.size(); ++i) {
+        if (out[i] == '.') out[i] = '+';
         if (out[i] == '/') out[i] = '.';
       }
     }

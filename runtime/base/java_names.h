@@ -10,7 +10,8 @@ namespace fasthprof {
 
 // Appends the Java form of a JVM field signature to out: "L...;" loses its brackets and '/'
 // becomes '.', each leading '[' becomes a trailing "[]", primitive letters become their names ('V'
-// is "void"), a method descriptor becomes "()". '$' is kept. A malformed or empty signature appends
+// is "void"), a method descriptor becomes "()". '$' is kept. A hidden class's address takes
+// HotSpot's '+' ("Lp/Foo$$Lambda.0x1f;" -> "p.Foo$$Lambda+0x1f"), as the JDK's heap dumper names it. A malformed or empty signature appends
 // "Unknown_class", as the original agent did. May allocate; any thread.
 void append_java_name(std::string& out, std::string_view signature);
 

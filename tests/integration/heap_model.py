@@ -12,8 +12,9 @@ DESCRIPTORS = {"Z": "boolean", "B": "byte", "C": "char", "S": "short", "I": "int
 
 def java_name(name):
     """A LOAD CLASS name in either form (java/lang/String, [[I, [Ljava/lang/String;, Foo[]) in Java
-    form; hidden classes as JVMTI names them (Foo$$Lambda.0x...)."""
-    name = name.replace("+0x", ".0x")
+    form; hidden classes as HotSpot names them, and the agent too (Foo$$Lambda+0x...; JVMTI's
+    Foo$$Lambda.0x... of older files taken the same way)."""
+    name = name.replace(".0x", "+0x")
     dims = len(name) - len(name.lstrip("["))
     base = name[dims:]
     if dims:

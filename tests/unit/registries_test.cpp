@@ -7,6 +7,7 @@
 
 #include "base/hprof_format.h"
 #include "base/ids.h"
+#include "base/java_names.h"
 #include "base/memory.h"
 #include "registries/class_registry.h"
 #include "registries/frame_registry.h"
@@ -152,6 +153,17 @@ TEST(ClassRegistry, JavaNamesFollowTheOriginal) {
             "java.lang.String[]");
   EXPECT_EQ(classes.find_by_serial(classes.register_class("Ljava/util/HashMap$Entry;", 0).serial)->name,
             "java.util.HashMap$Entry");
+}
+
+TEST(ClassRegistry, HiddenClassesAreSpelledAsHotSpotsDumperSpellsThem) {
+  ClassRegistry classes;
+  // JVMTI's signature of a hidden class has a '.' before the address; HotSpot's name a '+'.
+  EXPECT_EQ(classes.find_by_serial(classes.register_class("Lapp/Main$$Lambda$2.0x00007f1730002800;", 0).serial)->name,
+            "app.Main$$Lambda$2+0x00007f1730002800");
+  EXPECT_EQ(classes.find_by_serial(classes.register_class("[Lapp/Main$$Lambda.0x0000000062040210;", 0).serial)->name,
+            "app.Main$$Lambda+0x0000000062040210[]");
+  EXPECT_EQ(java_name("Ljava/lang/invoke/LambdaForm$MH.0x0000000800c04000;"),
+            "java.lang.invoke.LambdaForm$MH+0x0000000800c04000");
 }
 
 TEST(ClassRegistry, UnloadReportsOnceAndPointersSurviveGrowth) {

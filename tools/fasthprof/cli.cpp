@@ -166,11 +166,20 @@ bool open_input(const char* verb, const char* path, const Args& args, HprofInput
 
 }  // namespace
 
-std::unique_ptr<Loaded> load(const char* verb, const char* path, const Args& args) {
+std::unique_ptr<Loaded> load(const char* verb, const char* path, const Args& args, bool text_too) {
   auto loaded = std::make_unique<Loaded>();
   if (!open_input(verb, path, args, &loaded->input)) return nullptr;
   const uint8_t* data = loaded->input.data();
   const uint64_t size = loaded->input.size();
+  if (text_too && (looks_like_text_profile(data, size) || looks_like_old_profile(data, size))) {
+    loaded->text = true;
+    std::string error;
+    if (!loaded->text_profile.load(data, size, &error)) {
+      fail(verb, "%s: %s%s", path, error.c_str(), loaded->input.compressed() ? " (of the decompressed data)" : "");
+      return nullptr;
+    }
+    return loaded;
+  }
   if (looks_like_text_profile(data, size)) {
     fail(verb, "%s is a text profile (format=a); %s reads binary files (format=b, or the JDK's .hprof)", path, verb);
     return nullptr;

@@ -17,6 +17,7 @@
 
 #include "hprof_input.h"
 #include "hprof_model.h"
+#include "text_profile.h"
 
 namespace fasthprof::cli {
 
@@ -67,8 +68,9 @@ bool parse_size(std::string_view text, uint64_t* value);
 // and its --help prints this line.
 inline constexpr char kMaxExpandedOption[] = "--max-expanded";
 #define FASTHPROF_MAX_EXPANDED_HELP                                                                     \
-  "  --max-expanded SIZE  how far a gzip FILE may decompress (K, M, G suffixes; default 100 times\n" \
-  "             the file, at least 256M, and never past 90 % of $TMPDIR's free space)\n"
+  "  --max-expanded SIZE  how far a gzip FILE may decompress (K, M, G suffixes;\n" \
+  "             default 100 times the file, at least 256M, and never past 90 % of\n"      \
+  "             $TMPDIR's free space)\n"
 
 // The verb's output: standard output, or the -o file (created, truncated, mode 0644 less umask).
 class Output {
@@ -89,16 +91,19 @@ class Output {
   const char* path_ = nullptr;
 };
 
-// An input file read into the model.
+// An input file read into the model, or with text a text file (format=a, cpu=old) into text_profile.
 struct Loaded {
   HprofInput input;
   HprofModel model;
+  bool text = false;
+  TextProfile text_profile;
 };
 
 // Opens path (decompressing gzip, up to --max-expanded of args) and loads it. On failure prints
 // the one-line message (cannot read, a text file where binary is needed, a gzip file past its
-// limit, not HPROF, truncated or malformed at byte N) and returns nullptr.
-std::unique_ptr<Loaded> load(const char* verb, const char* path, const Args& args);
+// limit, not HPROF, truncated or malformed at byte N or line N) and returns nullptr. text_too:
+// the verb reads text files too (TextProfile).
+std::unique_ptr<Loaded> load(const char* verb, const char* path, const Args& args, bool text_too = false);
 
 // Whether data starts like a format=a (text) file of the original agent or fasthprof.
 bool looks_like_text_profile(const uint8_t* data, uint64_t size);

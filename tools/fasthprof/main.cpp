@@ -9,26 +9,21 @@ namespace fasthprof::cli {
 
 const std::vector<Verb>& verbs() {
   static const std::vector<Verb> table = {
-      {"verify", "check HPROF binary files, as the JDK's readers read them (--strict: fasthprof's promises)",
-       kVerifyUsage, verify_main},
-      {"summary", "records, reports, per heap dump a class histogram, SITES and CPU sections ranked",
-       kSummaryUsage, summary_main},
-      {"collapsed", "folded stacks (frame;frame;frame count) of CPU SAMPLES / CPU TIME or SITES",
-       kCollapsedUsage, collapsed_main},
-      {"diff", "two files' heap dumps, SITES or CPU sections row by row; --fail-if for CI gates",
-       kDiffUsage, diff_main},
-      {"text", "a binary file in the text layout of format=a (TRACE, HEAP DUMP, SITES, CPU ...)",
-       kTextUsage, text_main},
-      {"flame", "a self-contained HTML flame graph (CPU) or icicle (SITES): hover, zoom, search",
-       kFlameUsage, flame_main},
+      {"verify", "check HPROF binary files as the JDK's readers read them", kVerifyUsage, verify_main},
+      {"summary", "what a file holds: heap histograms, SITES, CPU, monitors ranked", kSummaryUsage,
+       summary_main},
+      {"collapsed", "folded stacks (frame;frame count) of CPU, SITES or MONITOR TIME", kCollapsedUsage,
+       collapsed_main},
+      {"diff", "two files' heap dumps, SITES, CPU or monitors row by row; --fail-if", kDiffUsage, diff_main},
+      {"text", "a binary file in the text layout of format=a", kTextUsage, text_main},
+      {"flame", "a self-contained HTML flame graph: hover, zoom, search", kFlameUsage, flame_main},
 #ifdef FASTHPROF_PPROF
-      {"pprof", "CPU samples/times or allocation sites as a gzipped pprof profile (go tool pprof ...)",
-       kPprofUsage, pprof_main},
+      {"pprof", "CPU, allocation sites or monitors as a gzipped pprof profile", kPprofUsage, pprof_main},
 #endif
-      {"listen", "collect net= agents' output, one file per connection, and send them commands",
-       kListenUsage, listen_main},
-      {"attach", "load the agent into a running JVM (checked options, the JVM's answer; --duration)",
-       kAttachUsage, attach_main},
+      {"listen", "collect net= agents' output, one file per connection; commands", kListenUsage,
+       listen_main},
+      {"attach", "load the agent into a running JVM (checked options; --duration)", kAttachUsage,
+       attach_main},
   };
   return table;
 }
@@ -39,14 +34,17 @@ void print_help(FILE* out) {
   std::fputs(
       "usage: fasthprof <verb> [options] FILE...\n"
       "       fasthprof help | fasthprof <verb> --help | fasthprof --version\n"
-      "Reads the HPROF binary files the fasthprof agent writes (format=b, gz=y) and the JDK's own\n"
-      "heap dumps (jcmd GC.heap_dump, -gz too; any gzip file is decompressed first).\n"
+      "Reads the HPROF binary files the fasthprof agent writes (format=b, gz=y) and the\n"
+      "JDK's own heap dumps (jcmd GC.heap_dump, -gz too; gzip is decompressed first);\n"
+      "summary, collapsed, flame, pprof and diff also read its text files (format=a:\n"
+      "cpu=times, cpu=old, monitor=y).\n"
       "Results go to standard output, or to -o FILE.\n\nverbs:\n",
       out);
   for (const Verb& verb : verbs()) std::fprintf(out, "  %-9s %s\n", verb.name, verb.summary);
   std::fputs(
-      "\nexit status: 0 done; 1 the verb's verdict (a file that fails verify, a diff --fail-if met);\n2 bad usage or bad "
-      "input (unreadable, not HPROF binary, truncated, malformed), with one message on stderr.\n",
+      "\nexit status: 0 done; 1 the verb's verdict (a file that fails verify, a diff\n"
+      "--fail-if met); 2 bad usage or bad input (unreadable, not HPROF, truncated,\n"
+      "malformed), with one message on stderr.\n",
       out);
 }
 

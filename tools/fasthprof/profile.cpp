@@ -1,5 +1,6 @@
 #include "profile.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdlib>
@@ -13,6 +14,7 @@ const char* kind_name(Kind kind) {
     case Kind::kHeap: return "heap";
     case Kind::kSites: return "sites";
     case Kind::kCpu: return "cpu";
+    case Kind::kMonitor: return "monitor";
   }
   return "";
 }
@@ -21,7 +23,8 @@ std::vector<std::string_view> kind_metrics(Kind kind) {
   switch (kind) {
     case Kind::kHeap: return {"bytes", "objects"};
     case Kind::kSites: return {"live-bytes", "live-objects", "alloc-bytes", "alloc-objects"};
-    case Kind::kCpu: return {"count", "share"};
+    case Kind::kCpu: return {"count", "share", "calls"};
+    case Kind::kMonitor: return {"us", "share", "count"};
   }
   return {};
 }
@@ -29,7 +32,7 @@ std::vector<std::string_view> kind_metrics(Kind kind) {
 int metric_index(Kind kind, std::string_view name) {
   if (kind == Kind::kSites && name == "bytes") return 0;
   if (kind == Kind::kSites && name == "objects") return 1;
-  if (kind == Kind::kCpu && (name == "samples" || name == "ms")) return 0;
+  if (kind == Kind::kCpu && (name == "samples" || name == "ms" || name == "us")) return 0;
   const std::vector<std::string_view> metrics = kind_metrics(kind);
   for (size_t i = 0; i < metrics.size(); ++i) {
     if (metrics[i] == name) return static_cast<int>(i);
@@ -42,6 +45,7 @@ bool has_kind(const HprofModel& model, Kind kind) {
     case Kind::kHeap: return !model.dumps().empty();
     case Kind::kSites: return !model.sites().empty();
     case Kind::kCpu: return !model.cpu().empty();
+    case Kind::kMonitor: return false;
   }
   return false;
 }
@@ -56,6 +60,25 @@ void add(Table* table, const std::string& key, const std::array<uint64_t, kMaxMe
   }
 }
 
+// A trace's folded stack with the roots asked for (StackRoots).
+std::string stack_key(const HprofModel& model, uint32_t serial, StackRoots roots, Table* table) {
+  std::string stack = model.folded_stack(serial, false);
+  const TraceInfo* trace = model.trace(serial);
+  if (trace == nullptr) return stack;
+  if (roots.truncated && model.control_depth() > 0 && trace->frame_count >= model.control_depth()) {
+    stack = truncated_frame(model.control_depth()) + ";" + stack;
+    table->truncated_depth = model.control_depth();
+  }
+  if (roots.threads && trace->thread_serial != 0) {
+    std::string name(model.thread_name(trace->thread_serial));
+    if (name.empty()) name = std::to_string(trace->thread_serial);
+    std::replace(name.begin(), name.end(), ';', ':');
+    stack = "thread " + name + ";" + stack;
+    table->thread_roots = true;
+  }
+  return stack;
+}
+
 bool pick(const char* verb, const char* path, const char* what, size_t count, uint64_t section, size_t* index) {
   if (count == 0) return fail(verb, "%s holds no %s", path, what), false;
   if (section > count) {
@@ -67,8 +90,20 @@ bool pick(const char* verb, const char* path, const char* what, size_t count, ui
 
 }  // namespace
 
+void fill_shares(Table* table) {
+  const uint64_t total = table->totals[0];
+  if (total == 0) return;
+  for (auto& [key, values] : table->rows) {
+    values[1] = static_cast<uint64_t>(
+        std::llround(static_cast<double>(kShareScale) * static_cast<double>(values[0]) / static_cast<double>(total)));
+  }
+  table->totals[1] = kShareScale;
+}
+
+std::string truncated_frame(uint32_t depth) { return "(truncated at depth " + std::to_string(depth) + ")"; }
+
 bool build_table(const char* verb, const char* path, const HprofModel& model, Kind kind, Grouping grouping,
-                 uint64_t section, Table* table) {
+                 uint64_t section, Table* table, StackRoots roots) {
   table->kind = kind;
   table->metrics = kind_metrics(kind);
   char what[128];
@@ -111,7 +146,7 @@ bool build_table(const char* verb, const char* path, const HprofModel& model, Ki
       for (const auto& [site, values] : by_site) {
         const auto& [trace, array_kind, class_serial] = site;
         std::string key = model.site_class_name(SiteRow{array_kind, class_serial});
-        if (grouping == Grouping::kStack) key = model.folded_stack(trace, false) + ";" + key;
+        if (grouping == Grouping::kStack) key = stack_key(model, trace, roots, table) + ";" + key;
         add(table, key, values);
       }
       break;
@@ -142,21 +177,15 @@ bool build_table(const char* verb, const char* path, const HprofModel& model, Ki
                 : trace->frame_count == 0 ? std::string("<empty trace>")
                                           : model.frame_name(model.trace_frame(*trace, 0), false);
         } else {
-          key = model.folded_stack(serial, false);
+          key = stack_key(model, serial, roots, table);
         }
         add(table, key, {count, 0, 0, 0});
       }
-      // Shares in millionths of the total count (the total's share: all of it, when there is any).
-      const uint64_t total = table->totals[0];
-      if (total > 0) {
-        for (auto& [key, values] : table->rows) {
-          values[1] = static_cast<uint64_t>(
-              std::llround(static_cast<double>(kShareScale) * static_cast<double>(values[0]) / static_cast<double>(total)));
-        }
-        table->totals[1] = kShareScale;
-      }
+      fill_shares(table);
       break;
     }
+    case Kind::kMonitor:
+      return fail(verb, "%s: MONITOR TIME is in text files only (monitor=y, format=a)", path), false;
   }
   table->what = what;
   return true;
@@ -239,7 +268,7 @@ bool condition_met(const Condition& condition, const Table& a, const Table& b, s
   if (condition.percent) {
     delta = before == 0 ? (after == 0 ? 0.0 : std::numeric_limits<double>::infinity()) : 100.0 * delta / before;
     std::snprintf(text, sizeof(text), "%+.2f%%", delta);
-  } else if (a.kind == Kind::kCpu && condition.metric == 1) {
+  } else if ((a.kind == Kind::kCpu || a.kind == Kind::kMonitor) && condition.metric == 1) {
     delta /= kShareScale / 100.0;  // percentage points
     std::snprintf(text, sizeof(text), "%+.2f points", delta);
   } else {

@@ -8,19 +8,21 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "cli.h"
 
 namespace fasthprof::cli {
 
-enum class Kind { kHeap, kSites, kCpu };
+// kMonitor: MONITOR TIME (monitor=y, text files only).
+enum class Kind { kHeap, kSites, kCpu, kMonitor };
 
 // How rows are named.
 enum class Grouping {
   kClass,     // heap and sites: the class name
   kStack,     // sites: "stack;class" (the folded stack, the allocated class as its leaf); cpu: the stack
-  kTopFrame,  // cpu: the method at the top of the stack
+  kTopFrame,  // cpu: the method at the top of the stack; monitor: the monitor's class
 };
 
 inline constexpr size_t kMaxMetrics = 4;
@@ -31,7 +33,9 @@ struct Table {
   Kind kind = Kind::kHeap;
   std::string what;  // "heap dump 2 (at byte 123)"
   // Metric names, in the order of each row's values: heap bytes, objects; sites live-bytes,
-  // live-objects, alloc-bytes, alloc-objects; cpu count, share (millionths of the total count).
+  // live-objects, alloc-bytes, alloc-objects; cpu count, share (millionths of the total count),
+  // and for text files' CPU TIME and cpu=old: us (the count: microseconds), share, calls;
+  // monitor us (time blocked), share, count (contended enters).
   std::vector<std::string_view> metrics;
   std::map<std::string, std::array<uint64_t, kMaxMetrics>> rows;
   std::array<uint64_t, kMaxMetrics> totals{};
@@ -39,6 +43,11 @@ struct Table {
   // (the agent cut the list at its cutoff), one line that says how much is missing and how to get
   // it; empty otherwise. The verbs print it on stderr (flame also in the page).
   std::string coverage;
+  // Stacks (Grouping::kStack) rooted at their thread's name, as "thread main;...": the file's
+  // traces name threads (thread=y) and the verb asked for it (StackRoots).
+  bool thread_roots = false;
+  // The file's depth when stacks as deep were rooted at truncated_frame(), else 0.
+  uint32_t truncated_depth = 0;
 };
 
 const char* kind_name(Kind kind);
@@ -49,14 +58,35 @@ std::vector<std::string_view> kind_metrics(Kind kind);
 // percentage points of the total.
 int metric_index(Kind kind, std::string_view name);
 
-// Which kind a file offers by default: the first of `order` that it holds.
+// Fills metric 1 of every row and of the totals with its share of metric 0, in millionths of
+// the total (the total's share: all of it, when there is any).
+void fill_shares(Table* table);
+
+// Whether a file holds a kind of report.
 bool has_kind(const HprofModel& model, Kind kind);
+bool has_kind(const Loaded& loaded, Kind kind);
 
 // Fills *table from the model. section: 1-based index of the heap dump / SITES section / CPU
 // section; 0 for the default: the last dump, the last SITES section (sites are cumulative), every
 // CPU section added up (each one holds the time since the one before). False after a message.
+// How kStack rows are rooted: at their thread ("thread NAME;...") when the trace names one
+// (thread=y), and below a frame that says so when the trace is as deep as the file's depth and so
+// possibly cut ("(truncated at depth N);...", binary files: the text layout records no depth).
+struct StackRoots {
+  bool threads = false;
+  bool truncated = false;
+};
+
+// The frame that roots a possibly cut stack.
+std::string truncated_frame(uint32_t depth);
+
 bool build_table(const char* verb, const char* path, const HprofModel& model, Kind kind, Grouping grouping,
-                 uint64_t section, Table* table);
+                 uint64_t section, Table* table, StackRoots roots = {});
+// The same from a loaded file, binary or text (profile_text.cpp). Text files hold CPU (CPU
+// SAMPLES, CPU TIME, or else the cpu=old table as caller;callee stacks) and MONITOR TIME; their
+// times are microseconds computed from each row's share of the total.
+bool build_table(const char* verb, const char* path, const Loaded& loaded, Kind kind, Grouping grouping,
+                 uint64_t section, Table* table, StackRoots roots = {});
 
 // A name with the addresses of hidden classes left out: "p.Foo$$Lambda$2.0x00007f1730000a08" (the
 // agent's spelling), "...+0x..." (HotSpot's dumper) and "...Lambda/0x..." (Class.getName) all become
@@ -67,6 +97,13 @@ std::string without_hidden_addresses(std::string_view name);
 // The table's rows renamed by without_hidden_addresses(), rows that fall together added up; what
 // diff compares, so that the same lambda of two runs is one row.
 void merge_hidden_classes(Table* table);
+
+// The names of the file's frames that are native methods.
+std::unordered_set<std::string> native_frames(const Loaded& loaded);
+
+// The kind collapsed, flame and pprof draw: --cpu, --sites (or --value), --monitor, else the first
+// the file holds of CPU, SITES, MONITOR TIME. False after a message (two given, none held).
+bool choose_kind(const char* verb, const char* path, const Args& args, const Loaded& loaded, Kind* kind);
 
 // One --fail-if expression: [NAME:]METRIC OP [+|-]NUMBER[%], OP one of > >= < <=. The change
 // B - A of METRIC (of the row NAME, or of the totals) compared with NUMBER, or with %, the change

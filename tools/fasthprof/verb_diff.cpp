@@ -5,43 +5,58 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <tuple>
 
+#include "json_writer.h"
 #include "profile.h"
 #include "verbs.h"
 
 namespace fasthprof::cli {
 
 const char kDiffUsage[] =
-    "usage: fasthprof diff [--heap | --sites | --cpu] [--value METRIC] [--stacks] [--top N]\n"
-    "                      [--fail-if EXPR]... [-o OUT] A B\n"
-    "Compares one kind of report of two files (A the baseline, B the new run): rows with their\n"
-    "value in A and B and the change, sorted by the absolute change, largest first, and the total.\n"
-    "  --heap     the last heap dump of each: the class histograms (bytes, objects: the shallow\n"
-    "             sizes of fasthprof summary --help)\n"
-    "  --sites    the last ALLOC SITES section of each, per class (live-bytes, live-objects,\n"
-    "             alloc-bytes, alloc-objects)\n"
-    "  --cpu      the CPU sections of each added up, per method at the top of the stack (share:\n"
-    "             percent of the file's total, the default, since two runs of one program take\n"
-    "             different numbers of samples; count: samples for cpu=samples, ms for cpu=times)\n"
+    "usage: fasthprof diff [--heap | --sites | --cpu | --monitor] [--value METRIC]\n"
+    "                      [--stacks] [--top N] [--fail-if EXPR]... [-o OUT] A B\n"
+    "Compares one kind of report of two files (A the baseline, B the new run): rows\n"
+    "with their value in A and B and the change, sorted by the absolute change,\n"
+    "largest first, and the total.\n"
+    "  --heap     the last heap dump of each: the class histograms (bytes, objects:\n"
+    "             the shallow sizes of fasthprof summary --help)\n"
+    "  --sites    the last ALLOC SITES section of each, per class (live-bytes,\n"
+    "             live-objects, alloc-bytes, alloc-objects)\n"
+    "  --cpu      the CPU sections of each added up, per method at the top of the\n"
+    "             stack (share: percent of the file's total, the default, since two\n"
+    "             runs of one program take different numbers of samples; count:\n"
+    "             samples for cpu=samples, ms for cpu=times; text files: us, from the\n"
+    "             share, and calls for CPU TIME and cpu=old)\n"
+    "  --monitor  the MONITOR TIME sections (monitor=y, text files), per monitor\n"
+    "             class (us blocked, share, count of contended enters)\n"
     "             (default: the first kind both files hold, in this order)\n"
     "  --value M  the metric rows are sorted by (default: the first one listed above)\n"
-    "  --stacks   sites: a row per allocation site (stack;class); cpu: a row per whole stack\n"
-    "  Hidden classes (lambdas) are named without their address, which changes from run to run.\n"
+    "  --stacks   a row per whole stack (sites and monitor: stack;class)\n"
+    "  Hidden classes (lambdas) are named without their address, which changes from\n"
+    "  run to run.\n"
     "  --top N    rows shown (default 25; 0: all)\n"
-    "  --fail-if EXPR  exit 1 when EXPR holds (any of several); each one met is named on stderr:\n"
+    "  --fail-if EXPR  exit 1 when EXPR holds (any of several); each one met is named\n"
+    "     on stderr:\n"
     "       [NAME:]METRIC OP [+|-]NUMBER[%]      OP: >  >=  <  <=\n"
-    "     the change B - A of METRIC, of the row NAME (a class, or a method or stack for cpu) or\n"
-    "     without NAME of the total, compared with NUMBER; with %, the change relative to A (a row\n"
-    "     absent from A that B has grew by +inf%). Aliases: sites bytes = live-bytes, objects =\n"
-    "     live-objects; cpu samples = ms = count; a cpu share's change is in percentage points.\n"
+    "     the change B - A of METRIC, of the row NAME (a class, or a method or stack\n"
+    "     for cpu) or without NAME of the total, compared with NUMBER; with %, the\n"
+    "     change relative to A (a row absent from A that B has grew by +inf%).\n"
+    "     Aliases: sites bytes = live-bytes, objects = live-objects; cpu samples = ms\n"
+    "     = us = count; a share's change is in percentage points.\n"
     "     Examples:\n"
     "       --fail-if 'bytes>+5%'                  total live bytes grew more than 5%\n"
     "       --fail-if 'alloc-bytes>1000000'        over 1 MB more allocated (--sites)\n"
     "       --fail-if 'java.lang.String:objects>0' more String instances (--heap)\n"
-    "       --fail-if 'app.Codec.encode:share>2'   encode's share of the CPU up by over 2 points\n"
+    "       --fail-if 'app.Codec.encode:share>2'   encode's share of the CPU up by\n"
+    "                                              over 2 points\n"
+    "  --json     the table as one JSON object: a and b (file, what), kind, metric,\n"
+    "             rows_total, rows (name, a and b: each metric's value; shares in\n"
+    "             percent), total, fail_if (expression, met, change)\n"
     "  -o OUT     write the table to OUT instead of standard output\n"
     FASTHPROF_MAX_EXPANDED_HELP
-    "Exit status: 0 done (no --fail-if met), 1 a --fail-if met, 2 bad usage or bad input.\n";
+    "Exit status: 0 done (no --fail-if met), 1 a --fail-if met, 2 bad usage or bad\n"
+    "input.\n";
 
 namespace {
 
@@ -68,11 +83,126 @@ std::string share_points(uint64_t before, uint64_t after) {
   return text;
 }
 
+struct Row {
+  const std::string* name;
+  std::array<uint64_t, kMaxMetrics> before{};
+  std::array<uint64_t, kMaxMetrics> after{};
+};
+
+struct Verdict {
+  const Condition* condition;
+  bool met;
+  std::string change;
+};
+
+// The table: a header, the rows shown and the total.
+void write_table(FILE* out, const std::string& path_a, const std::string& path_b, const Table& a, const Table& b,
+                 int metric, const std::vector<Row>& rows, size_t shown) {
+  const bool shares = a.kind == Kind::kCpu || a.kind == Kind::kMonitor;
+  // The second column pair: objects for a bytes metric (and the other way); count for share.
+  const int other = shares ? (metric == 1 ? 0 : 1) : metric % 2 == 0 ? metric + 1 : metric - 1;
+  const bool share_column = shares;  // metric 1 of cpu and monitor: millionths, shown as percent
+  const std::string_view metric_name = a.metrics[metric];
+  std::fprintf(out, "A: %s, %s\nB: %s, %s\n%s by %.*s: %zu rows; top %zu by the absolute change\n", path_a.c_str(),
+               a.what.c_str(), path_b.c_str(), b.what.c_str(), kind_name(a.kind),
+               static_cast<int>(metric_name.size()), metric_name.data(), rows.size(),
+               shown);
+  auto header = [&](std::string_view name) {
+    std::fprintf(out, "%14s %14s %14s %9s", ("A " + std::string(name)).c_str(), ("B " + std::string(name)).c_str(),
+                 "change", "change%");
+  };
+  header(metric_name);
+  if (other >= 0) {
+    std::fputs("  ", out);
+    header(a.metrics[other]);
+  }
+  std::fputs("  name\n", out);
+  auto line = [&](const std::array<uint64_t, kMaxMetrics>& before, const std::array<uint64_t, kMaxMetrics>& after,
+                  const std::string& name) {
+    for (int m : {metric, other}) {
+      if (m < 0) continue;
+      if (m == other) std::fputs("  ", out);
+      if (share_column && m == 1) {
+        std::fprintf(out, "%13.2f%% %13.2f%% %14s %9s", share_percent(before[m]), share_percent(after[m]),
+                     share_points(before[m], after[m]).c_str(), percent_change(before[m], after[m]).c_str());
+        continue;
+      }
+      std::fprintf(out, "%14" PRIu64 " %14" PRIu64 " %14s %9s", before[m], after[m],
+                   signed_count(static_cast<int64_t>(after[m]) - static_cast<int64_t>(before[m])).c_str(),
+                   percent_change(before[m], after[m]).c_str());
+    }
+    std::fprintf(out, "  %s\n", name.c_str());
+  };
+  for (size_t i = 0; i < shown; ++i) line(rows[i].before, rows[i].after, *rows[i].name);
+  line(a.totals, b.totals, "(total)");
+}
+
+// --json: the table as one object (rows as shown; shares in percent).
+void write_json(FILE* out, const std::string& path_a, const std::string& path_b, const Table& a, const Table& b,
+                int metric, const std::vector<Row>& rows, size_t shown, const std::vector<Verdict>& verdicts) {
+  const bool shares = a.kind == Kind::kCpu || a.kind == Kind::kMonitor;
+  JsonWriter json(out);
+  auto values = [&](const std::array<uint64_t, kMaxMetrics>& row) {
+    json.begin_object();
+    for (size_t m = 0; m < a.metrics.size(); ++m) {
+      json.key(a.metrics[m]);
+      if (shares && m == 1) {
+        json.real(share_percent(row[m]));
+      } else {
+        json.number(row[m]);
+      }
+    }
+    json.end_object();
+  };
+  json.begin_object();
+  for (const auto& [side, path, table] : {std::tuple{"a", &path_a, &a}, std::tuple{"b", &path_b, &b}}) {
+    json.key(side);
+    json.begin_object();
+    json.field("file", *path);
+    json.field("what", table->what);
+    json.end_object();
+  }
+  json.field("kind", kind_name(a.kind));
+  json.field("metric", a.metrics[metric]);
+  json.field("rows_total", static_cast<uint64_t>(rows.size()));
+  json.key("rows");
+  json.begin_array();
+  for (size_t i = 0; i < shown; ++i) {
+    json.begin_object();
+    json.field("name", *rows[i].name);
+    json.key("a");
+    values(rows[i].before);
+    json.key("b");
+    values(rows[i].after);
+    json.end_object();
+  }
+  json.end_array();
+  json.key("total");
+  json.begin_object();
+  json.key("a");
+  values(a.totals);
+  json.key("b");
+  values(b.totals);
+  json.end_object();
+  json.key("fail_if");
+  json.begin_array();
+  for (const Verdict& verdict : verdicts) {
+    json.begin_object();
+    json.field("expression", verdict.condition->text);
+    json.field("met", verdict.met);
+    json.field("change", verdict.change);
+    json.end_object();
+  }
+  json.end_array();
+  json.end_object();
+  json.finish();
+}
+
 }  // namespace
 
 int diff_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("diff", argc, argv, {"--heap", "--sites", "--cpu", "--stacks"},
+  if (!parse_args("diff", argc, argv, {"--heap", "--sites", "--cpu", "--monitor", "--stacks", "--json"},
                   {"--value", "--top", "--fail-if", kMaxExpandedOption}, &args)) {
     return kExitBadInput;
   }
@@ -80,17 +210,17 @@ int diff_main(int argc, char** argv) {
     std::fputs(kDiffUsage, stdout);
     return kExitOk;
   }
-  if (args.has("--heap") + args.has("--sites") + args.has("--cpu") > 1) {
-    return fail("diff", "--heap, --sites, --cpu: give one");
+  if (args.has("--heap") + args.has("--sites") + args.has("--cpu") + args.has("--monitor") > 1) {
+    return fail("diff", "--heap, --sites, --cpu, --monitor: give one");
   }
   uint64_t top = 25;
   if (args.has("--top") && !parse_count(args.value("--top"), &top)) return fail("diff", "--top takes a count");
   if (args.operands.size() != 2) return fail("diff", "needs two files, A and B (see fasthprof diff --help)");
   const std::string path_a(args.operands[0]);
   const std::string path_b(args.operands[1]);
-  std::unique_ptr<Loaded> a = load("diff", path_a.c_str(), args);
+  std::unique_ptr<Loaded> a = load("diff", path_a.c_str(), args, true);
   if (a == nullptr) return kExitBadInput;
-  std::unique_ptr<Loaded> b = load("diff", path_b.c_str(), args);
+  std::unique_ptr<Loaded> b = load("diff", path_b.c_str(), args, true);
   if (b == nullptr) return kExitBadInput;
 
   Kind kind = Kind::kHeap;
@@ -98,22 +228,25 @@ int diff_main(int argc, char** argv) {
     kind = Kind::kSites;
   } else if (args.has("--cpu")) {
     kind = Kind::kCpu;
+  } else if (args.has("--monitor")) {
+    kind = Kind::kMonitor;
   } else if (!args.has("--heap")) {
     bool found = false;
-    for (Kind candidate : {Kind::kHeap, Kind::kSites, Kind::kCpu}) {
-      if (has_kind(a->model, candidate) && has_kind(b->model, candidate)) {
+    for (Kind candidate : {Kind::kHeap, Kind::kSites, Kind::kCpu, Kind::kMonitor}) {
+      if (has_kind(*a, candidate) && has_kind(*b, candidate)) {
         kind = candidate;
         found = true;
         break;
       }
     }
     if (!found) {
-      return fail("diff", "%s and %s hold no kind of report in common (heap dump, ALLOC SITES, CPU)", path_a.c_str(),
+      return fail("diff", "%s and %s hold no kind of report in common (heap dump, ALLOC SITES, CPU, MONITOR TIME)", path_a.c_str(),
                   path_b.c_str());
     }
   }
-  // cpu: shares by default (two runs of one program take different numbers of samples).
-  int metric = kind == Kind::kCpu ? 1 : 0;
+  // cpu, monitor: shares by default (two runs of one program take different numbers of samples).
+  const bool shares = kind == Kind::kCpu || kind == Kind::kMonitor;
+  int metric = shares ? 1 : 0;
   if (args.has("--value")) {
     metric = metric_index(kind, args.value("--value"));
     if (metric < 0) {
@@ -128,12 +261,12 @@ int diff_main(int argc, char** argv) {
     conditions.push_back(std::move(condition));
   }
   const Grouping grouping = args.has("--stacks") ? Grouping::kStack
-                            : kind == Kind::kCpu ? Grouping::kTopFrame
+                            : shares             ? Grouping::kTopFrame
                                                  : Grouping::kClass;
   Table table_a;
   Table table_b;
-  if (!build_table("diff", path_a.c_str(), a->model, kind, grouping, 0, &table_a) ||
-      !build_table("diff", path_b.c_str(), b->model, kind, grouping, 0, &table_b)) {
+  if (!build_table("diff", path_a.c_str(), *a, kind, grouping, 0, &table_a) ||
+      !build_table("diff", path_b.c_str(), *b, kind, grouping, 0, &table_b)) {
     return kExitBadInput;
   }
   // The same hidden class (a lambda) has another address in each run: rows match without it.
@@ -146,14 +279,6 @@ int diff_main(int argc, char** argv) {
     }
   }
 
-  // The second column pair: objects for a bytes metric (and the other way); count for share.
-  const int other = metric % 2 == 0 ? metric + 1 : metric - 1;
-  const bool share_column = kind == Kind::kCpu;  // metric 1 of cpu: millionths, shown as percent
-  struct Row {
-    const std::string* name;
-    std::array<uint64_t, kMaxMetrics> before{};
-    std::array<uint64_t, kMaxMetrics> after{};
-  };
   std::map<std::string_view, Row> merged;
   for (const auto& [name, values] : table_a.rows) merged[name] = Row{&name, values, {}};
   for (const auto& [name, values] : table_b.rows) {
@@ -174,49 +299,26 @@ int diff_main(int argc, char** argv) {
     return *x.name < *y.name;
   });
 
+  std::vector<Verdict> verdicts;
+  for (const Condition& condition : conditions) {
+    Verdict verdict{&condition, false, {}};
+    verdict.met = condition_met(condition, table_a, table_b, &verdict.change);
+    verdicts.push_back(std::move(verdict));
+  }
   Output output;
   if (!output.open("diff", args.output)) return kExitBadInput;
   FILE* out = output.file();
-  const std::string_view metric_name = table_a.metrics[metric];
-  std::fprintf(out, "A: %s, %s\nB: %s, %s\n%s by %.*s: %zu rows; top %zu by the absolute change\n", path_a.c_str(),
-               table_a.what.c_str(), path_b.c_str(), table_b.what.c_str(), kind_name(kind),
-               static_cast<int>(metric_name.size()), metric_name.data(), rows.size(),
-               top == 0 ? rows.size() : std::min<size_t>(top, rows.size()));
-  auto header = [&](std::string_view name) {
-    std::fprintf(out, "%14s %14s %14s %9s", ("A " + std::string(name)).c_str(), ("B " + std::string(name)).c_str(),
-                 "change", "change%");
-  };
-  header(metric_name);
-  if (other >= 0) {
-    std::fputs("  ", out);
-    header(table_a.metrics[other]);
-  }
-  std::fputs("  name\n", out);
-  auto line = [&](const std::array<uint64_t, kMaxMetrics>& before, const std::array<uint64_t, kMaxMetrics>& after,
-                  const std::string& name) {
-    for (int m : {metric, other}) {
-      if (m < 0) continue;
-      if (m == other) std::fputs("  ", out);
-      if (share_column && m == 1) {
-        std::fprintf(out, "%13.2f%% %13.2f%% %14s %9s", share_percent(before[m]), share_percent(after[m]),
-                     share_points(before[m], after[m]).c_str(), percent_change(before[m], after[m]).c_str());
-        continue;
-      }
-      std::fprintf(out, "%14" PRIu64 " %14" PRIu64 " %14s %9s", before[m], after[m],
-                   signed_count(static_cast<int64_t>(after[m]) - static_cast<int64_t>(before[m])).c_str(),
-                   percent_change(before[m], after[m]).c_str());
-    }
-    std::fprintf(out, "  %s\n", name.c_str());
-  };
   const size_t shown = top == 0 ? rows.size() : std::min<size_t>(top, rows.size());
-  for (size_t i = 0; i < shown; ++i) line(rows[i].before, rows[i].after, *rows[i].name);
-  line(table_a.totals, table_b.totals, "(total)");
-
+  if (args.has("--json")) {
+    write_json(out, path_a, path_b, table_a, table_b, metric, rows, shown, verdicts);
+  } else {
+    write_table(out, path_a, path_b, table_a, table_b, metric, rows, shown);
+  }
   int status = kExitOk;
-  for (const Condition& condition : conditions) {
-    std::string measured;
-    if (condition_met(condition, table_a, table_b, &measured)) {
-      std::fprintf(stderr, "fasthprof diff: --fail-if '%s' met: %s\n", condition.text.c_str(), measured.c_str());
+  for (const Verdict& verdict : verdicts) {
+    if (verdict.met) {
+      std::fprintf(stderr, "fasthprof diff: --fail-if '%s' met: %s\n", verdict.condition->text.c_str(),
+                   verdict.change.c_str());
       status = kExitVerdict;
     }
   }

@@ -3,26 +3,41 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <unordered_set>
 #include <memory>
 #include <utility>
 #include <string>
 #include <vector>
 
+#include "flame_page.h"
 #include "profile.h"
 #include "verbs.h"
 
 namespace fasthprof::cli {
 
 const char kFlameUsage[] =
-    "usage: fasthprof flame [--cpu | --sites [--value METRIC]] [--section N] [--title TEXT] -o OUT.html FILE\n"
-    "Writes a flame graph as one self-contained HTML page (data, style and script inline; it fetches\n"
-    "nothing): the stacks of `fasthprof collapsed` (same options, same data), each frame as wide as\n"
-    "its count. CPU sections draw as a flame graph (callers at the bottom); SITES as an icicle\n"
-    "(callers at the top, the allocated class as the innermost frame).\n"
-    "In the page: hover a frame for its name, count and percentage; click it to zoom into it; type\n"
-    "in the search box to highlight the frames whose name contains the text (the matched share is\n"
-    "shown); Reset (or Escape) zooms out and clears the search.\n"
-    "  --cpu, --sites, --value M, --section N   as for fasthprof collapsed\n"
+    "usage: fasthprof flame [--cpu | --sites [--value METRIC] | --monitor]\n"
+    "                       [--no-threads] [--section N] [--title TEXT]\n"
+    "                       -o OUT.html FILE\n"
+    "Writes a flame graph as one self-contained HTML page (data, style and script\n"
+    "inline; it fetches nothing): the stacks of `fasthprof collapsed` (same data),\n"
+    "each frame as wide as its count. CPU sections and MONITOR TIME draw as a flame\n"
+    "graph (callers at the bottom, the root in view); SITES as an icicle (callers at\n"
+    "the top, the allocated class as the innermost frame).\n"
+    "Frames are coloured by kind, named in a legend: Java code of the program, JDK\n"
+    "classes (java., javax., jdk., sun., com.sun.), native methods, the allocated or\n"
+    "monitor class, thread roots, and \"(truncated at depth N)\": the root of stacks as\n"
+    "deep as the file's depth= (binary files), whose outer frames may be cut.\n"
+    "When the traces name threads (thread=y) each thread is a root of its own.\n"
+    "In the page: hover a frame for its name, count and percentage; click it to zoom;\n"
+    "type in the search box to highlight the frames whose name contains the text (the\n"
+    "matched share is shown); Callers turns the graph over (each method's own count\n"
+    "at the root, its callers above it), Callees back; Reset (or Escape) zooms out\n"
+    "and clears the search.\n"
+    "  --cpu, --sites, --value M, --monitor, --section N: as for fasthprof collapsed\n"
+    "             (--monitor: a lock flame graph, the monitor's class on top)\n"
+    "  --no-threads  one graph for all threads, without thread roots (--threads, as\n"
+    "             collapsed takes it, is the default here)\n"
     "  --title TEXT  the page's title (default: the file name and what is drawn)\n"
     "  -o OUT.html   where the page goes (standard output without it)\n"
     FASTHPROF_MAX_EXPANDED_HELP
@@ -36,11 +51,30 @@ namespace {
 struct Node {
   std::string name;
   uint64_t value = 0;
+  int kind = kFrameRoot;
   std::map<std::string, uint32_t> children;  // name -> node index
 };
 
+// What the frames of a table's stacks are (FrameKind).
+struct FrameKinds {
+  std::unordered_set<std::string> natives;
+  bool class_leaf = false;    // SITES, MONITOR TIME: the innermost frame is a class
+  bool thread_roots = false;  // the outermost frame may be "thread NAME"
+
+  int of(std::string_view name, bool outermost, bool innermost) const {
+    if (outermost && thread_roots && name.substr(0, 7) == "thread ") return kFrameThread;
+    if (name.substr(0, 20) == "(truncated at depth ") return kFrameTruncated;
+    if (innermost && class_leaf) return kFrameClass;
+    if (natives.count(std::string(name)) != 0) return kFrameNative;
+    for (std::string_view jdk : {"java.", "javax.", "jdk.", "sun.", "com.sun."}) {
+      if (name.substr(0, jdk.size()) == jdk) return kFrameJdk;
+    }
+    return kFrameApplication;
+  }
+};
+
 // Adds value along a folded stack ("a;b;c"), from the root.
-void add_stack(std::vector<Node>* nodes, const std::string& stack, uint64_t value) {
+void add_stack(std::vector<Node>* nodes, const std::string& stack, uint64_t value, const FrameKinds& kinds) {
   (*nodes)[0].value += value;
   uint32_t node = 0;
   size_t start = 0;
@@ -49,7 +83,10 @@ void add_stack(std::vector<Node>* nodes, const std::string& stack, uint64_t valu
     if (end == std::string::npos) end = stack.size();
     std::string name = stack.substr(start, end - start);
     auto [child, added] = (*nodes)[node].children.emplace(name, static_cast<uint32_t>(nodes->size()));
-    if (added) nodes->push_back(Node{std::move(name), 0, {}});
+    if (added) {
+      const int kind = kinds.of(name, start == 0, end == stack.size());
+      nodes->push_back(Node{std::move(name), 0, kind, {}});
+    }
     node = child->second;
     (*nodes)[node].value += value;
     start = end + 1;
@@ -74,7 +111,7 @@ void json_string(std::string* out, std::string_view text) {
   *out += '"';
 }
 
-// The tree as a flat list of [name, value, parent] (the parent's place in the list, -1 for the
+// The tree as a flat list of [name, value, parent, kind] (the parent's place in the list, -1 for the
 // root), in depth-first order with each node's children in name order, as flame graphs draw them
 // left to right (the same stacks line up in the graphs of two runs). Flat, because a browser's
 // parser gives up on an array literal nested some thousands deep; the page links it up itself.
@@ -88,7 +125,7 @@ void json_nodes(std::string* out, const std::vector<Node>& nodes) {
     if (place > 0) *out += ',';
     *out += '[';
     json_string(out, node.name);
-    *out += ',' + std::to_string(node.value) + ',' + std::to_string(parent) + ']';
+    *out += ',' + std::to_string(node.value) + ',' + std::to_string(parent) + ',' + std::to_string(node.kind) + ']';
     for (auto child = node.children.rbegin(); child != node.children.rend(); ++child) {
       pending.emplace_back(child->second, place);
     }
@@ -110,138 +147,20 @@ std::string html_text(std::string_view text) {
   return out;
 }
 
-constexpr char kPageStyle[] = R"CSS(<style>
-body { font: 12px sans-serif; margin: 8px; }
-#bar { display: flex; gap: 8px; align-items: center; margin-bottom: 6px; }
-#status { min-height: 16px; font-family: monospace; white-space: pre; margin: 4px 0; }
-#chart { position: relative; width: 100%; overflow: hidden; border: 1px solid #ccc; }
-.frame { position: absolute; height: 17px; box-sizing: border-box; border: 1px solid #fff; overflow: hidden;
-  white-space: nowrap; font: 11px monospace; line-height: 15px; padding-left: 2px; cursor: pointer; }
-.frame.match { background: #e040fb !important; }
-.warning { color: #a00000; font-weight: bold; margin: 4px 0; }
-</style>
-)CSS";
-
-constexpr char kPageScript[] = R"JS(<script>
-"use strict";
-(function () {
-  const ROW = 17;
-  const chart = document.getElementById("chart");
-  const status = document.getElementById("status");
-  const search = document.getElementById("search");
-  const matched = document.getElementById("matched");
-  // Nodes as [name, value, children, parent], linked from the flat list. No function here
-  // recurses: a stack may be tens of thousands of frames deep.
-  const nodes = NODES.map((n) => [n[0], n[1], [], null]);
-  NODES.forEach((n, i) => {
-    if (n[2] >= 0) {
-      nodes[i][3] = nodes[n[2]];
-      nodes[n[2]][2].push(nodes[i]);
-    }
-  });
-  const DATA = nodes[0];
-  const total = DATA[1];
-  let zoomed = DATA;
-  let path = [];  // the zoomed node's ancestors, drawn full width above (icicle) or below (flame) it
-  function depthOf(top) {
-    let deepest = 0;
-    const pending = [[top, 1]];
-    while (pending.length) {
-      const [node, d] = pending.pop();
-      deepest = Math.max(deepest, d);
-      for (const child of node[2]) pending.push([child, d + 1]);
-    }
-    return deepest;
-  }
-  function color(name) {
-    let h = 0;
-    for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
-    const java = /^(java|javax|jdk|sun|com\.sun)\./.test(name);
-    return java ? "hsl(" + (30 + h % 25) + ",80%," + (55 + h % 15) + "%)"
-                : "hsl(" + (h % 40) + ",85%," + (58 + h % 12) + "%)";
-  }
-  function draw() {
-    chart.textContent = "";
-    const width = chart.clientWidth;
-    const rows = path.length + depthOf(zoomed);
-    chart.style.height = rows * ROW + "px";
-    const place = (node, depth, x, w, ancestor) => {
-      if (w < 0.5) return;
-      const div = document.createElement("div");
-      div.className = "frame";
-      const row = ICICLE ? depth : rows - 1 - depth;
-      div.style.left = x + "px";
-      div.style.top = row * ROW + "px";
-      div.style.width = w + "px";
-      div.style.background = color(node[0]);
-      div.textContent = w > 30 ? node[0] : "";
-      div.dataset.name = node[0];
-      div.dataset.value = node[1];
-      div.dataset.depth = depth;
-      if (!node[2].length) div.dataset.leaf = "1";
-      const share = (100 * node[1] / total).toFixed(2);
-      div.title = node[0] + "\n" + node[1] + " (" + share + "%)";
-      div.onmouseenter = () => { status.textContent = node[0] + "  " + node[1] + " (" + share + "%)"; };
-      div.onclick = () => zoom(node);
-      if (search.value && node[0].includes(search.value)) div.classList.add("match");
-      chart.appendChild(div);
-      if (ancestor) return;
-      let at = x;
-      for (const child of node[2]) {
-        const cw = w * child[1] / node[1];
-        pending.push([child, depth + 1, at, cw]);
-        at += cw;
-      }
-    };
-    const pending = [];
-    path.forEach((node, i) => place(node, i, 0, width, true));
-    place(zoomed, path.length, 0, width, false);
-    while (pending.length) place(...pending.pop(), false);
-    showMatched();
-  }
-  function zoom(node) {
-    const trail = [];
-    for (let up = node[3]; up; up = up[3]) trail.push(up);
-    path = trail.reverse();
-    zoomed = node;
-    draw();
-  }
-  function matchedValue(top) {
-    let sum = 0;
-    const pending = [top];
-    while (pending.length) {
-      const node = pending.pop();
-      if (node[0].includes(search.value)) {
-        sum += node[1];
-      } else {
-        for (const child of node[2]) pending.push(child);
-      }
-    }
-    return sum;
-  }
-  function showMatched() {
-    matched.textContent = search.value ? "matched " + (100 * matchedValue(DATA) / total).toFixed(2) + "%" : "";
-  }
-  function reset() {
-    search.value = "";
-    path = [];
-    zoomed = DATA;
-    draw();
-  }
-  search.addEventListener("input", draw);
-  document.getElementById("reset").addEventListener("click", reset);
-  document.addEventListener("keydown", (e) => { if (e.key === "Escape") reset(); });
-  window.addEventListener("resize", draw);
-  draw();
-})();
-</script>
-)JS";
+// What the page draws, for its title: "CPU SAMPLES, 1 section added up, in samples".
+std::string drawn(Kind kind, const Table& table, int metric, const Loaded& loaded) {
+  if (kind == Kind::kSites) return "allocation sites by " + std::string(table.metrics[metric]) + ", " + table.what;
+  if (kind == Kind::kMonitor) return "monitor contention, " + table.what + ", in us blocked";
+  return table.what + (table.metrics[0] == "us"                       ? ", in us"
+                       : !loaded.text && loaded.model.cpu_is_times() ? ", in ms"
+                                                                     : ", in samples");
+}
 
 }  // namespace
 
 int flame_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("flame", argc, argv, {"--cpu", "--sites"}, {"--value", "--section", "--title", kMaxExpandedOption},
+  if (!parse_args("flame", argc, argv, {"--cpu", "--sites", "--monitor", "--threads", "--no-threads"}, {"--value", "--section", "--title", kMaxExpandedOption},
                   &args)) {
     return kExitBadInput;
   }
@@ -249,8 +168,9 @@ int flame_main(int argc, char** argv) {
     std::fputs(kFlameUsage, stdout);
     return kExitOk;
   }
-  if (args.has("--cpu") && args.has("--sites")) return fail("flame", "--cpu and --sites: give one");
-  if (args.has("--value") && args.has("--cpu")) return fail("flame", "--value goes with --sites, not --cpu");
+  if (args.has("--value") && (args.has("--cpu") || args.has("--monitor"))) {
+    return fail("flame", "--value goes with --sites, not --cpu or --monitor");
+  }
   uint64_t section = 0;
   if (args.has("--section") && (!parse_count(args.value("--section"), &section) || section == 0)) {
     return fail("flame", "--section takes a number from 1");
@@ -265,45 +185,46 @@ int flame_main(int argc, char** argv) {
     }
   }
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("flame", path.c_str(), args);
+  std::unique_ptr<Loaded> loaded = load("flame", path.c_str(), args, true);
   if (loaded == nullptr) return kExitBadInput;
-  const HprofModel& model = loaded->model;
-  if (!args.has("--cpu") && !args.has("--sites") && !has_kind(model, Kind::kCpu) && !has_kind(model, Kind::kSites)) {
-    return fail("flame", "%s holds no CPU SAMPLES and no ALLOC SITES section (heap=sites or cpu=samples|times)",
-                path.c_str());
-  }
   Kind kind = Kind::kCpu;
-  if (args.has("--sites") || args.has("--value") || (!args.has("--cpu") && !has_kind(model, Kind::kCpu))) {
-    kind = Kind::kSites;
-  }
+  if (!choose_kind("flame", path.c_str(), args, *loaded, &kind)) return kExitBadInput;
   Table table;
-  if (!build_table("flame", path.c_str(), model, kind, Grouping::kStack, section, &table)) return kExitBadInput;
+  const StackRoots roots{!args.has("--no-threads"), true};
+  if (!build_table("flame", path.c_str(), *loaded, kind, Grouping::kStack, section, &table, roots)) {
+    return kExitBadInput;
+  }
   if (!table.coverage.empty()) std::fprintf(stderr, "fasthprof flame: %s\n", table.coverage.c_str());
 
   std::vector<Node> nodes(1);
   nodes[0].name = "all";
+  const FrameKinds kinds{native_frames(*loaded), kind != Kind::kCpu, table.thread_roots};
   for (const auto& [stack, values] : table.rows) {
-    if (values[metric] != 0) add_stack(&nodes, stack, values[metric]);
+    if (values[metric] != 0) add_stack(&nodes, stack, values[metric], kinds);
   }
   // table.what names the section(s): "CPU SAMPLES, 2 sections added up", "SITES 1 (at byte 123)".
-  const std::string what = kind == Kind::kCpu
-                               ? table.what + (model.cpu_is_times() ? ", in ms" : ", in samples")
-                               : "allocation sites by " + std::string(table.metrics[metric]) + ", " + table.what;
+  const std::string what = drawn(kind, table, metric, *loaded);
   const std::string title = args.has("--title") ? std::string(args.value("--title")) : path + ": " + what;
 
   std::string page;
   page += "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + html_text(title) + "</title>\n";
-  page += kPageStyle;
+  page += kFlamePageStyle;
   page += "</head><body>\n<h3>" + html_text(title) + "</h3>\n";
   if (!table.coverage.empty()) page += "<p id=\"coverage\" class=\"warning\">" + html_text(table.coverage) + "</p>\n";
+  if (table.truncated_depth > 0) {
+    page += "<p id=\"truncated\">Stacks of " + std::to_string(table.truncated_depth) +
+            " frames (the file's depth=) may have been cut: they stand on " + html_text(truncated_frame(table.truncated_depth)) +
+            "; a larger depth= shows their callers.</p>\n";
+  }
   page += "<div id=\"bar\"><input id=\"search\" placeholder=\"search\" size=\"30\"> <button id=\"reset\">Reset</button>"
-          " <span id=\"matched\"></span> <span>total " + std::to_string(nodes[0].value) + "</span></div>\n";
+          " <button id=\"reverse\">Callers</button> <span id=\"matched\"></span> <span>total " +
+          std::to_string(nodes[0].value) + "</span> <span id=\"legend\"></span></div>\n";
   page += "<div id=\"status\"></div>\n<div id=\"chart\"></div>\n<script>\nconst ICICLE = ";
   page += kind == Kind::kSites ? "true" : "false";
   page += ";\nconst NODES = ";
   json_nodes(&page, nodes);
   page += ";\n</script>\n";
-  page += kPageScript;
+  page += kFlamePageScript;
   page += "</body></html>\n";
 
   Output output;

@@ -21,22 +21,33 @@
 namespace fasthprof::cli {
 
 const char kPprofUsage[] =
-    "usage: fasthprof pprof [--cpu | --sites] [--section N] [--interval MS] -o OUT.pb.gz FILE\n"
-    "Writes the samples of a file in Google's pprof format (profile.proto, gzipped), for\n"
-    "`go tool pprof`, Pyroscope, Parca, Grafana:\n"
-    "  --cpu    the CPU sections added up (the default when the file has one): one sample per\n"
-    "           trace with two sample types, samples/count and cpu/nanoseconds (the default, as\n"
-    "           fleet tools take CPU profiles), the period cpu/nanoseconds and the duration up to\n"
-    "           the last section. cpu=samples: each sample stands for the sampling interval, which\n"
-    "           the file does not record: --interval MS, the agent's interval= (default 10);\n"
-    "           cpu=times: the milliseconds measured (samples/count then counts the calls'\n"
-    "           milliseconds, period 1 ms)\n"
-    "  --sites  the last ALLOC SITES section: one sample per site, four sample types as Go's heap\n"
-    "           profiles have them: alloc_objects, alloc_space, inuse_objects, inuse_space (the\n"
-    "           default); the allocated class is the sample's label \"class\" and its innermost frame\n"
+    "usage: fasthprof pprof [--cpu | --sites | --monitor] [--section N]\n"
+    "                       [--interval MS] -o OUT.pb.gz FILE\n"
+    "Writes the samples of a file in Google's pprof format (profile.proto, gzipped),\n"
+    "for `go tool pprof`, Pyroscope, Parca, Grafana:\n"
+    "  --cpu    the CPU sections added up (the default when the file has one): one\n"
+    "           sample per trace with two sample types, samples/count and\n"
+    "           cpu/nanoseconds (the default, as fleet tools take CPU profiles), the\n"
+    "           period cpu/nanoseconds and the duration up to the last section.\n"
+    "           cpu=samples: each sample stands for the sampling interval, which the\n"
+    "           file does not record: --interval MS, the agent's interval= (default\n"
+    "           10); cpu=times: the milliseconds measured (samples/count then counts\n"
+    "           the calls' milliseconds, period 1 ms)\n"
+    "  --sites  the last ALLOC SITES section: one sample per site, four sample types\n"
+    "           as Go's heap profiles have them: alloc_objects, alloc_space,\n"
+    "           inuse_objects, inuse_space (the default), the period type\n"
+    "           space/bytes; the allocated class is the sample's label \"class\"\n"
+    "           and its innermost frame\n"
+    "  --monitor  MONITOR TIME (monitor=y): contentions/count and delay/nanoseconds\n"
+    "           (the default), as Go's mutex profiles, the monitor's class innermost\n"
     "  --section N  the Nth section instead\n"
-    "Frames become locations with their function (class.method, signature, source file) and line\n"
-    "where the trace has one.\n"
+    "With thread=y each sample has its thread's name as the label \"thread\"\n"
+    "(go tool pprof -tagfocus=thread=main).\n"
+    "Text files (format=a, cpu=old): CPU SAMPLES as above; CPU TIME and cpu=old as\n"
+    "calls/count and cpu/nanoseconds (a row's share of the total: the file prints no\n"
+    "other time); frames by name only.\n"
+    "Frames become locations with their function (class.method, signature, source\n"
+    "file) and line where the trace has one.\n"
     "  -o OUT   where the profile goes (required: it is binary)\n"
     FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
@@ -162,6 +173,14 @@ class Builder {
       return sample;
     }
     for (uint32_t i = 0; i < trace->frame_count; ++i) sample->add_location_id(location(model_.trace_frame(*trace, i)));
+    // thread=y: the trace's thread, by name (its serial when no START THREAD names it).
+    if (trace->thread_serial != 0) {
+      std::string name(model_.thread_name(trace->thread_serial));
+      if (name.empty()) name = std::to_string(trace->thread_serial);
+      pb::Label* label = sample->add_label();
+      label->set_key(text("thread"));
+      label->set_str(text(name));
+    }
     return sample;
   }
 
@@ -204,18 +223,120 @@ bool write_gzip(const char* path, const std::string& bytes) {
   return gzclose(file) == Z_OK;
 }
 
+
+// A sample of a folded stack ("a;b;c", outermost first) whose frames are names only (a text
+// file), innermost first as pprof orders them. A thread root ("thread NAME") becomes the label
+// "thread" instead of a frame.
+pb::Sample* folded_sample(Builder* builder, std::string_view stack, bool thread_root) {
+  pb::Sample* sample = builder->profile().add_sample();
+  if (thread_root) {
+    const size_t end = std::min(stack.find(';'), stack.size());
+    pb::Label* label = sample->add_label();
+    label->set_key(builder->text("thread"));
+    label->set_str(builder->text(std::string(stack.substr(7, end - 7))));
+    stack.remove_prefix(std::min(end + 1, stack.size()));
+  }
+  std::vector<std::string_view> frames;
+  for (size_t start = 0;;) {
+    const size_t end = std::min(stack.find(';', start), stack.size());
+    frames.push_back(stack.substr(start, end - start));
+    if (end == stack.size()) break;
+    start = end + 1;
+  }
+  for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame) {
+    sample->add_location_id(builder->pseudo_location(std::string(*frame)));
+  }
+  return sample;
+}
+
+// The profile of a text file: CPU SAMPLES (samples and cpu nanoseconds, as binary files), CPU TIME
+// and cpu=old (calls and cpu nanoseconds), MONITOR TIME (contentions and delay nanoseconds, as Go's
+// mutex profiles). False after a message.
+bool text_profile(const Loaded& loaded, const char* path, Kind kind, uint64_t section, uint64_t interval_ms,
+                  Builder* builder) {
+  Table table;
+  if (!build_table("pprof", path, loaded, kind, Grouping::kStack, section, &table, StackRoots{true, false})) return false;
+  pb::Profile& profile = builder->profile();
+  const bool timed = table.metrics[0] == "us" || kind == Kind::kMonitor;
+  const char* count_type = kind == Kind::kMonitor ? "contentions" : timed ? "calls" : "samples";
+  const char* time_type = kind == Kind::kMonitor ? "delay" : "cpu";
+  builder->sample_type(count_type, "count");
+  builder->sample_type(time_type, "nanoseconds");
+  profile.set_default_sample_type(builder->text(time_type));
+  pb::ValueType* period_type = profile.mutable_period_type();
+  period_type->set_type(builder->text(timed ? count_type : "cpu"));
+  period_type->set_unit(builder->text(timed ? "count" : "nanoseconds"));
+  profile.set_period(timed ? 1 : static_cast<int64_t>(interval_ms) * 1000000);
+  const size_t count_column = kind == Kind::kMonitor || timed ? 2 : 0;
+  for (const auto& [stack, values] : table.rows) {
+    if (values[0] == 0 && values[count_column] == 0) continue;
+    pb::Sample* sample = folded_sample(builder, stack, table.thread_roots);
+    sample->add_value(static_cast<int64_t>(values[count_column]));
+    sample->add_value(static_cast<int64_t>(timed ? values[0] * 1000 : values[0] * interval_ms * 1000000));
+  }
+  return true;
+}
+
+// The last (or the section-th) SITES section as heap samples. False after a message.
+bool sites_profile(const char* path, const HprofModel& model, uint64_t section, Builder* builder) {
+  builder->sample_type("alloc_objects", "count");
+  builder->sample_type("alloc_space", "bytes");
+  builder->sample_type("inuse_objects", "count");
+  builder->sample_type("inuse_space", "bytes");
+  builder->profile().set_default_sample_type(builder->text("inuse_space"));
+  // As Go's heap profiles: the period in space/bytes; every allocation is counted (sample=
+  // scales its counts up to every allocation already), so each sample stands for itself.
+  pb::ValueType* period_type = builder->profile().mutable_period_type();
+  period_type->set_type(builder->text("space"));
+  period_type->set_unit(builder->text("bytes"));
+  builder->profile().set_period(1);
+  const size_t count = model.sites().size();
+  if (section > count) return fail("pprof", "%s holds %zu SITES sections, not %" PRIu64, path, count, section), false;
+  // One sample per site (trace and class), for the same reason.
+  std::map<std::tuple<uint32_t, uint8_t, uint32_t>, std::array<uint64_t, 4>> by_site;
+  for (const SiteRow& row : model.sites()[section == 0 ? count - 1 : section - 1].rows) {
+    std::array<uint64_t, 4>& sum = by_site[{row.trace_serial, row.kind, row.class_serial}];
+    sum[0] += row.alloc_instances;
+    sum[1] += row.alloc_bytes;
+    sum[2] += row.live_instances;
+    sum[3] += row.live_bytes;
+  }
+  for (const auto& [site, values] : by_site) {
+    const auto& [trace_serial, kind, class_serial] = site;
+    const std::string class_name = model.site_class_name(SiteRow{kind, class_serial});
+    // The allocated class as the innermost frame, as collapsed and flame draw it.
+    pb::Sample* sample = builder->sample(trace_serial, &class_name);
+    for (const uint64_t value : values) sample->add_value(static_cast<int64_t>(value));
+    pb::Label* label = sample->add_label();
+    label->set_key(builder->text("class"));
+    label->set_str(builder->text(class_name));
+  }
+  return true;
+}
+
+// pprof of a text file, written to args.output.
+int text_file(const Args& args, const char* path, const Loaded& loaded, uint64_t section, uint64_t interval_ms) {
+  Kind kind = Kind::kCpu;
+  if (!choose_kind("pprof", path, args, loaded, &kind)) return kExitBadInput;
+  Builder builder(loaded.model);
+  if (!text_profile(loaded, path, kind, section, interval_ms, &builder)) return kExitBadInput;
+  std::string bytes;
+  if (!builder.profile().SerializeToString(&bytes)) return fail("pprof", "cannot encode the profile");
+  if (!write_gzip(args.output, bytes)) return fail("pprof", "cannot write %s", args.output);
+  return kExitOk;
+}
+
 }  // namespace
 
 int pprof_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("pprof", argc, argv, {"--cpu", "--sites"}, {"--section", "--interval", kMaxExpandedOption}, &args)) {
+  if (!parse_args("pprof", argc, argv, {"--cpu", "--sites", "--monitor"}, {"--section", "--interval", kMaxExpandedOption}, &args)) {
     return kExitBadInput;
   }
   if (args.help) {
     std::fputs(kPprofUsage, stdout);
     return kExitOk;
   }
-  if (args.has("--cpu") && args.has("--sites")) return fail("pprof", "--cpu and --sites: give one");
   uint64_t section = 0;
   if (args.has("--section") && (!parse_count(args.value("--section"), &section) || section == 0)) {
     return fail("pprof", "--section takes a number from 1");
@@ -228,9 +349,12 @@ int pprof_main(int argc, char** argv) {
   if (args.operands.size() != 1) return fail("pprof", "needs one FILE (see fasthprof pprof --help)");
   if (args.output == nullptr) return fail("pprof", "needs -o OUT.pb.gz (the profile is binary)");
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("pprof", path.c_str(), args);
+  std::unique_ptr<Loaded> loaded = load("pprof", path.c_str(), args, true);
   if (loaded == nullptr) return kExitBadInput;
   const HprofModel& model = loaded->model;
+  if (loaded->text) return text_file(args, path.c_str(), *loaded, section, interval_ms);
+  if (args.has("--monitor")) return fail("pprof", "%s: MONITOR TIME is in text files only (monitor=y)", path.c_str());
+  if (args.has("--cpu") && args.has("--sites")) return fail("pprof", "--cpu and --sites: give one");
   const bool sites = args.has("--sites") || (!args.has("--cpu") && !has_kind(model, Kind::kCpu));
   if (!sites && !has_kind(model, Kind::kCpu)) return fail("pprof", "%s holds no CPU sections", path.c_str());
   if (sites && !has_kind(model, Kind::kSites)) {
@@ -269,32 +393,7 @@ int pprof_main(int argc, char** argv) {
       sample->add_value(static_cast<int64_t>(samples) * count_nanos);
     }
   } else {
-    builder.sample_type("alloc_objects", "count");
-    builder.sample_type("alloc_space", "bytes");
-    builder.sample_type("inuse_objects", "count");
-    builder.sample_type("inuse_space", "bytes");
-    profile.set_default_sample_type(builder.text("inuse_space"));
-    const size_t count = model.sites().size();
-    if (section > count) return fail("pprof", "%s holds %zu SITES sections, not %" PRIu64, path.c_str(), count, section);
-    // One sample per site (trace and class), for the same reason.
-    std::map<std::tuple<uint32_t, uint8_t, uint32_t>, std::array<uint64_t, 4>> by_site;
-    for (const SiteRow& row : model.sites()[section == 0 ? count - 1 : section - 1].rows) {
-      std::array<uint64_t, 4>& sum = by_site[{row.trace_serial, row.kind, row.class_serial}];
-      sum[0] += row.alloc_instances;
-      sum[1] += row.alloc_bytes;
-      sum[2] += row.live_instances;
-      sum[3] += row.live_bytes;
-    }
-    for (const auto& [site, values] : by_site) {
-      const auto& [trace_serial, kind, class_serial] = site;
-      const std::string class_name = model.site_class_name(SiteRow{kind, class_serial});
-      // The allocated class as the innermost frame, as collapsed and flame draw it.
-      pb::Sample* sample = builder.sample(trace_serial, &class_name);
-      for (const uint64_t value : values) sample->add_value(static_cast<int64_t>(value));
-      pb::Label* label = sample->add_label();
-      label->set_key(builder.text("class"));
-      label->set_str(builder.text(class_name));
-    }
+    if (!sites_profile(path.c_str(), model, section, &builder)) return kExitBadInput;
   }
   std::string bytes;
   if (!profile.SerializeToString(&bytes)) return fail("pprof", "cannot encode the profile");

@@ -14,28 +14,42 @@
 namespace fasthprof::cli {
 
 const char kSummaryUsage[] =
-    "usage: fasthprof summary [--top N] [--by method] [-o OUT] FILE\n"
-    "Prints what an HPROF binary file holds: its header, its records per tag, and per report:\n"
-    "  - each heap dump: its counts, and a class histogram like `jmap -histo`: instances and\n"
-    "    shallow bytes per class, the top N by bytes;\n"
-    "  - each ALLOC SITES section (heap=sites): the top N sites ranked as the agent ranks them\n"
-    "    (live bytes, or allocated bytes when the section says so), with the top frame of each trace;\n"
-    "  - each CPU SAMPLES section (cpu=samples; CPU TIME (ms) for cpu=times): the top N traces by\n"
-    "    count, with their top frame.\n"
-    "Reads fasthprof's files (format=b, gz=y) and the JDK's dumps (jcmd GC.heap_dump, -gz too).\n"
+    "usage: fasthprof summary [--top N] [--by method] [--json] [-o OUT] FILE\n"
+    "Prints what an HPROF binary file holds: its header, its records per tag, and per\n"
+    "report:\n"
+    "  - each heap dump: its counts, and a class histogram like `jmap -histo`:\n"
+    "    instances and shallow bytes per class, the top N by bytes;\n"
+    "  - each ALLOC SITES section (heap=sites): the top N sites ranked as the agent\n"
+    "    ranks them (live bytes, or allocated bytes when the section says so), with\n"
+    "    the top frame of each trace;\n"
+    "  - each CPU SAMPLES section (cpu=samples; CPU TIME (ms) for cpu=times): the top\n"
+    "    N traces by count, with their top frame.\n"
+    "Reads fasthprof's files (format=b, gz=y) and the JDK's dumps (jcmd\n"
+    "GC.heap_dump, -gz too).\n"
+    "A text file (format=a; cpu=old): its CPU SAMPLES, CPU TIME and MONITOR TIME\n"
+    "sections as written (--by method: per method, MONITOR TIME per monitor class),\n"
+    "each MONITOR DUMP's thread states, blocked threads and monitors, the cpu=old\n"
+    "table's top pairs by calls.\n"
     "\n"
-    "Instances: every INSTANCE DUMP and array of a class; java.lang.Class is counted from the CLASS\n"
-    "DUMPs (one per loaded class), plus any INSTANCE DUMP of it (the JDK's primitive mirrors).\n"
-    "Shallow bytes: HPROF stores no object sizes, so they are computed from what the dump holds,\n"
-    "the rule VisualVM's heap library follows: a header of two identifiers (the file's identifier\n"
-    "size: 16 bytes in 8-byte files), plus the instance's field values as dumped (references at the\n"
-    "identifier size), or for an array a 4-byte length plus its elements; the sum rounded up to 8.\n"
-    "A JVM with compressed references and class pointers uses less: the figures rank classes, they\n"
-    "are not the JVM's own bytes (jcmd GC.class_histogram prints those).\n"
+    "Instances: every INSTANCE DUMP and array of a class; java.lang.Class is counted\n"
+    "from the CLASS DUMPs (one per loaded class), plus any INSTANCE DUMP of it (the\n"
+    "JDK's primitive mirrors).\n"
+    "Shallow bytes: HPROF stores no object sizes, so they are computed from what the\n"
+    "dump holds, the rule VisualVM's heap library follows: a header of two\n"
+    "identifiers (the file's identifier size: 16 bytes in 8-byte files), plus the\n"
+    "instance's field values as dumped (references at the identifier size), or for\n"
+    "an array a 4-byte length plus its elements; the sum rounded up to 8.\n"
+    "A JVM with compressed references and class pointers uses less: the figures rank\n"
+    "classes, they are not the JVM's own bytes (jcmd GC.class_histogram prints\n"
+    "those).\n"
     "\n"
     "  --top N   rows per histogram and section (default 25; 0: all)\n"
-    "  --by method  CPU sections ranked per method at the top of the stack (the traces that end in\n"
-    "            one method added up) instead of per trace\n"
+    "  --by method  CPU sections ranked per method at the top of the stack (the\n"
+    "            traces that end in one method added up) instead of per trace\n"
+    "  --json    the same as one JSON object: file, format (binary: version, id_size,\n"
+    "            timestamp_ms, gzip, records, heap_dumps with their histogram, sites,\n"
+    "            cpu; text: sections, monitor_dumps, cpu_old), each list of rows cut\n"
+    "            at --top as the text is\n"
     "  -o OUT    write to OUT instead of standard output\n"
     FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
@@ -165,7 +179,9 @@ void print_cpu(FILE* out, const HprofModel& model, uint64_t top) {
 
 int summary_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("summary", argc, argv, {}, {"--top", "--by", kMaxExpandedOption}, &args)) return kExitBadInput;
+  if (!parse_args("summary", argc, argv, {"--json"}, {"--top", "--by", kMaxExpandedOption}, &args)) {
+    return kExitBadInput;
+  }
   if (args.help) {
     std::fputs(kSummaryUsage, stdout);
     return kExitOk;
@@ -178,11 +194,19 @@ int summary_main(int argc, char** argv) {
   if (args.has("--by") && args.value("--by") != "method") return fail("summary", "--by takes `method`");
   if (args.operands.size() != 1) return fail("summary", "needs one FILE (see fasthprof summary --help)");
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("summary", path.c_str(), args);
+  std::unique_ptr<Loaded> loaded = load("summary", path.c_str(), args, true);
   if (loaded == nullptr) return kExitBadInput;
   Output output;
   if (!output.open("summary", args.output)) return kExitBadInput;
   FILE* out = output.file();
+  if (args.has("--json")) {
+    print_summary_json(out, path.c_str(), *loaded, top, args.has("--by"));
+    return output.close("summary") ? kExitOk : kExitBadInput;
+  }
+  if (loaded->text) {
+    print_text_summary(out, path.c_str(), loaded->text_profile, top, args.has("--by"));
+    return output.close("summary") ? kExitOk : kExitBadInput;
+  }
   const HprofModel& model = loaded->model;
   std::fprintf(out, "%s: %.*s, identifier size %" PRIu32 ", time stamp %" PRIu64 " ms\n", path.c_str(),
                static_cast<int>(model.header().version.size()), model.header().version.data(), model.header().id_size,

@@ -13,6 +13,10 @@ int verify_main(int argc, char** argv);
 
 extern const char kSummaryUsage[];
 int summary_main(int argc, char** argv);
+// summary of a text file (verb_summary_text.cpp).
+void print_text_summary(FILE* out, const char* path, const TextProfile& text, uint64_t top, bool by_method);
+// summary --json, of either (verb_summary_json.cpp).
+void print_summary_json(FILE* out, const char* path, const Loaded& loaded, uint64_t top, bool by_method);
 
 extern const char kCollapsedUsage[];
 int collapsed_main(int argc, char** argv);
