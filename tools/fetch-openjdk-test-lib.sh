@@ -39,17 +39,21 @@ if [ -z "$versions" ]; then
   echo "fetch-openjdk-test-lib: no openjdk-17 source package in this machine's Debian entries" >&2
   exit 1
 fi
-# Newest first; a version whose files the archive no longer serves is skipped.
+# Newest first; a version whose files the archive no longer serves is skipped. apt's own messages
+# (its `E: Failed to fetch` lines) are shown only when no version could be had: an error line for a
+# version whose fallback worked would tell of a failure that did not happen.
 fetched=""
 for version in $versions; do
   rm -f "$APT/download/"*
-  if (cd "$APT/download" && apt-get "$@" source -qq --download-only "openjdk-17=$version"); then
+  if (cd "$APT/download" && apt-get "$@" source -qq --download-only "openjdk-17=$version") \
+      >>"$APT/errors.txt" 2>&1; then
     fetched="$version"
     break
   fi
   echo "fetch-openjdk-test-lib: openjdk-17 $version is not served; trying an older version"
 done
 if [ -z "$fetched" ]; then
+  cat "$APT/errors.txt" >&2
   echo "fetch-openjdk-test-lib: no version of openjdk-17's source could be downloaded ($versions)" >&2
   exit 1
 fi

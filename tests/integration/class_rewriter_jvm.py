@@ -398,7 +398,7 @@ def mutants():
 
 def h2(options=()):
     if not os.path.exists(H2_JAR):
-        harness.skip(f"{H2_JAR} absent (Debian libh2-java, tools/install-deps.sh)")
+        harness.skip(f"{H2_JAR} absent (Debian libh2-java, tools/install-deps.sh --tests)")
     for label, home in harness.jdks():
         with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
             folder = pathlib.Path(scratch)
@@ -430,7 +430,7 @@ def h2_allocations():
     """H2 rewritten with allocation calls and entry/exit calls, linked on each JDK; first the
     class-file growth of each kind on its own and of both."""
     if not os.path.exists(H2_JAR):
-        harness.skip(f"{H2_JAR} absent (Debian libh2-java, tools/install-deps.sh)")
+        harness.skip(f"{H2_JAR} absent (Debian libh2-java, tools/install-deps.sh --tests)")
     with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
         folder = pathlib.Path(scratch)
         with zipfile.ZipFile(H2_JAR) as jar:

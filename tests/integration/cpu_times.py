@@ -427,7 +427,7 @@ def case_h2():
     # connections while main runs aggregate queries; every call of the program's own methods, and
     # of H2's JDBC methods under them, counted exactly. Heavy: about 10 s a JDK on a quiet machine.
     if not os.path.exists(H2_JAR):
-        return print(f"SKIP: {H2_JAR} absent (Debian libh2-java, tools/install-deps.sh)", flush=True)
+        return print(f"SKIP: {H2_JAR} absent (Debian libh2-java, tools/install-deps.sh --tests)", flush=True)
 
     def one(label, home):
         classes = tempfile.mkdtemp(prefix="fasthprof-h2-")

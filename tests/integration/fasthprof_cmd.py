@@ -708,7 +708,7 @@ def pprof_run(jdk, home):
     if not re.search(r"^  pprof ", fasthprof("help").stdout, re.M):
         skip("the pprof verb is not built (protobuf-compiler, libprotobuf-dev, golang-github-google-pprof-dev)")
     if shutil.which("go") is None:
-        skip("go is not installed (golang-go, tools/install-deps.sh)")
+        skip("go is not installed (golang-go, tools/install-deps.sh --tests)")
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-cmd-"))
     try:
         cpu = folder / "cpu.hprof"

@@ -338,7 +338,7 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
 def browser():
-    """Headless Debian chromium under chromedriver (tools/install-deps.sh), or skip()."""
+    """Headless Debian chromium under chromedriver (tools/install-deps.sh --tests), or skip()."""
     try:
         import selenium  # noqa: F401
     except ImportError:
@@ -349,9 +349,9 @@ def browser():
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
     except ImportError:
-        skip("python3-selenium is not installed (tools/install-deps.sh)")
+        skip("python3-selenium is not installed (tools/install-deps.sh --tests)")
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        skip("chromium and chromium-driver are not installed (tools/install-deps.sh)")
+        skip("chromium and chromium-driver are not installed (tools/install-deps.sh --tests)")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900"):

@@ -50,7 +50,7 @@ def dumps_done(folder):
 def heap_check(mode, path, dump=0):
     """Runs the VisualVM-based checker; returns (ok, output)."""
     if not HEAP_CHECK or not os.path.isdir(HEAP_CHECK.split(":")[0]):
-        return False, "the VisualVM checker is not built: install `visualvm` (tools/install-deps.sh)"
+        return False, "the VisualVM checker is not built: install `visualvm` (tools/install-deps.sh --tests)"
     proc = subprocess.run(java_command(JAVA17, "-cp", HEAP_CHECK, "HeapCheck", mode, str(path), str(dump)),
                           capture_output=True, text=True, timeout=300)
     check_no_warnings(f"HeapCheck {mode} {path.name}", proc.stdout, proc.stderr)

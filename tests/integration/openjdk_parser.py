@@ -8,7 +8,7 @@ reads the JVM's own dumps with it). A truncated copy must be refused, so that a 
 that stopped complaining would be noticed.
 
 The parser's sources come from Debian's openjdk-17 source package (tools/fetch-openjdk-test-lib.sh,
-run by tools/install-deps.sh); without them this test is skipped (exit 77) and says so.
+run by tools/install-deps.sh --tests); without them this test is skipped (exit 77) and says so.
 """
 import os
 import signal

@@ -16,7 +16,7 @@ JAVA17 = os.environ["JAVA17_HOME"]
 HEAP_CHECK = os.environ.get("HEAP_CHECK_CLASSES", "")
 OPENJDK_CHECK = os.environ.get("OPENJDK_HEAP_CHECK_CLASSES", "")
 
-VISUALVM_MISSING = "the VisualVM checker is not built: install `visualvm` (tools/install-deps.sh)"
+VISUALVM_MISSING = "the VisualVM checker is not built: install `visualvm` (tools/install-deps.sh --tests)"
 PARSER_MISSING = "the OpenJDK HPROF parser is not built (tools/fetch-openjdk-test-lib.sh, then meson setup --reconfigure)"
 
 
