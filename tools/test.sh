@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds fasthprof and runs every test: unit, lint, fuzz (time-capped), integration with a real
 # java on JDK 17 (and Temurin 25 when installed), then the unit tests and fuzz replays again in a
-# second build under AddressSanitizer + UndefinedBehaviorSanitizer, with that build's agent in a JVM. Usage: tools/test.sh [build-dir]
+# second build under AddressSanitizer + UndefinedBehaviorSanitizer, with that build's agent in a JVM,
+# then the Debian package built, installed, used and purged. Usage: tools/test.sh [build-dir]
 set -eu
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
@@ -14,7 +15,7 @@ phase_done() {
   echo "test.sh: $1 took $((now - PHASE_START)) s ($((now - START)) s in all)"
   PHASE_START=$now
 }
-tools/install-deps.sh
+tools/install-deps.sh --tests
 phase_done "installing dependencies"
 
 setup() {
@@ -42,6 +43,10 @@ meson test -C "$SANITIZE_BUILD" --setup sanitize --suite unit --suite fuzz --sui
 phase_done "the sanitizer build's tests"
 tools/demo.sh
 phase_done "the demo"
+# The Debian package: built without tests or benchmarks, installed into this machine, used as a
+# user would, purged (tools/package-test.sh; it purges the package on failure too).
+tools/package-test.sh
+phase_done "the Debian package (build, lintian, install, tests, purge)"
 
 # Last, so that its verdict hides no test result: the regression gate (bench/README.md "The
 # regression gate"), HEAD against its parent on the quick set, the parent built from git archive,

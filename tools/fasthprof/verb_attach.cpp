@@ -30,8 +30,10 @@ const char kAttachUsage[] =
     "would, after checking OPTIONS here (the agent's option string, e.g. heap=sites,file=/tmp/s.txt;\n"
     "several operands are joined with commas; `help` prints the agent's options). What the JVM\n"
     "answers is printed; a refusal exits 1 with the reason.\n"
-    "  --agent PATH   the agent library (default: $FASTHPROF_AGENT, else libfasthprof.so beside this\n"
-    "                 command's installation: ../agent, ../lib, ../lib/<multiarch>, ../lib/fasthprof)\n"
+    "  --agent PATH   the agent library (default: $FASTHPROF_AGENT, else the build tree's\n"
+    "                 ../agent/libfasthprof.so, else where it was installed with this command,\n"
+    "                 " FASTHPROF_AGENT_INSTALLED ",\n"
+    "                 else libfasthprof.so in ../lib, ../lib/<multiarch> or ../lib/fasthprof)\n"
     "  --duration S   then, S seconds later, ask the JVM for the agent's reports (kill -QUIT, as the\n"
     "                 original HPROF took them) and wait for the output file to be written. The agent\n"
     "                 cannot be unloaded: it goes on profiling until the JVM ends, and the next\n"
@@ -66,8 +68,11 @@ std::string find_agent(std::string_view given) {
   } else if (const char* env = std::getenv("FASTHPROF_AGENT"); env != nullptr && *env != '\0') {
     candidates.emplace_back(env);
   } else {
+    // The build tree's agent for the build tree's command, then the installed one.
     const std::string here = directory_of_this_program();
-    for (const char* relative : {"/../agent/", "/../lib/", "/../lib/x86_64-linux-gnu/", "/../lib/aarch64-linux-gnu/",
+    candidates.push_back(here + "/../agent/libfasthprof.so");
+    candidates.emplace_back(FASTHPROF_AGENT_INSTALLED);
+    for (const char* relative : {"/../lib/", "/../lib/x86_64-linux-gnu/", "/../lib/aarch64-linux-gnu/",
                                  "/../lib/fasthprof/"}) {
       candidates.push_back(here + relative + "libfasthprof.so");
     }

@@ -86,7 +86,7 @@ def command_page(fasthprof, version, libdir):
         page += literal_block(run(fasthprof, verb, "--help"), indent=False)
     page += [".SH EXIT STATUS", escape(" ".join(tail)),
              ".SH FILES",
-             ".TP", escape(f"{libdir}/libfasthprof.so"),
+             ".TP", escape(f"{libdir}/fasthprof/libfasthprof.so"),
              "the agent that \\fBfasthprof attach\\fR loads unless \\fB\\-\\-agent\\fR names another.",
              ".SH SEE ALSO",
              ".BR hprof\\-verify (1),", ".BR fasthprof\\-agent (7),", ".BR java (1),", ".BR jcmd (1)"]
@@ -162,7 +162,7 @@ def agent_loading(libdir):
         ".SH SYNOPSIS", ".nf",
         "\\fBjava \\-agentlib:hprof\\fR[\\fB=\\fR\\fIoptions\\fR] ...",
         "\\fBjava \\-Xrunhprof\\fR[\\fB:\\fR\\fIoptions\\fR] ...",
-        f"\\fBjava \\-agentpath:{escape(libdir)}/libfasthprof.so\\fR[\\fB=\\fR\\fIoptions\\fR] ...",
+        f"\\fBjava \\-agentpath:{escape(libdir)}/fasthprof/libfasthprof.so\\fR[\\fB=\\fR\\fIoptions\\fR] ...",
         "\\fBfasthprof attach\\fR \\fIpid\\fR [\\fIoptions\\fR]",
         "\\fBjcmd\\fR \\fIpid\\fR \\fBJVMTI.agent_load libhprof.so\\fR \\(aq\"\\fIoptions\\fR\"\\(aq",
         ".fi",
@@ -172,14 +172,14 @@ def agent_loading(libdir):
         "\\fIoptions\\fR is a comma\\-separated list of \\fIname\\fR\\fB=\\fR\\fIvalue\\fR pairs;",
         "\\fBhelp\\fR alone prints the usage.",
         ".PP",
-        f"The library is \\fI{escape(libdir)}/libfasthprof.so\\fR, and \\fIlibhprof.so\\fR beside it",
-        "is a link to it. The JVM looks for \\fB\\-agentlib:hprof\\fR, \\fB\\-Xrunhprof\\fR and a",
-        "\\fBjcmd\\fR library name without a slash first in its own library folder, then by the",
-        "dynamic linker's search (not \\fBjava.library.path\\fR): a \\fIlibhprof.so\\fR in",
-        "\\fI/usr/lib/<multiarch>\\fR or \\fI/usr/lib\\fR is found by every JDK without",
-        "\\fBLD_LIBRARY_PATH\\fR. \\fBjcmd\\fR's \\fBJVMTI.agent_load\\fR takes the file name",
-        "(\\fIlibhprof.so\\fR or \\fIlibfasthprof.so\\fR) or a full path; it splits an unquoted",
-        "\\fIname\\fR\\fB=\\fR\\fIvalue\\fR argument itself, hence the inner double quotes.",
+        f"The agent is \\fI{escape(libdir)}/fasthprof/libfasthprof.so\\fR, and",
+        f"\\fI{escape(libdir)}/libhprof.so\\fR is a link to it. The JVM looks for",
+        "\\fB\\-agentlib:hprof\\fR and \\fB\\-Xrunhprof\\fR first in its own library folder, then by",
+        "the dynamic linker's search for \\fIlibhprof.so\\fR (not \\fBjava.library.path\\fR): the link",
+        "in \\fI/usr/lib/<multiarch>\\fR or \\fI/usr/lib\\fR is found by every JDK without",
+        "\\fBLD_LIBRARY_PATH\\fR. \\fBjcmd\\fR's \\fBJVMTI.agent_load\\fR hands its argument to the",
+        "dynamic linker as it is: \\fIlibhprof.so\\fR or a full path (not \\fIhprof\\fR); it splits an",
+        "unquoted \\fIname\\fR\\fB=\\fR\\fIvalue\\fR argument itself, hence the inner double quotes.",
     ]
 
 
@@ -205,7 +205,7 @@ def agent_page(option_rows_exe, version, libdir):
     page += [".SH ENVIRONMENT", ".TP", ".B _JAVA_HPROF_OPTIONS",
              "Options appended to those of the command line, after a comma.",
              ".SH FILES",
-             ".TP", escape(f"{libdir}/libfasthprof.so"), "the agent.",
+             ".TP", escape(f"{libdir}/fasthprof/libfasthprof.so"), "the agent.",
              ".TP", escape(f"{libdir}/libhprof.so"), "a link to it, the name \\fB\\-agentlib:hprof\\fR loads.",
              ".SH SEE ALSO", ".BR fasthprof (1),", ".BR hprof\\-verify (1),", ".BR java (1),", ".BR jcmd (1)"]
     return page
