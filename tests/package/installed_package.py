@@ -99,15 +99,22 @@ def jcmd_loads(label, home, classes):
               f"{label}: the agent loaded by jcmd writes SITES at exit")
 
 
+def man(*page):
+    """`man page` as plain text (without the overstrikes of bold that man-db keeps for a pipe)."""
+    result = subprocess.run(["man", "-P", "cat", *page], capture_output=True, text=True,
+                            env=dict(os.environ, MANWIDTH="80"))
+    result.stdout = re.sub(".\b", "", result.stdout)
+    return result
+
+
 def manual_pages():
     verbs = re.findall(r"^  (\S+) ", subprocess.run(["fasthprof", "help"], capture_output=True, text=True).stdout,
                        re.M)
-    env = dict(os.environ, MANWIDTH="80", MAN_KEEP_FORMATTING="0")
-    page = subprocess.run(["man", "-P", "cat", "fasthprof"], capture_output=True, text=True, env=env)
+    page = man("fasthprof")
     check(page.returncode == 0 and "VERBS" in page.stdout, f"man fasthprof works\n{page.stderr}")
     for verb in verbs:
         check(f"fasthprof {verb}" in page.stdout, f"man fasthprof describes the verb {verb}")
-    agent = subprocess.run(["man", "-P", "cat", "7", "fasthprof-agent"], capture_output=True, text=True, env=env)
+    agent = man("7", "fasthprof-agent")
     check(agent.returncode == 0 and "heap=dump|sites|all" in agent.stdout and "-agentlib:hprof" in agent.stdout,
           f"man 7 fasthprof-agent lists the agent's options\n{agent.stderr}")
     return verbs
@@ -136,9 +143,11 @@ def main():
     check(not pathlib.Path.cwd().joinpath("meson.build").exists(), "runs outside the source tree")
     classes = compile_program()
     for label, home in jdks():
+        print(f"--- {label}: -agentlib:hprof, -Xrunhprof, fasthprof attach, jcmd JVMTI.agent_load", flush=True)
         by_name(label, home, classes)
         attached(label, home, classes)
         jcmd_loads(label, home, classes)
+    print("--- man fasthprof, man fasthprof-agent, bash completion", flush=True)
     verbs = manual_pages()
     completion(verbs)
     harness.finish("installed_package")
