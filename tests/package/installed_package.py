@@ -18,8 +18,9 @@ from harness import check, java_command, java_process, jdks, run_java, scratch_f
 LIBDIR = pathlib.Path(os.environ.get("FASTHPROF_LIBDIR", "/usr/lib/x86_64-linux-gnu"))
 AGENT = LIBDIR / "fasthprof" / "libfasthprof.so"
 # What JDK 21+ prints when an agent is loaded into a running JVM, for each name it is loaded by.
-harness.ATTACH_WARNINGS = tuple(f"WARNING: A JVM TI agent has been loaded dynamically ({name})"
-                                for name in (AGENT, "libhprof.so", LIBDIR / "libhprof.so")) + harness.ATTACH_WARNINGS[1:]
+LOADED_LINES = tuple(f"WARNING: A JVM TI agent has been loaded dynamically ({name})"
+                     for name in (AGENT, "libhprof.so", LIBDIR / "libhprof.so"))
+harness.ATTACH_WARNINGS = LOADED_LINES + harness.ATTACH_WARNINGS[1:]
 
 # Allocates and computes until `seconds` have passed or the file `stop` exists.
 PROGRAM = """
