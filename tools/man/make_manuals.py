@@ -61,6 +61,8 @@ def parse_command_help(text):
             found = re.match(r"^  (\S+)\s+(.*)$", line)
             if found:
                 verbs.append((found.group(1), found.group(2)))
+            elif verbs and line.startswith("   ") and line.strip():  # a summary's next line
+                verbs[-1] = (verbs[-1][0], verbs[-1][1] + " " + line.strip())
             elif verbs:
                 part = "tail"
         elif line.strip():
