@@ -86,7 +86,8 @@ def command_page(fasthprof, version, libdir):
     for verb, summary in verbs:
         page += [f".SS {escape(verb)}", escape(summary), ".PP"]
         page += literal_block(run(fasthprof, verb, "--help"), indent=False)
-    page += [".SH EXIT STATUS", escape(" ".join(tail)),
+    exit_status = re.sub(r"^exit status:\s*", "", " ".join(tail), flags=re.I)
+    page += [".SH EXIT STATUS", escape(exit_status),
              ".SH FILES",
              ".TP", escape(f"{libdir}/fasthprof/libfasthprof.so"),
              "the agent that \\fBfasthprof attach\\fR loads unless \\fB\\-\\-agent\\fR names another.",
