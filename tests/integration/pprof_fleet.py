@@ -24,7 +24,7 @@ def needs_go():
     if not re.search(r"^  pprof ", subprocess.run([COMMAND, "help"], capture_output=True, text=True).stdout, re.M):
         skip("the pprof verb is not built (protobuf-compiler, libprotobuf-dev, golang-github-google-pprof-dev)")
     if shutil.which("go") is None:
-        skip("go is not installed (golang-go, tools/install-deps.sh)")
+        skip("go is not installed (golang-go, tools/install-deps.sh --tests)")
 
 
 def go_pprof(path, *args):
