@@ -7,14 +7,18 @@
   runner:    the runner for real on the smallest benchmark (bench_interning of this build): the
              document's commit, machine and figures (the registry's units, min <= median <= max,
              one value per repetition), --record twice, --list and --targets, a bad --only.
-  dashboard: a history of six runs (five of this machine, one of another) drawn by bench/dashboard
-             and opened in headless chromium: every figure of the history has its plot with a point
-             per run, the noise band, the goal line where it has a goal, and no console message."""
+  dashboard: a history of seven runs (six of this machine over five commits, one commit run twice;
+             one of another machine) drawn by bench/dashboard and opened in headless chromium: every
+             figure of the history has its plot with a point per commit at the median of its runs, a
+             noise band per commit holding all its runs, the goal line where it has a goal, and no
+             console message."""
 import json
+import math
 import os
 import pathlib
 import re
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -198,6 +202,15 @@ def dashboard_case():
     try:
         db = folder / "history.db"
         record_runs(folder, db, 5, "dashboard")
+        # Run 4's commit measured again, later and 10 % higher: still one point for that commit, at
+        # the median of its two runs' medians, its band over both.
+        again = fake_document(4)
+        again["date"] = "2026-11-20T12:00:00Z"
+        for figure in again["figures"].values():
+            figure["values"] = [v * 1.1 for v in figure["values"]]
+            figure["median"], figure["min"], figure["max"] = figure["values"][1], figure["values"][0], figure["values"][2]
+        done = record(folder, db, again, "again")
+        check(done.returncode == 0, f"dashboard: record commit 4 again: {done.stderr}")
         # Another machine's run, older: not drawn, named on the page.
         done = record(folder, db, fake_document(-5, fingerprint="fedcba9876543210"), "other")
         check(done.returncode == 0, f"dashboard: record the other machine: {done.stderr}")
@@ -211,7 +224,8 @@ def dashboard_case():
               name: plot.dataset.figure,
               svg: box(plot.querySelector('svg')),
               points: [...plot.querySelectorAll('circle.point')].map(c => [Number(c.dataset.median), ...box(c)]),
-              bands: [...plot.querySelectorAll('polygon.band')].map(box),
+              bands: [...plot.querySelectorAll('rect.band')].map(box),
+              commits: [...plot.querySelectorAll('circle.point')].map(c => c.dataset.commit),
               goals: plot.querySelectorAll('line.goal').length,
               latest: plot.querySelector('p.latest').textContent}));""")
         check(sorted(p["name"] for p in drawn) == sorted(REGISTRY),
@@ -219,13 +233,21 @@ def dashboard_case():
         for plot in drawn:
             name, points = plot["name"], plot["points"]
             check(plot["svg"][2] > 300 and plot["svg"][3] > 100, f"dashboard: {name}: drawn {plot['svg']}")
-            check(len(points) == 5 and all(p[3] > 0 for p in points),
-                  f"dashboard: {name}: five points, one per run of this machine: {points}")
-            check(len(plot["bands"]) == 1 and plot["bands"][0][3] > 0, f"dashboard: {name}: the noise band")
-            # Left to right in the order of the runs, and a higher median drawn higher.
-            expected = [f["median"] for f in (fake_document(i)["figures"][name] for i in range(5))]
-            check([p[0] for p in points] == expected and all(a[1] < b[1] for a, b in zip(points, points[1:])),
-                  f"dashboard: {name}: the runs' medians left to right: {points}")
+            check(len(points) == 5 and all(p[3] > 0 for p in points) and len(set(plot["commits"])) == 5,
+                  f"dashboard: {name}: five points, one per commit of this machine (six runs): {points}")
+            check(len(plot["bands"]) == 5 and all(b[3] > 0 for b in plot["bands"]),
+                  f"dashboard: {name}: a noise band per commit: {plot['bands']}")
+            # The twice-run commit's band reaches from its first run's least to its second's most.
+            first = fake_document(4)["figures"][name]
+            band, point = plot["bands"][4], points[4]
+            check(band[1] < point[2] and band[1] + band[3] > point[2] + point[4],
+                  f"dashboard: {name}: the twice-run commit's band holds its point: {band} {point}")
+            # Left to right in the order of the commits, and a higher median drawn higher.
+            expected = [f["median"] for f in (fake_document(i)["figures"][name] for i in range(4))]
+            expected.append(statistics.median([first["median"], first["median"] * 1.1]))
+            check(all(math.isclose(p[0], e, rel_tol=1e-9) for p, e in zip(points, expected)) and
+                  all(a[1] < b[1] for a, b in zip(points, points[1:])),
+                  f"dashboard: {name}: the commits' medians left to right: {points}, expected {expected}")
             check(all((a[0] < b[0]) == (a[2] > b[2]) for a, b in zip(points, points[1:]) if a[0] != b[0]),
                   f"dashboard: {name}: points at their medians {points}")
             goal = REGISTRY[name]["goal"]
