@@ -13,20 +13,23 @@
 namespace fasthprof::cli {
 
 const char kVerifyUsage[] =
-    "usage: fasthprof verify [--strict] [--classes] [--quiet] [--max-expanded SIZE] [-o OUT] FILE...\n"
+    "usage: fasthprof verify [--strict] [--classes] [--quiet] [--max-expanded SIZE]\n"
+    "                        [-o OUT] FILE...\n"
     "       (also installed as hprof-verify, with the same options)\n"
-    "Checks HPROF binary files (JAVA PROFILE 1.0.1 / 1.0.2) and prints a summary of each.\n"
-    "A gzip file (jcmd GC.heap_dump -gz=N, fasthprof gz=y, plain gzip) is decompressed first.\n"
-    "Every file the JDK's own dumper writes passes; --strict adds what fasthprof's files promise.\n"
-    "  --strict   also require every trace serial to be defined before a record names it, and in\n"
-    "             a dump every class before its subclasses and instances, every reference resolved\n"
+    "Checks HPROF binary files (JAVA PROFILE 1.0.1 / 1.0.2) and prints a summary of\n"
+    "each. A gzip file (jcmd GC.heap_dump -gz=N, fasthprof gz=y, plain gzip) is\n"
+    "decompressed first. Every file the JDK's own dumper writes passes; --strict adds\n"
+    "what fasthprof's files promise.\n"
+    "  --strict   also require every trace serial to be defined before a record names\n"
+    "             it, and in a dump every class before its subclasses and instances,\n"
+    "             every reference resolved\n"
     "  --classes  also print, per heap dump, the number of objects of each class\n"
     "  --quiet    print nothing for files that pass\n"
     "  -o OUT     write the summaries to OUT instead of standard output\n"
     "  --help     print this text\n"
     FASTHPROF_MAX_EXPANDED_HELP
-    "Exit status: 0 if every file passes, 1 if one fails (first error and its byte offset on stderr),\n"
-    "2 on a usage error or an unreadable file.\n";
+    "Exit status: 0 if every file passes, 1 if one fails (first error and its byte\n"
+    "offset on stderr), 2 on a usage error or an unreadable file.\n";
 
 int verify_command(const char* program, int argc, char** argv) {
   bool classes = false;
