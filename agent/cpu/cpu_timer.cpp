@@ -17,7 +17,6 @@
 #include "base/clock.h"
 #include "base/java_names.h"
 #include "base/stderr_line.h"
-#include "classfile/class_rewriter.h"
 #include "instrument/tracker_threads.h"
 #include "jvmti_support.h"
 #include "thread_tracker.h"

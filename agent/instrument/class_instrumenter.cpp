@@ -114,7 +114,6 @@ void ClassInstrumenter::on_class_file_load(const char* name, jint length, const 
       if (id != 0) methods_.set_source_file(id, result.source_file);
     }
   }
-  for (const auto& listener : listeners_) listener(result);
   unsigned char* out = nullptr;
   if (jvmti_->Allocate(static_cast<jlong>(result.bytes.size()), &out) != JVMTI_ERROR_NONE) return;
   std::memcpy(out, result.bytes.data(), result.bytes.size());

@@ -15,9 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <string_view>
-#include <vector>
 
 #include "classfile/class_rewriter.h"
 #include "instrument/injected_methods.h"
@@ -37,8 +35,6 @@ class ClassInstrumenter {
     plan_.allocations = true;
     plan_.assign_site_id = std::move(assign);
   }
-  // Called with every class rewritten, on the loading thread, before the JVM gets its bytes.
-  void on_rewritten(std::function<void(const RewriteResult&)> listener) { listeners_.push_back(std::move(listener)); }
   bool wanted() const { return plan_.calls || plan_.allocations; }
   // The methods injected code names, shared by every feature that injects (and the class tracker,
   // which resolves frames of them).
@@ -79,7 +75,6 @@ class ClassInstrumenter {
   jvmtiEnv* jvmti_;
   InjectedMethods methods_;
   RewritePlan plan_;
-  std::vector<std::function<void(const RewriteResult&)>> listeners_;
   jclass tracker_ = nullptr;
   bool tracker_tried_ = false;
   std::atomic<bool> hooking_{false};
