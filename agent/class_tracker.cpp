@@ -114,9 +114,11 @@ bool ClassTracker::resolve_method(uint64_t method_number, MethodInfo* out) {
     out->class_serial = serial_of(klass);
     drop_local(klass);
   }
+  jboolean native_method = JNI_FALSE;
+  out->native_method = jvmti_->IsMethodNative(method, &native_method) == JVMTI_ERROR_NONE && native_method == JNI_TRUE;
   jint entries = 0;
   jvmtiLineNumberEntry* table = nullptr;
-  if (jvmti_->GetLineNumberTable(method, &entries, &table) == JVMTI_ERROR_NONE) {
+  if (!out->native_method && jvmti_->GetLineNumberTable(method, &entries, &table) == JVMTI_ERROR_NONE) {
     out->line_table.reserve(static_cast<size_t>(entries));
     for (jint i = 0; i < entries; ++i) {
       out->line_table.push_back({static_cast<int64_t>(table[i].start_location), table[i].line_number});

@@ -46,7 +46,9 @@ uint32_t FrameRegistry::method_index(uint64_t method) {
 
 int32_t FrameRegistry::line_in(const Method& entry, int64_t location) const {
   const std::vector<LineNumberEntry>& table = entry.info.line_table;
-  if (!line_numbers_ || location < 0 || table.empty()) return kUnknownLine;
+  if (!line_numbers_) return kUnknownLine;
+  if (entry.info.native_method) return kNativeMethodLine;
+  if (location < 0 || table.empty()) return kUnknownLine;
   auto after = std::upper_bound(table.begin(), table.end(), location,
                                 [](int64_t loc, const LineNumberEntry& e) { return loc < e.start_location; });
   if (after == table.begin()) return kUnknownLine;

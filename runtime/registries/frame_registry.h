@@ -19,9 +19,13 @@
 
 namespace fasthprof {
 
-// FRAME line for "no line information" (lineno=n, native methods, unknown locations); the text
-// output prints it as "Unknown line".
+// FRAME line for "no line information" (lineno=n, unknown locations); the text output prints it
+// as "Unknown line".
 inline constexpr int32_t kUnknownLine = -1;
+// FRAME line of a native method's frame, as the binary format defines it and HotSpot's own heap
+// dumper writes it (the original agent wrote -1, since JVMPI's marker did not survive into its
+// JVMTI version); the text output prints "Native method".
+inline constexpr int32_t kNativeMethodLine = -3;
 
 struct LineNumberEntry {
   int64_t start_location = 0;
@@ -35,6 +39,7 @@ struct MethodInfo {
   std::string source_file;      // empty when absent
   uint32_t class_serial = 0;
   std::vector<LineNumberEntry> line_table;  // in any order; empty when the class has none
+  bool native_method = false;               // its frames' line is kNativeMethodLine
 };
 
 // Resolves a method for the registry. The agent implements it with JVMTI (GetMethodName,
@@ -93,8 +98,9 @@ class FrameRegistry {
   std::optional<FrameView> find(uint64_t frame_id) const;
 
   // The source line of location in method: the line of the last line-table entry whose start
-  // location is at or before location (binary search); kUnknownLine when location is negative,
-  // precedes the first entry, the method has no table, or line numbers are off. Resolves the method
+  // location is at or before location (binary search); kNativeMethodLine for a native method;
+  // kUnknownLine when location is negative, precedes the first entry, the method has no table, or
+  // line numbers are off (lineno=n, natives too). Resolves the method
   // the first time (allocates then).
   int32_t line_for(uint64_t method, int64_t location);
 

@@ -470,7 +470,7 @@ def diff_run(jdk, home):
 # Every line kind of format=a (docs/compatibility.md §2), for both outputs compared by text_run.
 TEXT_LINES = [r"THREAD START \(obj=[0-9a-f]+, id = \d+, name=\".*\", group=\".*\"\)",
               r"THREAD END \(id = \d+\)",
-              r"TRACE \d+:( \(thread=\d+\))?", r"\t<empty>", r"\t\S+\.[^.(]+\([^:]*:(\d+|Unknown line)\)",
+              r"TRACE \d+:( \(thread=\d+\))?", r"\t<empty>", r"\t\S+\.[^.(]+\([^:]*:(\d+|Unknown line|Native method)\)",
               r"HEAP DUMP BEGIN \(\d+ objects, \d+ bytes\) \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}", r"HEAP DUMP END",
               r"ROOT [0-9a-f]+ \(kind=<(thread>, id=\d+, trace=\d+|thread block>, thread=\d+|JNI global ref>, id=[0-9a-f]+, "
               r"trace=\d+|system class>, name=\S+|busy monitor>|Java stack>, thread=\d+, frame=-?\d+|JNI local ref>, "

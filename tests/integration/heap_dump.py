@@ -492,6 +492,11 @@ def text_run(jdk, home):
                   and len(ready) == 1 and f"\tconstant pool entry {ready[0]}\t" in block.group(1),
                   f"{label}: HeapShapes's CLS lines name its protection domain and its constant #{ready}:\n"
                   f"{block.group(0)[:600] if block else ''}")
+        # The main thread sleeps in a native method: its frame says so (line -3, as HotSpot's dumps).
+        check(re.search(r"^\tjava\.lang\.Thread\.sleep\w*\(Thread\.java:Native method\)$", body, re.M),
+              f"{label}: the native Thread.sleep frame reads 'Native method'")
+        check(not re.search(r"^\tjava\.lang\.Thread\.sleep\w*\(Thread\.java:Unknown line\)$", body, re.M),
+              f"{label}: no native frame reads 'Unknown line'")
         leftovers = [p.name for p in folder.iterdir() if p.name.startswith(".fasthprof-heap")]
         check(not leftovers, f"{label}: no staging file left: {leftovers}")
 

@@ -373,7 +373,7 @@ TEST(FrameRegistry, LineSearchFindsTheEntryAtOrBeforeTheLocation) {
   EXPECT_EQ(frames.line_for(7, 39), 123456);
   EXPECT_EQ(frames.line_for(7, 40), 70001);
   EXPECT_EQ(frames.line_for(7, 100000), 70001);
-  EXPECT_EQ(frames.line_for(7, -1), kUnknownLine);  // native or unknown location
+  EXPECT_EQ(frames.line_for(7, -1), kUnknownLine);  // unknown location
   EXPECT_EQ(resolver.calls[7], 1);
   FrameRef frame = frames.intern(7, 25);
   EXPECT_EQ(frames.find(frame.frame_id)->line, 123456);
@@ -393,7 +393,7 @@ TEST(FrameRegistry, LineSearchOverManyEntries) {
 TEST(FrameRegistry, NoLineNumbersOrNoTableGiveUnknownLine) {
   FakeResolver resolver;
   resolver.methods[1] = method_info("run", {{0, 10}});
-  resolver.methods[2] = method_info("nativeCall", {});
+  resolver.methods[2] = method_info("noTable", {});
   FrameRegistry without_lines(&resolver, /*line_numbers=*/false);
   FrameRef a = without_lines.intern(1, 0);
   FrameRef b = without_lines.intern(1, 1);
@@ -402,6 +402,20 @@ TEST(FrameRegistry, NoLineNumbersOrNoTableGiveUnknownLine) {
   FrameRegistry with_lines(&resolver);
   EXPECT_EQ(with_lines.line_for(2, 0), kUnknownLine);
   EXPECT_EQ(with_lines.line_for(1, 0), 10);
+}
+
+TEST(FrameRegistry, NativeMethodsGetTheNativeLineUnlessLinesAreOff) {
+  FakeResolver resolver;
+  resolver.methods[3] = method_info("sleep0", {});
+  resolver.methods[3].native_method = true;
+  FrameRegistry with_lines(&resolver);
+  FrameRef frame = with_lines.intern(3, 0);
+  EXPECT_EQ(with_lines.find(frame.frame_id)->line, kNativeMethodLine);
+  EXPECT_EQ(with_lines.line_for(3, -1), kNativeMethodLine);  // cpu=times traces have no location
+  NameTable names;
+  EXPECT_EQ(with_lines.claim_record(frame.frame_id, &names).line, kNativeMethodLine);
+  FrameRegistry without_lines(&resolver, /*line_numbers=*/false);  // lineno=n: every line unknown
+  EXPECT_EQ(without_lines.find(without_lines.intern(3, 0).frame_id)->line, kUnknownLine);
 }
 
 TEST(FrameRegistry, ClaimRecordOncePerFileWithNewNames) {
