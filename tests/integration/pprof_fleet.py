@@ -112,8 +112,23 @@ def cpu(jdk, home):
                        "-tagfocus=thread=busy-0")
         check(spin > 0 and flat(top, "CpuBusy.spin") == str(spin),
               f"{label}: busy-0's CpuBusy.spin samples, {spin}:\n{top[:1500]}")
+        durations(label, "binary", go_pprof(folder / "cpu.pb.gz", "-raw"))
+        # A text file's profile: its start and duration from the file's dates (to the second).
+        text = folder / "cpu.txt"
+        run = run_java(home, agentpath(f"cpu=samples,file={text}"), main="CpuBusy", args=["2", "1500"])
+        made = subprocess.run([COMMAND, "pprof", "-o", folder / "text.pb.gz", text], capture_output=True, text=True)
+        if check(run.code == 0 and made.returncode == 0, f"{label}: text run and pprof: {made.stderr}", run):
+            durations(label, "text", go_pprof(folder / "text.pb.gz", "-raw"))
     finally:
         cleanup(folder)
+
+
+def durations(label, kind, raw):
+    """CpuBusy ran 1.5 s: the profile says when it started and about how long it lasted."""
+    said = re.search(r"^Duration: ([\d.]+)(ms|s)?$", raw, re.M)
+    seconds = float(said.group(1)) / (1000 if said.group(2) == "ms" else 1) if said else 0
+    check(re.search(r"^Time: 20\d\d-", raw, re.M) and 1 <= seconds <= 30,
+          f"{label}: the {kind} file's profile has a start time and a duration of the run ({seconds} s):\n{raw[:600]}")
 
 
 run_cases("pprof_fleet", {"heap": on_each_jdk(heap), "cpu": on_each_jdk(cpu)})

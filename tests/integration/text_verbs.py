@@ -117,6 +117,15 @@ def cpu_times(jdk, home):
         page = (folder / "a.html").read_text() if flame.returncode == 0 else ""
         check("CPU TIME (ms), 1 section added up, in us</title>" in page and f'"{hot[3]}"' in page,
               f"{label}: flame draws CPU TIME: {flame.stderr}")
+        # The text layout records no depth=: --depth 4 (the default the run used) roots the stacks
+        # as deep at "(truncated at depth 4)"; a stack less deep stands on its thread.
+        cut = fasthprof("flame", "--depth", "4", "-o", folder / "cut.html", folder / "a.txt")
+        page = (folder / "cut.html").read_text() if cut.returncode == 0 else ""
+        deep = [r for r in rows if len(the_traces[r[2]][1]) >= 4]
+        check(deep and 'id="truncated"' in page and '"(truncated at depth 4)"' in page,
+              f"{label}: flame --depth 4 marks the {len(deep)} stacks 4 frames deep: {cut.stderr}")
+        refused = fasthprof("flame", "--depth", "0", "-o", folder / "no.html", folder / "a.txt")
+        check(refused.returncode == 2 and "--depth takes" in refused.stderr, f"{label}: --depth 0: {refused.stderr}")
         made = fasthprof("pprof", "-o", folder / "a.pb.gz", folder / "a.txt")
         top = pprof_top(folder / "a.pb.gz")
         if top is not None:

@@ -75,6 +75,9 @@ bool has_kind(const Loaded& loaded, Kind kind);
 struct StackRoots {
   bool threads = false;
   bool truncated = false;
+  // A text file's depth= (its layout records none; the user says it): with truncated, its stacks
+  // as deep are rooted at truncated_frame() too. 0 leaves a text file's stacks unmarked.
+  uint32_t text_depth = 0;
 };
 
 // The frame that roots a possibly cut stack.

@@ -19,11 +19,16 @@ void add_row(Table* table, const std::string& key, const std::array<uint64_t, kM
   }
 }
 
-// The stack of a trace, rooted at "thread NAME" when asked and the trace names its thread.
-std::string stack_of(const TextProfile& text, uint32_t serial, bool thread_roots) {
+// The stack of a trace, rooted at the truncated frame when it is as deep as the depth the user
+// gave, then at "thread NAME" when asked and the trace names its thread.
+std::string stack_of(const TextProfile& text, uint32_t serial, StackRoots roots, Table* table) {
   std::string stack = text.folded_stack(serial);
   const TextTrace* trace = text.trace(serial);
-  if (thread_roots && trace != nullptr && trace->thread_serial != 0) {
+  if (roots.truncated && roots.text_depth > 0 && trace != nullptr && trace->frames.size() >= roots.text_depth) {
+    stack = truncated_frame(roots.text_depth) + ";" + stack;
+    table->truncated_depth = roots.text_depth;
+  }
+  if (roots.threads && trace != nullptr && trace->thread_serial != 0) {
     std::string root = "thread " + text.thread_name(trace->thread_serial);
     for (char& c : root) {
       if (c == ';') c = ':';
@@ -126,12 +131,12 @@ bool build_table(const char* verb, const char* path, const Loaded& loaded, Kind 
     for (const TextRankedRow& row : ranked->rows) {
       std::string key;
       if (kind == Kind::kMonitor) {
-        key = grouping == Grouping::kStack ? stack_of(text, row.trace_serial, thread_roots) + ";" + row.name : row.name;
+        key = grouping == Grouping::kStack ? stack_of(text, row.trace_serial, roots, table) + ";" + row.name : row.name;
         add_row(table, key, {ranked->row_micros(row), 0, row.count, 0});
         continue;
       }
       key = grouping == Grouping::kTopFrame ? text.top_frame(row.trace_serial)
-                                            : stack_of(text, row.trace_serial, thread_roots);
+                                            : stack_of(text, row.trace_serial, roots, table);
       add_row(table, key, {timed ? ranked->row_micros(row) : row.count, 0, timed ? row.count : 0, 0});
     }
   }

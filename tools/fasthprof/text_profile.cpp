@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 
 namespace fasthprof::cli {
 
@@ -51,6 +52,20 @@ bool parse_percent(std::string_view word, uint32_t* hundredths) {
   if (!take_number(&word, &fraction) || !word.empty()) return false;
   *hundredths = static_cast<uint32_t>(whole * 100 + fraction);
   return true;
+}
+
+// The date the agent prints (C's asctime form, "Sat Nov 28 11:58:05 2026", local time) at the
+// end of text, as seconds since 1970; 0 when there is none.
+int64_t trailing_date(std::string_view text) {
+  constexpr size_t kDateLength = 24;
+  if (text.size() < kDateLength) return 0;
+  const std::string date(text.substr(text.size() - kDateLength));
+  std::tm parts{};
+  const char* end = strptime(date.c_str(), "%a %b %d %H:%M:%S %Y", &parts);
+  if (end == nullptr || *end != '\0') return 0;
+  parts.tm_isdst = -1;
+  const std::time_t seconds = std::mktime(&parts);
+  return seconds < 0 ? 0 : static_cast<int64_t>(seconds);
 }
 
 // "(total = N" after a BEGIN; false when it is not there.
@@ -136,7 +151,9 @@ bool TextProfile::line(std::string_view text, std::string* error) {
       break;
     case State::kTop: break;
   }
-  if (starts_with(text, "THREAD START (")) {
+  if (line_number_ == 1 && starts_with(text, "JAVA PROFILE ")) {
+    created_seconds_ = trailing_date(text);
+  } else if (starts_with(text, "THREAD START (")) {
     const size_t id_at = text.find("id = ");
     const size_t name_at = text.find("name=\"");
     std::string_view rest = id_at == std::string_view::npos ? std::string_view() : text.substr(id_at + 5);
@@ -171,6 +188,7 @@ bool TextProfile::line(std::string_view text, std::string* error) {
                                     : TextSectionKind::kCpuSamples;
     section.line = line_number_;
     if (!parse_total(text, &section.total)) return failed(error, "no total on a BEGIN line", line_number_);
+    section.written_seconds = trailing_date(text);
     sections_.push_back(std::move(section));
     state_ = State::kRankedHeader;
   } else if (text == "MONITOR DUMP BEGIN") {

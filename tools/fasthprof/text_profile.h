@@ -39,6 +39,7 @@ struct TextRankedSection {
   TextSectionKind kind = TextSectionKind::kCpuSamples;
   uint64_t line = 0;   // of its BEGIN line, from 1
   uint64_t total = 0;  // samples, or ms (CPU TIME, MONITOR TIME)
+  int64_t written_seconds = 0;  // the BEGIN line's date, seconds since 1970; 0 when unreadable
   std::vector<TextRankedRow> rows;
   // The time of a row, from its share of the total: the section prints no other (precise to
   // 0.005 % of the total). In microseconds; 0 for CPU SAMPLES.
@@ -98,6 +99,9 @@ class TextProfile {
   const std::unordered_set<std::string>& native_frames() const { return natives_; }
   // Whether a trace names a thread (thread=y).
   bool has_threads() const { return traces_with_thread_ > 0; }
+  // The first line's date ("JAVA PROFILE 1.0.1, created Sat Nov 28 11:58:05 2026"), seconds
+  // since 1970 read in this machine's time zone (the agent writes its own); 0 when unreadable.
+  int64_t created_seconds() const { return created_seconds_; }
 
  private:
   bool line(std::string_view text, std::string* error);
@@ -113,6 +117,7 @@ class TextProfile {
   std::unordered_map<uint32_t, std::string> threads_;
   std::unordered_map<uint32_t, TextTrace> traces_;
   uint64_t traces_with_thread_ = 0;
+  int64_t created_seconds_ = 0;
   std::unordered_set<std::string> natives_;
   std::vector<TextRankedSection> sections_;
   std::vector<MonitorDump> dumps_;

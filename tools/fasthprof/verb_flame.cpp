@@ -17,7 +17,7 @@ namespace fasthprof::cli {
 
 const char kFlameUsage[] =
     "usage: fasthprof flame [--cpu | --sites [--value METRIC] | --monitor]\n"
-    "                       [--no-threads] [--section N] [--title TEXT]\n"
+    "                       [--no-threads] [--section N] [--title TEXT] [--depth N]\n"
     "                       -o OUT.html FILE\n"
     "Writes a flame graph as one self-contained HTML page (data, style and script\n"
     "inline; it fetches nothing): the stacks of `fasthprof collapsed` (same data),\n"
@@ -27,7 +27,8 @@ const char kFlameUsage[] =
     "Frames are coloured by kind, named in a legend: Java code of the program, JDK\n"
     "classes (java., javax., jdk., sun., com.sun.), native methods, the allocated or\n"
     "monitor class, thread roots, and \"(truncated at depth N)\": the root of stacks as\n"
-    "deep as the file's depth= (binary files), whose outer frames may be cut.\n"
+    "deep as the file's depth= (binary files; --depth N for a text file, whose\n"
+    "layout does not record it), whose outer frames may be cut.\n"
     "When the traces name threads (thread=y) each thread is a root of its own.\n"
     "In the page: hover a frame for its name, count and percentage; click it to zoom;\n"
     "type in the search box to highlight the frames whose name contains the text (the\n"
@@ -39,6 +40,8 @@ const char kFlameUsage[] =
     "  --no-threads  one graph for all threads, without thread roots (--threads, as\n"
     "             collapsed takes it, is the default here)\n"
     "  --title TEXT  the page's title (default: the file name and what is drawn)\n"
+    "  --depth N     a text file's depth= (the agent's default is 4): its stacks as\n"
+    "             deep stand on \"(truncated at depth N)\"\n"
     "  -o OUT.html   where the page goes (standard output without it)\n"
     FASTHPROF_MAX_EXPANDED_HELP
     "Exit status: 0 done, 2 bad usage or bad input (one message on stderr).\n";
@@ -160,7 +163,7 @@ std::string drawn(Kind kind, const Table& table, int metric, const Loaded& loade
 
 int flame_main(int argc, char** argv) {
   Args args;
-  if (!parse_args("flame", argc, argv, {"--cpu", "--sites", "--monitor", "--threads", "--no-threads"}, {"--value", "--section", "--title", kMaxExpandedOption},
+  if (!parse_args("flame", argc, argv, {"--cpu", "--sites", "--monitor", "--threads", "--no-threads"}, {"--value", "--section", "--title", "--depth", kMaxExpandedOption},
                   &args)) {
     return kExitBadInput;
   }
@@ -174,6 +177,10 @@ int flame_main(int argc, char** argv) {
   uint64_t section = 0;
   if (args.has("--section") && (!parse_count(args.value("--section"), &section) || section == 0)) {
     return fail("flame", "--section takes a number from 1");
+  }
+  uint64_t depth = 0;
+  if (args.has("--depth") && (!parse_count(args.value("--depth"), &depth) || depth == 0 || depth > 65535)) {
+    return fail("flame", "--depth takes the agent's depth=, 1 to 65535");
   }
   if (args.operands.size() != 1) return fail("flame", "needs one FILE (see fasthprof flame --help)");
   int metric = 0;
@@ -190,7 +197,10 @@ int flame_main(int argc, char** argv) {
   Kind kind = Kind::kCpu;
   if (!choose_kind("flame", path.c_str(), args, *loaded, &kind)) return kExitBadInput;
   Table table;
-  const StackRoots roots{!args.has("--no-threads"), true};
+  if (depth != 0 && !loaded->text) {
+    return fail("flame", "--depth is for text files: %s records its depth= (CONTROL SETTINGS)", path.c_str());
+  }
+  const StackRoots roots{!args.has("--no-threads"), true, static_cast<uint32_t>(depth)};
   if (!build_table("flame", path.c_str(), *loaded, kind, Grouping::kStack, section, &table, roots)) {
     return kExitBadInput;
   }

@@ -45,7 +45,8 @@ const char kPprofUsage[] =
     "(go tool pprof -tagfocus=thread=main).\n"
     "Text files (format=a, cpu=old): CPU SAMPLES as above; CPU TIME and cpu=old as\n"
     "calls/count and cpu/nanoseconds (a row's share of the total: the file prints no\n"
-    "other time); frames by name only.\n"
+    "other time); frames by name only; the start and duration from the file's\n"
+    "dates, to the second.\n"
     "Frames become locations with their function (class.method, signature, source\n"
     "file) and line where the trace has one.\n"
     "  -o OUT   where the profile goes (required: it is binary)\n"
@@ -252,6 +253,23 @@ pb::Sample* folded_sample(Builder* builder, std::string_view stack, bool thread_
 // The profile of a text file: CPU SAMPLES (samples and cpu nanoseconds, as binary files), CPU TIME
 // and cpu=old (calls and cpu nanoseconds), MONITOR TIME (contentions and delay nanoseconds, as Go's
 // mutex profiles). False after a message.
+// The profile's start and duration from a text file's dates (to the second): from the file's first
+// line to the BEGIN line of the section drawn (the last one when all are added up). Neither is
+// set when the file has no readable date (cpu=old has no section, so no duration).
+void set_text_times(const TextProfile& text, Kind kind, uint64_t section, pb::Profile* profile) {
+  const int64_t created = text.created_seconds();
+  if (created <= 0) return;
+  profile->set_time_nanos(created * 1000000000);
+  std::vector<int64_t> ends;
+  for (const TextRankedSection& ranked : text.sections()) {
+    const bool monitor = ranked.kind == TextSectionKind::kMonitorTime;
+    if (monitor == (kind == Kind::kMonitor)) ends.push_back(ranked.written_seconds);
+  }
+  if (ends.empty()) return;
+  const int64_t end = section == 0 || section > ends.size() ? ends.back() : ends[section - 1];
+  if (end >= created) profile->set_duration_nanos((end - created) * 1000000000);
+}
+
 bool text_profile(const Loaded& loaded, const char* path, Kind kind, uint64_t section, uint64_t interval_ms,
                   Builder* builder) {
   Table table;
@@ -267,6 +285,7 @@ bool text_profile(const Loaded& loaded, const char* path, Kind kind, uint64_t se
   period_type->set_type(builder->text(timed ? count_type : "cpu"));
   period_type->set_unit(builder->text(timed ? "count" : "nanoseconds"));
   profile.set_period(timed ? 1 : static_cast<int64_t>(interval_ms) * 1000000);
+  set_text_times(loaded.text_profile, kind, section, &profile);
   const size_t count_column = kind == Kind::kMonitor || timed ? 2 : 0;
   for (const auto& [stack, values] : table.rows) {
     if (values[0] == 0 && values[count_column] == 0) continue;
