@@ -1,4 +1,4 @@
-"""`--json` of the verbs that print a table (summary, diff), parsed here and checked against the
+"""`--json` of the verbs that print a table (summary, diff, verify), parsed here and checked against the
 files' own records (hprof_records.py) and text sections, on real runs of JDK 17 and 25: CpuBusy
 (cpu=samples, binary), AllocSites (heap=sites, binary) and MonitorScenes contend (monitor=y,
 text)."""
@@ -48,6 +48,16 @@ def json_checks(jdk, home):
         if by_method is not None:
             check(by_method["cpu"][0]["rows"][0]["method"] == "CpuBusy.spin" and len(by_method["cpu"][0]["rows"]) == 1,
                   f"{label}: --by method: CpuBusy.spin first, --top 1: {by_method['cpu']}")
+        verified, code = as_json(label, "verify", "--json", "--strict", cpu_a, sites, monitor)
+        text = subprocess.run([COMMAND, "verify", cpu_a], capture_output=True, text=True).stdout
+        counted = {name: int(n) for name, n in re.findall(r"^  (\S.*?) +(\d+)$", text, re.M)}
+        if verified is not None:
+            first, second, third = verified["files"]
+            check(code == 1 and first["ok"] and first["records"] == counted and first["heap_dumps"] == [] and
+                  first["records"]["CPU SAMPLES"] == len(samples) and second["ok"] and second["file"] == str(sites) and
+                  not third["ok"] and "text profile" in third["error"],
+                  f"{label}: verify --json: the text summary's counts, a text file refused (exit {code}):\n"
+                  f"{json.dumps(verified)[:1500]}\n{text}")
         _, _, _, records = hprof_records.read(sites)
         header, rows = hprof_records.alloc_sites(records)[-1]
         summary, _ = as_json(label, "summary", "--json", "--top", "3", sites)
