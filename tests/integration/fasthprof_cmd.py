@@ -696,8 +696,9 @@ def pprof_top(path, *extra):
 
 
 def pprof_seconds(millis):
-    """A time as `go tool pprof -top` prints a row of a profile of seconds (3.30s)."""
-    return f"{millis / 1000:.2f}s"
+    """A time as `go tool pprof -top` prints a row of a profile of seconds: 3.30s, but 5s (it
+    drops a ".00", which a count of samples that is a multiple of 50 at 20 ms gives)."""
+    return f"{millis / 1000:.2f}".removesuffix(".00") + "s"
 
 
 def pprof_run(jdk, home):
