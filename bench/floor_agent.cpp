@@ -5,7 +5,9 @@
 //
 // Options (comma separated): depth=N (default 4), stack=n (no GetStackTrace), tag=n (no SetTag),
 // classtag=y (also GetTag on the object's class, what fasthprof pays to identify the class),
-// sample=N (SetHeapSamplingInterval(N) instead of 0).
+// sample=N (SetHeapSamplingInterval(N) instead of 0), event=n (no SampledObjectAlloc at all: the
+// object is tagged by TagCost's native call instead, what a tag from injected code would cost;
+// bench/tag_cost_bench.py).
 #include <jvmti.h>
 
 #include <atomic>
@@ -20,6 +22,8 @@ bool take_stack = true;
 bool set_tag = true;
 bool class_tag = false;
 jint interval = 0;
+bool events = true;
+jvmtiEnv* agent_jvmti = nullptr;
 std::atomic<jlong> next_tag{1};
 
 bool option(const std::string& all, const char* key, std::string* value) {
@@ -52,10 +56,16 @@ void JNICALL on_alloc(jvmtiEnv* jvmti, JNIEnv*, jthread, jobject object, jclass 
 }
 
 void JNICALL on_vm_init(jvmtiEnv* jvmti, JNIEnv*, jthread) {
-  jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
+  if (events) jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
 }
 
 }  // namespace
+
+// TagCost.tag(Object): one JNI call per object, tagging it when tag= is on (the JVM finds a native
+// method in an agent's library too).
+extern "C" JNIEXPORT void JNICALL Java_TagCost_tag(JNIEnv*, jclass, jobject object) {
+  if (set_tag) agent_jvmti->SetTag(object, next_tag.fetch_add(1, std::memory_order_relaxed));
+}
 
 extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
   std::string all = options != nullptr ? options : "";
@@ -65,8 +75,10 @@ extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*)
   if (option(all, "tag", &value)) set_tag = value != "n";
   if (option(all, "classtag", &value)) class_tag = value == "y";
   if (option(all, "sample", &value)) interval = std::atoi(value.c_str());
+  if (option(all, "event", &value)) events = value != "n";
   jvmtiEnv* jvmti = nullptr;
   if (vm->GetEnv(reinterpret_cast<void**>(&jvmti), JVMTI_VERSION_11) != JNI_OK) return JNI_ERR;
+  agent_jvmti = jvmti;
   jvmtiCapabilities capabilities{};
   capabilities.can_generate_sampled_object_alloc_events = 1;
   capabilities.can_tag_objects = 1;

@@ -66,16 +66,18 @@ def leftovers(folder):
     return found
 
 
-def readers_accept(label, path, dumps, shapes=()):
+def readers_accept(label, path, dumps, shapes=(), read=None):
     """hprof-verify --strict on the file (it must count `dumps` heap dumps), then VisualVM's library
-    and the OpenJDK parser on every dump (one JVM each for the whole file, readers.py): the known
-    heap of HeapShapes in the dumps listed in shapes, a generic read of the others."""
+    and the OpenJDK parser on every dump, or on those listed in read (one JVM each for the whole
+    file, readers.py): the known heap of HeapShapes in the dumps listed in shapes, a generic read of
+    the others."""
     ok, output = verify_binary(path)
     check(ok and f"heap dumps: {dumps}" in output, f"{label}: hprof-verify --strict accepts {dumps} dumps:\n"
           f"{output[-3000:]}")
-    visualvm = heap_check([("shapes" if dump in shapes else "generic", path, dump) for dump in range(dumps)])
-    parser = parser_check([("shapes" if dump in shapes else "read", path, dump) for dump in range(dumps)], xmx="2g")
-    for dump, ((ok_visualvm, said_visualvm), (ok_parser, said_parser)) in enumerate(zip(visualvm, parser)):
+    chosen = list(range(dumps)) if read is None else [dump for dump in read if dump < dumps]
+    visualvm = heap_check([("shapes" if dump in shapes else "generic", path, dump) for dump in chosen])
+    parser = parser_check([("shapes" if dump in shapes else "read", path, dump) for dump in chosen], xmx="2g")
+    for dump, (ok_visualvm, said_visualvm), (ok_parser, said_parser) in zip(chosen, visualvm, parser):
         check(ok_visualvm, f"{label}: VisualVM's library reads dump {dump}:\n{said_visualvm[-3000:]}")
         check(ok_parser, f"{label}: the OpenJDK parser reads dump {dump}:\n{said_parser[-3000:]}")
 
