@@ -160,7 +160,11 @@ std::string HprofModel::frame_name(uint64_t frame_id, bool with_line) const {
     out += '(';
     out += info->source.empty() ? std::string_view("<Unknown Source>") : info->source;
     out += ':';
-    out += info->line > 0 ? std::to_string(info->line) : std::string("Unknown line");
+    if (info->line > 0) {
+      out += std::to_string(info->line);
+    } else {
+      out += info->line == -3 ? "Native method" : "Unknown line";  // as the text layout prints them
+    }
     out += ')';
   }
   return out;
