@@ -77,6 +77,8 @@ class HeapGraph {
   uint8_t element_type(uint32_t node) const;
   // "java.util.HashMap", "byte[]", "class java.lang.System", "<roots>".
   std::string type_name(uint32_t node) const;
+  // The Java name of the class whose class object has this ID.
+  std::string class_name(uint64_t class_id) const { return model_->class_name_by_object_id(class_id); }
   // What from's reference to `to` is: "static Foo.cache", "java.util.HashMap.table" (the class that
   // declares the field), "[7]", "<class>", "<classLoader>", or for the super-root the root's kind
   // ("ROOT JAVA FRAME"). Decoded from the dump; "?" when from holds no reference to `to`.
