@@ -35,6 +35,7 @@ bool HeapGraph::build(const HprofModel& model, size_t dump, const HeapGraphOptio
   root_ids_.clear();
   layouts_.clear();
   edge_bound_ = references_ = dangling_ = duplicates_ = 0;
+  compressed_ = options.compressed_references;
   if (dump >= model.dumps().size()) {
     *error = "the file has no heap dump " + std::to_string(dump + 1);
     return false;
@@ -159,6 +160,7 @@ void HeapGraph::make_layouts(const HprofModel& model, const HeapGraphOptions& op
         if (type == kObjectType && (options.weak_references || !referent) && position <= UINT32_MAX) {
           layout.references.push_back(static_cast<uint32_t>(position));
         }
+        if (type == kObjectType) ++layout.reference_fields;
         position += bytes_.value_size(type);
       }
       current = view.super_id;
@@ -275,11 +277,30 @@ uint64_t HeapGraph::shallow_bytes(uint32_t node) const {
   if (node == kSuperRoot) return 0;
   const uint64_t at = offset(node);
   const uint32_t n = bytes_.id_size();
+  if (compressed_) return compressed_bytes(at);
   switch (bytes_.u1(at)) {
     case kInstance: return shallow_instance_bytes(n, bytes_.u4(at + 1 + 2 * n + 4));
     case kObjectArray: return shallow_array_bytes(n, n, bytes_.u4(at + 1 + n + 4));
     case kPrimitiveArray:
       return shallow_array_bytes(n, bytes_.value_size(bytes_.u1(at + 1 + n + 8)), bytes_.u4(at + 1 + n + 4));
+    default: return 0;
+  }
+}
+
+uint64_t HeapGraph::compressed_bytes(uint64_t at) const {
+  const uint32_t n = bytes_.id_size();
+  auto round = [](uint64_t bytes) { return (bytes + 7) & ~uint64_t{7}; };
+  switch (bytes_.u1(at)) {
+    case kInstance: {
+      uint64_t values = bytes_.u4(at + 1 + 2 * n + 4);
+      const auto found = layouts_.find(bytes_.id(at + 1 + n + 4));
+      // Each reference the dump holds at the identifier size takes 4 bytes in the JVM.
+      if (found != layouts_.end() && n > 4) values -= std::min<uint64_t>(values, uint64_t{found->second.reference_fields} * (n - 4));
+      return round(12 + values);
+    }
+    case kObjectArray: return round(16 + uint64_t{bytes_.u4(at + 1 + n + 4)} * 4);
+    case kPrimitiveArray:
+      return round(16 + uint64_t{bytes_.u4(at + 1 + n + 4)} * bytes_.value_size(bytes_.u1(at + 1 + n + 8)));
     default: return 0;
   }
 }

@@ -35,6 +35,11 @@ enum class ObjectKind : uint8_t { kInstance, kObjectArray, kPrimitiveArray, kCla
 
 struct HeapGraphOptions {
   bool weak_references = false;  // follow java.lang.ref.Reference.referent
+  // Shallow sizes of a 64-bit JVM with compressed references and class pointers (HotSpot's
+  // default under 32 GiB of heap, and what VisualVM's heap library assumes of such a dump): a
+  // 12-byte header, 4-byte references, arrays 16 bytes before their elements; rounded up to 8.
+  // Otherwise the rule of `fasthprof summary` (hprof_model.h).
+  bool compressed_references = false;
 };
 
 // One ROOT sub-record that names an object of the dump.
@@ -66,7 +71,8 @@ class HeapGraph {
   uint64_t id(uint32_t node) const { return node == kSuperRoot ? 0 : objects_[node - 1].id; }
   uint64_t offset(uint32_t node) const { return objects_[node - 1].offset; }
   ObjectKind kind(uint32_t node) const;
-  // Shallow bytes by the rule of `fasthprof summary` (hprof_model.h); 0 for class objects and the
+  // Shallow bytes by the rule of `fasthprof summary` (hprof_model.h), or with compressed
+  // references (HeapGraphOptions); 0 for class objects and the
   // super-root: as in VisualVM's retained sizes, a class object's own bytes are not counted, only
   // what its statics hold.
   uint64_t shallow_bytes(uint32_t node) const;
@@ -96,6 +102,7 @@ class HeapGraph {
     uint64_t offset = 0;  // of the CLASS DUMP
     std::vector<uint32_t> references;
     uint32_t value_bytes = 0;  // of an instance's field values, superclasses included
+    uint32_t reference_fields = 0;  // the referent included
   };
 
   bool frame_dump(const HprofModel& model, size_t dump, std::string* error);
@@ -103,6 +110,7 @@ class HeapGraph {
   void make_layouts(const HprofModel& model, const HeapGraphOptions& options);
   bool fill_edges(std::string* error);
   uint32_t append(uint64_t id);
+  uint64_t compressed_bytes(uint64_t offset) const;
   std::string field_name(uint64_t class_id, uint64_t value_offset) const;
 
   const HprofModel* model_ = nullptr;
@@ -119,6 +127,7 @@ class HeapGraph {
   std::vector<GraphRoot> roots_;
   std::vector<uint64_t> root_ids_;  // while building: the object ID of each root
   std::unordered_map<uint64_t, Layout> layouts_;  // by class object ID
+  bool compressed_ = false;
   uint64_t edge_bound_ = 0;
   uint64_t references_ = 0;
   uint64_t dangling_ = 0;
