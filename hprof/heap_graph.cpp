@@ -55,7 +55,10 @@ bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* er
     *error = reader.error().message;
     return false;
   }
-  reader.seek(model.dumps()[dump].offset);
+  const HeapDumpInfo& info = model.dumps()[dump];
+  // The model counted the dump's objects: one allocation, no copies as the array grows.
+  objects_.reserve(info.instances + info.object_arrays + info.primitive_arrays + info.classes);
+  reader.seek(info.offset);
   const uint64_t n = bytes_.id_size();
   RecordView record;
   while (reader.next_record(&record)) {
@@ -106,7 +109,7 @@ bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* er
 void HeapGraph::index_objects() {
   auto by_id = [](const Object& a, const Object& b) { return a.id < b.id; };
   // The JDK's dumper and the agent write most objects in address or tag order already.
-  if (!std::is_sorted(objects_.begin(), objects_.end(), by_id)) std::stable_sort(objects_.begin(), objects_.end(), by_id);
+  if (!std::is_sorted(objects_.begin(), objects_.end(), by_id)) std::sort(objects_.begin(), objects_.end(), by_id);
   const auto kept = std::unique(objects_.begin(), objects_.end(), [](const Object& a, const Object& b) { return a.id == b.id; });
   duplicates_ = static_cast<uint64_t>(objects_.end() - kept);
   objects_.erase(kept, objects_.end());
@@ -413,7 +416,7 @@ std::string HeapGraph::reference_name(uint32_t from, uint32_t to) const {
 size_t HeapGraph::bytes() const {
   size_t layouts = 0;
   for (const auto& [class_id, layout] : layouts_) layouts += sizeof(layout) + 16 + layout.references.capacity() * 4;
-  return objects_.capacity() * sizeof(Object) + directory_.capacity() * 4 + start_.capacity() * 4 +
+  return objects_.size() * sizeof(Object) + directory_.capacity() * 4 + start_.capacity() * 4 +
          targets_.size() * 4 + roots_.capacity() * sizeof(GraphRoot) + layouts;
 }
 

@@ -63,7 +63,7 @@ class HeapGraph {
   // References kept (edges to objects of the dump, the super-root's included) and left out.
   uint64_t references() const { return references_; }
   uint64_t dangling() const { return dangling_; }
-  // Objects whose ID an earlier object of the dump already had (kept once).
+  // Objects whose ID another object of the dump has too (one of them is kept).
   uint64_t duplicates() const { return duplicates_; }
   const std::vector<GraphRoot>& roots() const { return roots_; }
   // The node of an object ID, kNoNode when the dump has none.
