@@ -10,13 +10,13 @@ void Dominators::compute(const CsrGraph& graph, uint32_t root) {
   if (root >= graph.nodes) return;
   // idom_ holds each node's DFS parent until semi_nca() turns it into its immediate dominator.
   depth_first(graph, root, &idom_);
-  std::vector<uint32_t> pred_start;
-  std::vector<uint32_t> preds;
+  BigVector<uint32_t> pred_start;
+  BigVector<uint32_t> preds;
   predecessors(graph, &pred_start, &preds);
   semi_nca(pred_start, preds);
 }
 
-void Dominators::depth_first(const CsrGraph& graph, uint32_t root, std::vector<uint32_t>* parent) {
+void Dominators::depth_first(const CsrGraph& graph, uint32_t root, BigVector<uint32_t>* parent) {
   pre_.assign(graph.nodes, kNoNode);
   // Reserved for every node, touched only for the reachable ones: pages never written cost no memory.
   order_.reserve(graph.nodes);
@@ -57,7 +57,7 @@ void Dominators::depth_first(const CsrGraph& graph, uint32_t root, std::vector<u
   note_bytes((pre_.size() + 2 * order_.size()) * sizeof(uint32_t) + deepest * sizeof(Frame));
 }
 
-void Dominators::predecessors(const CsrGraph& graph, std::vector<uint32_t>* start, std::vector<uint32_t>* from) const {
+void Dominators::predecessors(const CsrGraph& graph, BigVector<uint32_t>* start, BigVector<uint32_t>* from) const {
   const uint32_t reached = reachable();
   // Counted into start[q], summed so that start[q] is the end of q's list, then filled backwards:
   // each list's end moves down to its beginning, and start[reached] stays the total.
@@ -87,15 +87,15 @@ void Dominators::predecessors(const CsrGraph& graph, std::vector<uint32_t>* star
   }
 }
 
-void Dominators::semi_nca(const std::vector<uint32_t>& pred_start, const std::vector<uint32_t>& preds) {
+void Dominators::semi_nca(const BigVector<uint32_t>& pred_start, const BigVector<uint32_t>& preds) {
   const uint32_t reached = reachable();
   // All by preorder number. semi: the semidominator. best: during the sweep, the smallest semi on
   // the compressed forest path from a node up to (not including) its tree's root. forest: the
   // link of a node already swept to its DFS parent, shortened by path compression.
-  std::vector<uint32_t> semi(reached);
-  std::vector<uint32_t> best(reached);
-  std::vector<uint32_t> forest(reached, kNoNode);
-  std::vector<uint32_t> path;
+  BigVector<uint32_t> semi(reached);
+  BigVector<uint32_t> best(reached);
+  BigVector<uint32_t> forest(reached, kNoNode);
+  BigVector<uint32_t> path;
   // The smallest semi on the forest path from v (swept, so linked) to its tree's root, exclusive.
   auto eval = [&](uint32_t v) {
     uint32_t u = v;

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "big_array.h"
+
 namespace fasthprof {
 
 inline constexpr uint32_t kNoNode = UINT32_MAX;
@@ -54,17 +56,17 @@ class Dominators {
   size_t bytes() const { return (pre_.capacity() + order_.capacity() + idom_.capacity()) * sizeof(uint32_t); }
 
  private:
-  void depth_first(const CsrGraph& graph, uint32_t root, std::vector<uint32_t>* parent);
+  void depth_first(const CsrGraph& graph, uint32_t root, BigVector<uint32_t>* parent);
   // The predecessors of every reachable node, by preorder number: their preorder numbers.
-  void predecessors(const CsrGraph& graph, std::vector<uint32_t>* start, std::vector<uint32_t>* from) const;
-  void semi_nca(const std::vector<uint32_t>& pred_start, const std::vector<uint32_t>& preds);
+  void predecessors(const CsrGraph& graph, BigVector<uint32_t>* start, BigVector<uint32_t>* from) const;
+  void semi_nca(const BigVector<uint32_t>& pred_start, const BigVector<uint32_t>& preds);
   void note_bytes(size_t bytes) {
     if (bytes > peak_bytes_) peak_bytes_ = bytes;
   }
 
-  std::vector<uint32_t> pre_;    // by node
-  std::vector<uint32_t> order_;  // by preorder number: the node
-  std::vector<uint32_t> idom_;   // by preorder number: the preorder number of the immediate dominator
+  BigVector<uint32_t> pre_;    // by node
+  BigVector<uint32_t> order_;  // by preorder number: the node
+  BigVector<uint32_t> idom_;   // by preorder number: the preorder number of the immediate dominator
   size_t peak_bytes_ = 0;
 };
 

@@ -26,6 +26,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "big_array.h"
+
 #include "dominators.h"
 #include "hprof_model.h"
 
@@ -115,15 +117,15 @@ class HeapGraph {
 
   const HprofModel* model_ = nullptr;
   HprofBytes bytes_;
-  std::vector<Object> objects_;  // sorted by ID: node v is objects_[v - 1]
+  BigVector<Object> objects_;  // sorted by ID: node v is objects_[v - 1]
   // The directory over the IDs: objects_[directory_[b] .. directory_[b + 1]) have
   // (id - min_id_) >> shift_ == b.
-  std::vector<uint32_t> directory_;
+  BigVector<uint32_t> directory_;
   uint64_t min_id_ = 0;
   uint64_t max_id_ = 0;
   unsigned shift_ = 0;
-  std::vector<uint32_t> start_;
-  std::vector<uint32_t> targets_;
+  BigVector<uint32_t> start_;
+  BigVector<uint32_t> targets_;
   std::vector<GraphRoot> roots_;
   std::vector<uint64_t> root_ids_;  // while building: the object ID of each root
   std::unordered_map<uint64_t, Layout> layouts_;  // by class object ID

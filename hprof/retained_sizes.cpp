@@ -64,7 +64,7 @@ void RetainedSizes::tree(const Dominators& dominators) {
   for (uint32_t p = 1; p < reached; ++p) ++child_start_[dominators.idom_pre(p) + 1];
   for (uint32_t p = 0; p < reached; ++p) child_start_[p + 1] += child_start_[p];
   children_.resize(reached > 0 ? reached - 1 : 0);
-  std::vector<uint32_t> next(child_start_.begin(), child_start_.end() - 1);
+  BigVector<uint32_t> next(child_start_.begin(), child_start_.end() - 1);
   for (uint32_t p = 1; p < reached; ++p) children_[next[dominators.idom_pre(p)]++] = p;
 }
 
@@ -72,7 +72,7 @@ void RetainedSizes::tree(const Dominators& dominators) {
 // of that class: a node is its class's top-level instance when none is.
 void RetainedSizes::per_class() {
   if (retained_.empty()) return;
-  std::vector<uint32_t> above(classes_.size(), 0);
+  BigVector<uint32_t> above(classes_.size(), 0);
   struct Frame {
     uint32_t pre;
     uint32_t next;

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "big_array.h"
+
 #include "dominators.h"
 #include "heap_graph.h"
 
@@ -53,10 +55,10 @@ class RetainedSizes {
 
   const Dominators* dominators_ = nullptr;
   const HeapGraph* graph_ = nullptr;
-  std::vector<uint64_t> retained_;     // by preorder number
-  std::vector<uint32_t> class_of_;     // by preorder number: index into classes_
-  std::vector<uint32_t> child_start_;  // the dominator tree in CSR form, by preorder number
-  std::vector<uint32_t> children_;
+  BigVector<uint64_t> retained_;     // by preorder number
+  BigVector<uint32_t> class_of_;     // by preorder number: index into classes_
+  BigVector<uint32_t> child_start_;  // the dominator tree in CSR form, by preorder number
+  BigVector<uint32_t> children_;
   std::vector<ClassRetained> classes_;
 };
 

@@ -26,7 +26,7 @@ from readers import HEAP_CHECK, JAVA17, visualvm_built
 COMMAND = os.environ.get("FASTHPROF_COMMAND", "")
 CACHE_ENTRIES, CACHE_BYTES = 32, 100_000
 CHAIN_LINKS, CHAIN_BYTES = 1000, 1000
-RING_NODES, RING_BYTES = 64, 5000
+RING_NODES, RING_BYTES = 64, 20_000
 CACHE_PATH = re.compile(r"static RetainedShapes\.cache -> java\.util\.HashMap\.table -> \[\d+\] -> "
                         r"(java\.util\.HashMap\$Node\.next -> )*java\.util\.HashMap\$Node\.value$")
 

@@ -22,7 +22,7 @@ public class RetainedShapes {
     static final int CHAIN_LINKS = 1000;
     static final int CHAIN_BYTES = 1000;
     static final int RING_NODES = 64;
-    static final int RING_BYTES = 5000;
+    static final int RING_BYTES = 20_000;
 
     static final class Link {
         Link next;
