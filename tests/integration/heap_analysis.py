@@ -36,39 +36,44 @@ def fasthprof(*args):
 
 
 def dominators(label, path, *extra):
-    run = fasthprof("dominators", "--json", "--top", "40", "--depth", "2", *extra, path)
+    run = fasthprof("dominators", "--json", "--top", "40", "--depth", "3", "--children", "0", *extra, path)
     if not check(run.returncode == 0, f"{label}: dominators {' '.join(extra)}: exit {run.returncode}: {run.stderr}"):
         return None
     return json.loads(run.stdout)
 
 
 def known_retained(label, result):
-    """The cache, the chain and the ring, by what the program built."""
-    objects = result["top_objects"]
-    maps = [o for o in objects if o["type"] == "java.util.HashMap" and o["retained"] >= CACHE_ENTRIES * CACHE_BYTES]
-    check(len(maps) == 1 and maps[0]["retained"] < CACHE_ENTRIES * (CACHE_BYTES + 300) + 4096,
-          f"{label}: one HashMap retains the cache's {CACHE_ENTRIES} x {CACHE_BYTES} bytes and little more: {maps}")
-    links = [o for o in objects if o["type"] == "RetainedShapes$Link"]
-    head = max(links, key=lambda o: o["retained"], default=None)
-    check(head is not None and CHAIN_LINKS * (CHAIN_BYTES + 16) <= head["retained"] <= CHAIN_LINKS * (CHAIN_BYTES + 96),
-          f"{label}: the chain's head retains its {CHAIN_LINKS} links and arrays: {head}")
-    rings = [o for o in links if (RING_NODES - 2) * RING_BYTES <= o["retained"] <= RING_NODES * (RING_BYTES + 96)]
-    check(len(rings) == 1, f"{label}: one link of the ring (held by main's locals) retains the rest: {links[:5]}")
+    """The cache, the chain and the ring, found where the dominator tree must put them: the class
+    RetainedShapes (a child of the roots) dominates the cache's HashMap and the chain's head; the
+    ring's two links held by main's locals are children of the roots, one retaining the rest."""
+    tree = result["tree"]
+    check(tree["type"] == "<roots>" and tree["retained"] == result["retained_total"],
+          f"{label}: the tree's root: {str(tree)[:300]}")
+    under_roots = tree.get("children", [])
+    owner = [c for c in under_roots if c["type"] == "class RetainedShapes"]
+    if not check(len(owner) == 1, f"{label}: class RetainedShapes is dominated by the roots alone"):
+        return
+    held = owner[0].get("children", [])
+    maps = [c for c in held if c["type"] == "java.util.HashMap"]
+    check(len(maps) == 1 and CACHE_ENTRIES * CACHE_BYTES <= maps[0]["retained"] < CACHE_ENTRIES * (CACHE_BYTES + 300) + 4096,
+          f"{label}: the cache's HashMap retains its {CACHE_ENTRIES} x {CACHE_BYTES} bytes and little more: {maps}")
+    heads = [c for c in held if c["type"] == "RetainedShapes$Link"]
+    check(len(heads) == 1 and CHAIN_LINKS * (CHAIN_BYTES + 16) <= heads[0]["retained"] <= CHAIN_LINKS * (CHAIN_BYTES + 96),
+          f"{label}: the chain's head retains its {CHAIN_LINKS} links and arrays: {heads}")
+    rings = sorted((c for c in under_roots if c["type"] == "RetainedShapes$Link"), key=lambda c: c["retained"])
+    check(len(rings) == 2 and RING_BYTES <= rings[0]["retained"] <= RING_BYTES + 96 and
+          (RING_NODES - 1) * RING_BYTES <= rings[1]["retained"] <= (RING_NODES - 1) * (RING_BYTES + 96),
+          f"{label}: the ring's links held by main's locals: one retains its own array, the other the rest: {rings}")
     classes = {c["name"]: c for c in result["top_classes"]}
     link_class = classes.get("RetainedShapes$Link", {})
-    # Top-level instances only: the chain's head and the ring's two links held by locals (one of
-    # them retains the rest of the ring, the other its own array).
-    low = head["retained"] + sum(o["retained"] for o in rings) + RING_BYTES if head else None
-    check(link_class.get("count") == CHAIN_LINKS + RING_NODES and low is not None and
-          low <= link_class.get("retained", 0) <= low + 200,
+    # A class retains what its top-level instances do: the chain's head and the ring's two roots.
+    expected = sum(c["retained"] for c in heads + rings)
+    check(link_class.get("count") == CHAIN_LINKS + RING_NODES and link_class.get("retained") == expected,
           f"{label}: RetainedShapes$Link: {CHAIN_LINKS + RING_NODES} instances, retained by its top-level ones "
-          f"(about {low}): {link_class}")
+          f"({expected}): {link_class}")
     check(result["reachable"] <= result["objects"] and result["references"] > result["objects"],
           f"{label}: counts: {result['objects']} objects, {result['reachable']} reachable, {result['references']} references")
     check(result["memory"]["dominator_bytes_per_object"] > 0, f"{label}: memory stated: {result['memory']}")
-    tree = result["tree"]
-    check(tree["type"] == "<roots>" and tree["retained"] == result["retained_total"] and tree["children"]
-          and tree["children"][0]["retained"] <= tree["retained"], f"{label}: the tree's root: {str(tree)[:300]}")
 
 
 def paths(label, path, *extra):

@@ -235,10 +235,13 @@ int path_main(int argc, char** argv) {
                  path.c_str(), dump + 1, loaded->model.dumps().size(), weak ? "followed" : "not followed");
     print_text(output.file(), graph, targets, before);
   }
-  const bool all_reached =
-      std::all_of(targets.begin(), targets.end(), [&before](uint32_t t) { return before[t] != kNoNode; });
+  const size_t unreached = static_cast<size_t>(
+      std::count_if(targets.begin(), targets.end(), [&before](uint32_t t) { return before[t] == kNoNode; }));
   if (!output.close("path")) return kExitBadInput;
-  return all_reached ? kExitOk : kExitVerdict;
+  if (unreached == 0) return kExitOk;
+  std::fprintf(stderr, "fasthprof path: no GC root reaches %zu of the %zu objects asked for\n", unreached,
+               targets.size());
+  return kExitVerdict;
 }
 
 }  // namespace fasthprof::cli
