@@ -286,7 +286,7 @@ int dominators_main(int argc, char** argv) {
   if (args.operands.size() != 1) return fail("dominators", "needs one FILE (see fasthprof dominators --help)");
   const std::string path(args.operands[0]);
   Clock clock(settings.verbose);
-  std::unique_ptr<Loaded> loaded = load("dominators", path.c_str(), args);
+  std::unique_ptr<Loaded> loaded = load("dominators", path.c_str(), args, false, true);
   if (loaded == nullptr) return kExitBadInput;
   clock.step("read the file");
   size_t dump = 0;

@@ -204,7 +204,7 @@ int path_main(int argc, char** argv) {
   if (args.operands.size() != 2) return fail("path", "needs FILE and OBJECT or CLASS (see fasthprof path --help)");
   const std::string path(args.operands[0]);
   const std::string_view wanted = args.operands[1];
-  std::unique_ptr<Loaded> loaded = load("path", path.c_str(), args);
+  std::unique_ptr<Loaded> loaded = load("path", path.c_str(), args, false, true);
   if (loaded == nullptr) return kExitBadInput;
   size_t dump = 0;
   if (!choose_dump("path", args, loaded->model, &dump)) return kExitBadInput;
