@@ -36,13 +36,15 @@ bool HeapGraph::build(const HprofModel& model, size_t dump, const HeapGraphOptio
   layouts_.clear();
   edge_bound_ = references_ = dangling_ = duplicates_ = 0;
   compressed_ = options.compressed_references;
+  weak_ = options.weak_references;
+  reference_class_ = 0;
   if (dump >= model.dumps().size()) {
     *error = "the file has no heap dump " + std::to_string(dump + 1);
     return false;
   }
   if (!frame_dump(model, dump, error)) return false;
   index_objects();
-  make_layouts(model, options);
+  find_reference_class(model);
   return fill_edges(error);
 }
 
@@ -82,7 +84,9 @@ bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* er
         case kClassDump: {
           const ClassDumpView view = decode_class_dump(bytes_, sub);
           objects_.push_back(Object{view.class_id, at});
-          layouts_[view.class_id].offset = at;
+          Layout& layout = layouts_[view.class_id];
+          layout.offset = at;
+          layout.super_id = view.super_id;
           edge_bound_ += uint64_t{view.static_count} + 1;
           break;
         }
@@ -142,34 +146,54 @@ uint32_t HeapGraph::find(uint64_t id) const {
   return low < objects_.size() && objects_[low].id == id ? low + 1 : kNoNode;
 }
 
-void HeapGraph::make_layouts(const HprofModel& model, const HeapGraphOptions& options) {
-  const uint64_t n = bytes_.id_size();
-  uint64_t reference_class = 0;
+void HeapGraph::find_reference_class(const HprofModel& model) {
   for (const auto& [class_id, layout] : layouts_) {
-    if (model.class_name_by_object_id(class_id) == "java.lang.ref.Reference") reference_class = class_id;
+    if (model.class_name_by_object_id(class_id) == "java.lang.ref.Reference") reference_class_ = class_id;
   }
-  for (auto& [class_id, layout] : layouts_) {
-    uint64_t position = 0;
-    uint64_t current = class_id;
-    // A hostile dump may chain classes in a loop: no chain is longer than the classes there are.
-    for (size_t hops = 0; current != 0 && hops <= layouts_.size(); ++hops) {
-      const auto found = layouts_.find(current);
-      if (found == layouts_.end()) break;
-      const ClassDumpView view = decode_class_dump(bytes_, at_offset(kClassDump, found->second.offset));
-      uint64_t field = view.fields_at;
-      for (uint32_t i = 0; i < view.field_count; ++i, field += n + 1) {
-        const uint8_t type = bytes_.u1(field + n);
-        const bool referent = current == reference_class && model.utf8(bytes_.id(field)) == "referent";
-        if (type == kObjectType && (options.weak_references || !referent) && position <= UINT32_MAX) {
-          layout.references.push_back(static_cast<uint32_t>(position));
-        }
-        if (type == kObjectType) ++layout.reference_fields;
-        position += bytes_.value_size(type);
-      }
-      current = view.super_id;
+}
+
+const HeapGraph::Layout* HeapGraph::layout(uint64_t class_id) {
+  const auto found = layouts_.find(class_id);
+  if (found == layouts_.end()) return nullptr;
+  if (found->second.state == 2) return &found->second;
+  // The classes up the chain not made yet, then made from the top down.
+  std::vector<Layout*> chain;
+  for (auto at = found; at != layouts_.end() && at->second.state == 0; at = layouts_.find(at->second.super_id)) {
+    at->second.state = 1;
+    chain.push_back(&at->second);
+    if (at->second.super_id == 0) break;
+  }
+  for (size_t i = chain.size(); i-- > 0;) {
+    const auto super = layouts_.find(chain[i]->super_id);
+    make_layout(chain[i], super != layouts_.end() && super->second.state == 2 ? &super->second : nullptr);
+  }
+  return found->second.state == 2 ? &found->second : nullptr;
+}
+
+// An instance's values hold its class's own fields first, then its superclass's.
+void HeapGraph::make_layout(Layout* layout, const Layout* super) {
+  const uint64_t n = bytes_.id_size();
+  const ClassDumpView view = decode_class_dump(bytes_, at_offset(kClassDump, layout->offset));
+  uint64_t position = 0;
+  uint64_t field = view.fields_at;
+  for (uint32_t i = 0; i < view.field_count; ++i, field += n + 1) {
+    const uint8_t type = bytes_.u1(field + n);
+    if (type == kObjectType) {
+      ++layout->reference_fields;
+      const bool referent = view.class_id == reference_class_ && model_->utf8(bytes_.id(field)) == "referent";
+      if ((weak_ || !referent) && position <= UINT32_MAX) layout->references.push_back(static_cast<uint32_t>(position));
     }
-    layout.value_bytes = static_cast<uint32_t>(std::min<uint64_t>(position, UINT32_MAX));
+    position += bytes_.value_size(type);
   }
+  if (super != nullptr) {
+    for (uint32_t slot : super->references) {
+      if (position + slot <= UINT32_MAX) layout->references.push_back(static_cast<uint32_t>(position + slot));
+    }
+    layout->reference_fields += super->reference_fields;
+    position += super->value_bytes;
+  }
+  layout->value_bytes = static_cast<uint32_t>(std::min<uint64_t>(position, UINT32_MAX));
+  layout->state = 2;
 }
 
 uint32_t HeapGraph::append(uint64_t id) {
@@ -224,8 +248,7 @@ bool HeapGraph::fill_edges(std::string* error) {
         const uint32_t value_bytes = bytes_.u4(at + 1 + 2 * n + 4);
         const uint64_t values = at + 1 + 2 * n + 8;
         if (layout == nullptr || class_id != last_class) {
-          const auto found = layouts_.find(class_id);
-          layout = found == layouts_.end() ? nullptr : &found->second;
+          layout = this->layout(class_id);
           last_class = class_id;
         }
         if (layout != nullptr) {

@@ -100,16 +100,22 @@ class HeapGraph {
     uint64_t offset;
   };
   // The reference fields of instances of one class, as offsets into their field values.
+  // Made when an instance of the class is first met, from its superclass's (made first): a chain
+  // of classes costs one visit per class, however long, and classes with no instance none.
   struct Layout {
     uint64_t offset = 0;  // of the CLASS DUMP
+    uint64_t super_id = 0;
     std::vector<uint32_t> references;
     uint32_t value_bytes = 0;  // of an instance's field values, superclasses included
     uint32_t reference_fields = 0;  // the referent included
+    uint8_t state = 0;  // 0 not made, 1 being made (a chain that loops back stops there), 2 made
   };
 
   bool frame_dump(const HprofModel& model, size_t dump, std::string* error);
   void index_objects();
-  void make_layouts(const HprofModel& model, const HeapGraphOptions& options);
+  void find_reference_class(const HprofModel& model);
+  const Layout* layout(uint64_t class_id);
+  void make_layout(Layout* layout, const Layout* super);
   bool fill_edges(std::string* error);
   uint32_t append(uint64_t id);
   uint64_t compressed_bytes(uint64_t offset) const;
@@ -130,6 +136,8 @@ class HeapGraph {
   std::vector<uint64_t> root_ids_;  // while building: the object ID of each root
   std::unordered_map<uint64_t, Layout> layouts_;  // by class object ID
   bool compressed_ = false;
+  bool weak_ = false;
+  uint64_t reference_class_ = 0;  // java.lang.ref.Reference's class object
   uint64_t edge_bound_ = 0;
   uint64_t references_ = 0;
   uint64_t dangling_ = 0;
