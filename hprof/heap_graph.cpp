@@ -110,10 +110,46 @@ bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* er
   return true;
 }
 
+// A least-significant-digit radix sort by ID, 11 bits a pass over the bits in which the IDs differ
+// (about 3 passes for the addresses of a heap of a few GiB): std::sort took 30 % of `dominators`'
+// time on a JDK dump written by several threads (about 450 ascending runs), this a third of that.
+void HeapGraph::sort_objects() {
+  uint64_t low = UINT64_MAX, high = 0;
+  for (const Object& object : objects_) {
+    low = std::min(low, object.id);
+    high = std::max(high, object.id);
+  }
+  uint64_t varying = 0;
+  for (const Object& object : objects_) varying |= object.id - low;
+  if (varying == 0) return;
+  const unsigned skip = static_cast<unsigned>(__builtin_ctzll(varying));
+  const uint64_t top = (high - low) >> skip;
+  const unsigned bits = 64 - static_cast<unsigned>(__builtin_clzll(top));
+  constexpr unsigned kDigit = 11;
+  BigVector<Object> other(objects_.size());
+  std::vector<uint64_t> count(size_t{1} << kDigit);
+  Object* from = objects_.data();
+  Object* to = other.data();
+  for (unsigned shift = 0; shift < bits; shift += kDigit) {
+    auto digit = [&](const Object& o) { return static_cast<size_t>(((o.id - low) >> (skip + shift)) & ((1u << kDigit) - 1)); };
+    std::fill(count.begin(), count.end(), 0);
+    for (size_t i = 0; i < objects_.size(); ++i) ++count[digit(from[i])];
+    uint64_t sum = 0;
+    for (uint64_t& c : count) {
+      const uint64_t here = c;
+      c = sum;
+      sum += here;
+    }
+    for (size_t i = 0; i < objects_.size(); ++i) to[count[digit(from[i])]++] = from[i];
+    std::swap(from, to);
+  }
+  if (from != objects_.data()) objects_.swap(other);
+}
+
 void HeapGraph::index_objects() {
   auto by_id = [](const Object& a, const Object& b) { return a.id < b.id; };
   // The JDK's dumper and the agent write most objects in address or tag order already.
-  if (!std::is_sorted(objects_.begin(), objects_.end(), by_id)) std::sort(objects_.begin(), objects_.end(), by_id);
+  if (!std::is_sorted(objects_.begin(), objects_.end(), by_id)) sort_objects();
   const auto kept = std::unique(objects_.begin(), objects_.end(), [](const Object& a, const Object& b) { return a.id == b.id; });
   duplicates_ = static_cast<uint64_t>(objects_.end() - kept);
   objects_.erase(kept, objects_.end());

@@ -112,6 +112,7 @@ class HeapGraph {
   };
 
   bool frame_dump(const HprofModel& model, size_t dump, std::string* error);
+  void sort_objects();
   void index_objects();
   void find_reference_class(const HprofModel& model);
   const Layout* layout(uint64_t class_id);
