@@ -367,6 +367,18 @@ uint64_t HeapGraph::compressed_bytes(uint64_t at) const {
   }
 }
 
+HeapGraph::Facts HeapGraph::facts(uint32_t node) const {
+  const uint64_t at = offset(node);
+  const uint32_t n = bytes_.id_size();
+  const uint64_t shallow = shallow_bytes(node);
+  switch (bytes_.u1(at)) {
+    case kInstance: return Facts{ObjectKind::kInstance, bytes_.id(at + 1 + n + 4), shallow};
+    case kObjectArray: return Facts{ObjectKind::kObjectArray, bytes_.id(at + 1 + n + 8), shallow};
+    case kPrimitiveArray: return Facts{ObjectKind::kPrimitiveArray, bytes_.u1(at + 1 + n + 8), shallow};
+    default: return Facts{ObjectKind::kClass, bytes_.id(at + 1), shallow};
+  }
+}
+
 uint64_t HeapGraph::class_id(uint32_t node) const {
   if (node == kSuperRoot) return 0;
   const uint64_t at = offset(node);

@@ -9,12 +9,8 @@ namespace {
 
 constexpr uint64_t kClassObjectKey = 1;
 
-uint64_t class_key(const HeapGraph& graph, uint32_t node) {
-  switch (graph.kind(node)) {
-    case ObjectKind::kClass: return kClassObjectKey;
-    case ObjectKind::kPrimitiveArray: return graph.element_type(node);
-    default: return graph.class_id(node);
-  }
+uint64_t class_key(const HeapGraph::Facts& facts) {
+  return facts.kind == ObjectKind::kClass ? kClassObjectKey : facts.class_key;
 }
 
 }  // namespace
@@ -41,14 +37,15 @@ void RetainedSizes::count_classes(const HeapGraph& graph, const Dominators& domi
   uint64_t last_key = 0;
   uint32_t last_index = UINT32_MAX;
   for (uint32_t v = 1; v < graph.nodes(); ++v) {
-    const uint64_t key = class_key(graph, v);
+    const HeapGraph::Facts facts = graph.facts(v);
+    const uint64_t key = class_key(facts);
     if (last_index == UINT32_MAX || key != last_key) {
       const auto [found, added] = index.emplace(key, static_cast<uint32_t>(classes_.size()));
       if (added) classes_.push_back(ClassRetained{key, 0, 0, 0});
       last_key = key;
       last_index = found->second;
     }
-    const uint64_t shallow = graph.shallow_bytes(v);
+    const uint64_t shallow = facts.shallow;
     ++classes_[last_index].count;
     classes_[last_index].shallow += shallow;
     const uint32_t p = dominators.pre(v);
