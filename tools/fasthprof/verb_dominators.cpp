@@ -121,7 +121,11 @@ void print_tree(FILE* out, const HeapGraph& graph, const Dominators& dominators,
                object_label(graph, node).c_str());
   const uint32_t count = sizes.child_count(pre);
   if (level + 1 >= settings.depth || count == 0) {
-    std::fprintf(out, count == 0 ? "\n" : "  (%" PRIu32 " children)\n", count);
+    if (count == 0) {
+      std::fputc('\n', out);
+    } else {
+      std::fprintf(out, "  (%" PRIu32 " %s)\n", count, count == 1 ? "child" : "children");
+    }
     return;
   }
   std::fputc('\n', out);
