@@ -159,7 +159,8 @@ void HeapGraph::index_objects() {
   // About one bucket per four objects: a lookup is one directory read and a search of a few IDs.
   const uint64_t buckets_wanted = std::max<uint64_t>(1, objects_.size() / 4);
   shift_ = 0;
-  while (((max_id_ - min_id_) >> shift_) >= buckets_wanted) ++shift_;
+  // Never 64: a shift by the width of the type is undefined (x86 shifts by 0: an endless loop).
+  while (shift_ < 63 && ((max_id_ - min_id_) >> shift_) >= buckets_wanted) ++shift_;
   const uint64_t buckets = ((max_id_ - min_id_) >> shift_) + 1;
   directory_.assign(buckets + 1, 0);
   for (const Object& object : objects_) ++directory_[((object.id - min_id_) >> shift_) + 1];

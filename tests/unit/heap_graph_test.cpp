@@ -285,5 +285,27 @@ TEST_P(HeapGraphTest, SecondDump) {
 
 INSTANTIATE_TEST_SUITE_P(IdSizes, HeapGraphTest, ::testing::Values(8u, 4u));
 
+TEST(HeapGraph, IdsAcrossTheWholeRange) {
+  // The directory over IDs 1 and 2^63 + 64 (a fuzzer's): its bucket shift stops at 63.
+  Writer w(8);
+  w.utf8(kNameHolder, "Holder");
+  w.utf8(kNameCache, "cache");
+  w.load_class(1, 1, kNameHolder);
+  w.class_dump(1, 0, {}, {{kNameCache, kObj, 0x8000000000000040}});
+  w.byte_array(0x8000000000000040, 10);
+  w.root(0x05, 1);
+  w.end_dump();
+  HprofModel model;
+  ReadError read_error;
+  ASSERT_TRUE(model.load(w.file.data(), w.file.size(), &read_error)) << read_error.message;
+  HeapGraph graph;
+  std::string error;
+  ASSERT_TRUE(graph.build(model, 0, {}, &error)) << error;
+  Dominators dominators;
+  dominators.compute(graph.csr(), HeapGraph::kSuperRoot);
+  EXPECT_EQ(dominators.idom(graph.find(0x8000000000000040)), graph.find(1));
+  EXPECT_EQ(graph.reference_name(graph.find(1), graph.find(0x8000000000000040)), "static Holder.cache");
+}
+
 }  // namespace
 }  // namespace fasthprof
