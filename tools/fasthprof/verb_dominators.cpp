@@ -41,7 +41,7 @@ const char kDominatorsUsage[] =
     "  --top N   objects and classes listed (default 20; 0: all classes, no\n"
     "            objects)\n"
     "  --depth N  levels of the dominator tree printed (default 3; 0: none)\n"
-    "  --children N  children shown per node of the tree (default 10)\n"
+    "  --children N  children shown per node of the tree (default 10; 0: all)\n"
     "  --weak    follow Reference.referent like any other field\n"
     "  --compressed  shallow sizes of a JVM with compressed references and class\n"
     "            pointers (HotSpot's default under 32 GiB of heap, and VisualVM's\n"
@@ -174,8 +174,12 @@ void print_text(FILE* out, const Facts& facts, const HeapGraph& graph, const Dom
                  row.count, sizes.class_name(graph, row).c_str());
   }
   if (settings.depth > 0) {
-    std::fprintf(out, "\ndominator tree, %" PRIu64 " levels, the %" PRIu64 " largest children of each node:\n",
-                 settings.depth, settings.children);
+    if (settings.children == 0) {
+      std::fprintf(out, "\ndominator tree, %" PRIu64 " levels, every child of each node:\n", settings.depth);
+    } else {
+      std::fprintf(out, "\ndominator tree, %" PRIu64 " levels, the %" PRIu64 " largest children of each node:\n",
+                   settings.depth, settings.children);
+    }
     print_tree(out, graph, dominators, sizes, settings, 0, 0);
   }
 }
