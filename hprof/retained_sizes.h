@@ -34,6 +34,11 @@ class RetainedSizes {
 
   // By preorder number (Dominators::pre); 0 is the super-root: every reachable object's bytes.
   uint64_t retained_pre(uint32_t pre) const { return retained_[pre]; }
+  // By node (HeapGraph's): 0 for an object no root reaches.
+  uint64_t retained(uint32_t node) const {
+    const uint32_t pre = dominators_->pre(node);
+    return pre == kNoNode ? 0 : retained_[pre];
+  }
   uint64_t total() const { return retained_.empty() ? 0 : retained_[0]; }
   // The n objects of largest retained size, largest first (ties: the smaller ID first), as
   // preorder numbers; the super-root never.

@@ -246,6 +246,8 @@ TEST_P(HeapGraphTest, ShallowAndRetainedSizes) {
   EXPECT_EQ(sizes.retained_pre(dominators_.pre(node(kArray))), cache);
   EXPECT_EQ(sizes.retained_pre(dominators_.pre(node(kHolderClass))), cache);
   EXPECT_EQ(sizes.retained_pre(dominators_.pre(node(kNode1))), node_bytes + bytes1);
+  EXPECT_EQ(sizes.retained(node(kNode2)), node_bytes + bytes2);
+  EXPECT_EQ(sizes.retained(node(kNode4)), 0u);  // unreachable
   const std::vector<uint32_t> top = sizes.top(2);
   ASSERT_EQ(top.size(), 2u);
   // The class and its array retain as much: the smaller ID first.
