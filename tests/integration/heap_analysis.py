@@ -9,7 +9,8 @@ to the cache's largest arrays goes through `static RetainedShapes.cache -> java.
 the path to the Target goes through the ArrayList that holds it strongly, or with --weak through
 the WeakReference's referent.
 
-Against VisualVM's heap library (tests/visualvm/RetainedCheck.java) on the plain JDK dump, with
+Against VisualVM's heap library (tests/visualvm/RetainedCheck.java) on the plain JDK dump and the
+agent's second dump, with
 --compressed (the shallow sizes VisualVM assumes of such a dump): its top objects (class objects
 aside) and its classes of 1 MB or more retained have exactly our retained sizes. Other classes may
 differ, for the reasons docs/command.md gives (VisualVM counts a Reference among an object's
@@ -94,14 +95,15 @@ def paths(label, path, *extra):
           f"{label}: the Target's path with --weak:\n{weak.stdout}{weak.stderr}")
 
 
-def against_visualvm(label, path):
+def against_visualvm(label, path, dump=1):
     if not visualvm_built():
         print(f"{label}: VisualVM's heap library is not installed: no comparison")
         return
-    ours = dominators(label, path, "--compressed")
+    ours = dominators(label, path, "--compressed", "--dump", str(dump))
     if ours is None:
         return
-    run = subprocess.run([java_bin(JAVA17, "java"), "-Xmx1g", "-cp", HEAP_CHECK, "RetainedCheck", str(path), "0", "15"],
+    run = subprocess.run([java_bin(JAVA17, "java"), "-Xmx1g", "-cp", HEAP_CHECK, "RetainedCheck", str(path),
+                          str(dump - 1), "15"],
                          capture_output=True, text=True, timeout=600)
     if not check(run.returncode == 0, f"{label}: RetainedCheck: {run.stdout}{run.stderr}"):
         return
@@ -115,7 +117,7 @@ def against_visualvm(label, path):
         mine = by_id.get(object_id)
         check(mine is not None and mine["retained"] == retained,
               f"{label}: {name} {object_id:#x}: VisualVM retains {retained} bytes, we {mine}")
-    ours_classes = {c["name"]: c["retained"] for c in fasthprof_classes(path)}
+    ours_classes = {c["name"]: c["retained"] for c in fasthprof_classes(path, dump)}
     big = {name: r for name, r in their_classes.items() if r >= 1_000_000}
     check(len(big) >= 5, f"{label}: VisualVM's classes of 1 MB or more: {big}")
     for name, retained in big.items():
@@ -125,8 +127,8 @@ def against_visualvm(label, path):
           f"{len(differing)} of {len(their_classes)} smaller classes differ (weak referrers, docs/command.md)")
 
 
-def fasthprof_classes(path):
-    run = fasthprof("dominators", "--json", "--compressed", "--top", "0", "--depth", "0", path)
+def fasthprof_classes(path, dump):
+    run = fasthprof("dominators", "--json", "--compressed", "--dump", str(dump), "--top", "0", "--depth", "0", path)
     return json.loads(run.stdout)["top_classes"] if run.returncode == 0 else []
 
 
@@ -158,6 +160,7 @@ def retained_run(jdk, home):
                     check(result["dumps"] == 2 and result["dump"] == int(extra[1]), f"{file_label}: dump {result['dump']} of {result['dumps']}")
             paths(file_label, folder / name, *extra)
         against_visualvm(f"{label}: jdk.hprof", folder / "jdk.hprof")
+        against_visualvm(f"{label}: agent.hprof dump 2", folder / "agent.hprof", 2)
         bad = fasthprof("dominators", "--dump", "3", folder / "agent.hprof")
         check(bad.returncode == 2 and "1 to 2" in bad.stderr, f"{label}: --dump 3 of 2: {bad.returncode} {bad.stderr}")
 
