@@ -93,6 +93,14 @@ class HprofReader {
   // an unknown tag). After false, every further call returns false.
   bool next_record(RecordView* record);
 
+  // Makes the record at offset the next to frame: a record boundary an earlier pass found (where
+  // one heap dump of several starts), for a later pass over part of the file. After read_header().
+  void seek(uint64_t offset) {
+    position_ = offset;
+    done_ = false;
+    error_ = ReadError{};
+  }
+
   const HprofHeader& header() const { return header_; }
   // The input with the header's identifier size (0 before read_header()).
   const HprofBytes& bytes() const { return bytes_; }

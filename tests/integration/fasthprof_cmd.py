@@ -79,10 +79,10 @@ def case_dispatch():
     help_text = fasthprof("help")
     listed = re.findall(r"^  (\w+) ", help_text.stdout, re.M)
     # pprof is built only where Debian's protobuf and profile.proto are (tools/meson.build).
-    check(help_text.returncode == 0 and listed in (["verify", "summary", "collapsed", "diff", "text", "flame", "listen",
-                                                    "attach"],
-                                                   ["verify", "summary", "collapsed", "diff", "text", "flame", "pprof",
-                                                    "listen", "attach"]),
+    check(help_text.returncode == 0 and listed in (["verify", "summary", "dominators", "path", "collapsed", "diff",
+                                                    "text", "flame", "listen", "attach"],
+                                                   ["verify", "summary", "dominators", "path", "collapsed", "diff",
+                                                    "text", "flame", "pprof", "listen", "attach"]),
           f"help lists the verbs that are built, and no other:\n{help_text.stdout}")
     for verb in listed:
         usage = fasthprof(verb, "--help")
@@ -138,22 +138,27 @@ def case_dispatch():
         tmp = folder / "tmp"
         tmp.mkdir()
 
-        def same_as_plain(verb, *extra):
+        def same_as_plain(verb, *extra, after=()):
             def run(file_name):
-                proc = fasthprof(verb, *extra, folder / file_name, env={"TMPDIR": str(tmp)})
+                proc = fasthprof(verb, *extra, folder / file_name, *after, env={"TMPDIR": str(tmp)})
                 names = re.compile(re.escape(str(folder)) + r"/(good|chunked)\.hprof(\.gz)?")
+                # dominators' memory line states the process's peak RSS, which decompression raises.
                 text = "\n".join(line for line in names.sub("FILE", proc.stdout).splitlines()
-                                 if not line.startswith("gzip: "))
+                                 if not line.startswith(("gzip: ", "memory: ")))
                 return proc.returncode, text, names.sub("FILE", proc.stderr)
             plain = run("good.hprof")
             for file_name in ("good.hprof.gz", "chunked.hprof.gz"):
                 check(run(file_name) == plain, f"{verb} {' '.join(map(str, extra))} {file_name} as the plain file: {plain}")
             return plain
 
-        for verb in [verb for verb in listed if verb not in ("listen", "flame", "pprof", "attach")]:
+        for verb in [verb for verb in listed if verb not in ("listen", "flame", "pprof", "attach", "path")]:
             extra = (folder / "good.hprof",) if verb == "diff" else ()
             code, _, _ = same_as_plain(verb, *extra)
             check(code == (2 if verb == "collapsed" else 0), f"{verb} of the hand-made file: exit {code}")
+        # The file has no roots: no path reaches a demo.Thing (exit 1, said on stderr).
+        code, text, error = same_as_plain("path", "--top", "2", after=("demo.Thing",))
+        check(code == 1 and text.count("none, no GC root reaches it") == 2 and "no GC root reaches 2 of the 2" in error,
+              f"path of the hand-made file: exit {code}: {text}{error}")
         check(list(tmp.iterdir()) == [], f"nothing left in $TMPDIR: {list(tmp.iterdir())}")
         one_message("TMPDIR missing", fasthprof("summary", folder / "good.hprof.gz", env={"TMPDIR": str(folder / "none")}),
                     r"cannot make a temporary file in .*/none to decompress into: No such file")

@@ -132,6 +132,10 @@ def case_class_chain():
         run = fasthprof(folder, "verify", cyclic)
         check(run.code == 1 and "its own super class" in run.stderr, f"verify cyclic chain: exit 1, a cycle: {run}")
         done("text cyclic chain", fasthprof(folder, "text", cyclic), 20, 200)
+        # The object graph makes a class's field layout once, from its superclass's: one visit per
+        # class of the chain, looping or not.
+        for path in (chain, cyclic):
+            done(f"dominators {path.name}", fasthprof(folder, "dominators", "--json", path), 20, 200)
 
 
 def case_gzip_bomb():
@@ -139,7 +143,7 @@ def case_gzip_bomb():
         bomb = folder / "bomb.hprof.gz"
         bomb.write_bytes(hostile_files.row_bomb(1 << 30))
         # The file size limit stands for the temporary folder's space: past it a write fails.
-        for verb in (["verify"], ["summary"], ["text"], ["collapsed"], ["diff", bomb], ["flame"],
+        for verb in (["verify"], ["summary"], ["dominators"], ["text"], ["collapsed"], ["diff", bomb], ["flame"],
                      ["pprof", "-o", folder / "out.pb.gz"]):
             run = fasthprof(folder, *verb, bomb, file_size=300 * MIB)
             refused(f"{verb[0]} 1 GiB bomb", run, r"expands past the limit of 268435456 bytes .* --max-expanded")

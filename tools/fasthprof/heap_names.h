@@ -1,0 +1,32 @@
+// What the verbs that walk a heap dump's object graph (dominators, path) share: choosing the dump
+// of a file that holds several, naming objects, and the memory they used.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "cli.h"
+#include "heap_graph.h"
+
+namespace fasthprof::cli {
+
+// --dump N: the options line of both verbs' --help.
+inline constexpr char kDumpOption[] = "--dump";
+#define FASTHPROF_DUMP_HELP                                                        \
+  "  --dump N  the Nth heap dump of a file that holds several (1 = the first;\n"   \
+  "            default the last)\n"
+
+// The dump --dump names (0-based into model.dumps()), by default the last. False after a message
+// when the file has no heap dump or N is not one of its dumps.
+bool choose_dump(const char* verb, const Args& args, const HprofModel& model, size_t* index);
+
+// An object ID as the dumps' readers print it: 0x7f3a2c10.
+std::string hex_id(uint64_t id);
+// "java.util.HashMap 0x7f3a2c10"; "<roots>" for the super-root.
+std::string object_label(const HeapGraph& graph, uint32_t node);
+// The most resident memory the process has had, in bytes (getrusage), the mapped file's pages
+// included.
+uint64_t peak_resident_bytes();
+
+}  // namespace fasthprof::cli
