@@ -79,9 +79,9 @@ def case_dispatch():
     help_text = fasthprof("help")
     listed = re.findall(r"^  (\w+) ", help_text.stdout, re.M)
     # pprof is built only where Debian's protobuf and profile.proto are (tools/meson.build).
-    check(help_text.returncode == 0 and listed in (["verify", "summary", "dominators", "path", "collapsed", "diff",
+    check(help_text.returncode == 0 and listed in (["verify", "summary", "dominators", "path", "leaks", "collapsed", "diff",
                                                     "text", "flame", "listen", "attach"],
-                                                   ["verify", "summary", "dominators", "path", "collapsed", "diff",
+                                                   ["verify", "summary", "dominators", "path", "leaks", "collapsed", "diff",
                                                     "text", "flame", "pprof", "listen", "attach"]),
           f"help lists the verbs that are built, and no other:\n{help_text.stdout}")
     for verb in listed:

@@ -1,4 +1,4 @@
-"""`fasthprof dominators` and `fasthprof path` on tests/java/RetainedShapes.java, a heap of known
+"""`fasthprof dominators`, `fasthprof path` and `fasthprof leaks` on tests/java/RetainedShapes.java, a heap of known
 retained sizes and paths, held still: a `jcmd GC.heap_dump` plain and -gz=1, and the agent's own
 file of two dumps (kill -QUIT twice, dumper=vm), on each JDK.
 
@@ -132,6 +132,36 @@ def fasthprof_classes(path, dump):
     return json.loads(run.stdout)["top_classes"] if run.returncode == 0 else []
 
 
+def leaks(label, path, *extra):
+    """`fasthprof leaks`: the class RetainedShapes (its statics: the cache, the chain) and the ring
+    held by main's frame are the suspects, each with what it holds and the root that keeps it (two
+    locals hold the ring, so its head retains all but the link the other one dominates)."""
+    run = fasthprof("leaks", "--json", *extra, path)
+    try:
+        result = json.loads(run.stdout)
+    except json.JSONDecodeError:
+        check(False, f"{label}: leaks --json: {run.returncode} {run.stdout[:500]}{run.stderr}")
+        return
+    by_what = {s["what"].split(" 0x")[0]: s for s in result["suspects"]}
+    owner = by_what.get("class RetainedShapes")
+    cache = next((h for h in owner["accumulation"]["holds"] if h["class"] == "java.util.HashMap"), None) if owner else None
+    check(owner is not None and owner["kind"] == "object" and owner["retained"] >= 32 * 100_000 + 1000 * 1000 and
+          cache is not None and cache["retained"] >= 32 * 100_000 and owner["path"] and
+          owner["path"][0]["via"].startswith("ROOT "),
+          f"{label}: leaks: class RetainedShapes retains the cache and the chain, a root keeps it: {result['suspects'][:2]}")
+    ring = by_what.get("RetainedShapes$Link")
+    check(ring is not None and ring["retained"] >= 60 * 20_000 and
+          ring["accumulation"]["object"]["type"] == "RetainedShapes$Link" and
+          ring["path"] and ring["path"][0]["via"].startswith("ROOT JAVA FRAME"),
+          f"{label}: leaks: the ring, held by main's frame, accumulated at its head: {ring}")
+    text = fasthprof("leaks", *extra, path)
+    check(text.returncode == 0 and re.search(r"^suspect \d: class RetainedShapes 0x\w+ retains \d+ bytes", text.stdout, re.M)
+          and "  kept alive by: ROOT " in text.stdout, f"{label}: leaks in text:\n{text.stdout[:1500]}")
+    none = fasthprof("leaks", "--share", "100", *extra, path)
+    check(none.returncode == 0 and "no suspect: no object and no class retains 100 % of the heap" in none.stdout,
+          f"{label}: leaks --share 100: {none.stdout[-300:]}")
+
+
 def retained_run(jdk, home):
     label = f"{jdk} retained"
     options = "heap=dump,format=b,file=agent.hprof,doe=n,verbose=y,dumper=vm"
@@ -159,8 +189,12 @@ def retained_run(jdk, home):
                 if name == "agent.hprof":
                     check(result["dumps"] == 2 and result["dump"] == int(extra[1]), f"{file_label}: dump {result['dump']} of {result['dumps']}")
             paths(file_label, folder / name, *extra)
+            if name != "jdk.hprof.gz":
+                leaks(file_label, folder / name, *extra)
         against_visualvm(f"{label}: jdk.hprof", folder / "jdk.hprof")
         against_visualvm(f"{label}: agent.hprof dump 2", folder / "agent.hprof", 2)
+        share = fasthprof("leaks", "--share", "0", folder / "jdk.hprof")
+        check(share.returncode == 2 and "--share takes a percentage" in share.stderr, f"{label}: leaks --share 0: {share.stderr}")
         bad = fasthprof("dominators", "--dump", "3", folder / "agent.hprof")
         check(bad.returncode == 2 and "1 to 2" in bad.stderr, f"{label}: --dump 3 of 2: {bad.returncode} {bad.stderr}")
 

@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -35,6 +36,38 @@ std::string hex_id(uint64_t id) {
 std::string object_label(const HeapGraph& graph, uint32_t node) {
   if (node == HeapGraph::kSuperRoot) return "<roots>";
   return graph.type_name(node) + " " + hex_id(graph.id(node));
+}
+
+std::vector<uint32_t> shortest_paths(const HeapGraph& graph, const std::vector<uint32_t>& targets) {
+  const CsrGraph csr = graph.csr();
+  std::vector<uint32_t> before(csr.nodes, kNoNode);
+  std::vector<uint32_t> queue{HeapGraph::kSuperRoot};
+  before[HeapGraph::kSuperRoot] = HeapGraph::kSuperRoot;
+  size_t waiting = targets.size();
+  std::vector<bool> wanted(csr.nodes, false);
+  for (uint32_t t : targets) wanted[t] = true;
+  if (wanted[HeapGraph::kSuperRoot]) --waiting;
+  for (size_t head = 0; head < queue.size() && waiting > 0; ++head) {
+    const uint32_t v = queue[head];
+    for (uint32_t e = csr.start[v]; e < csr.start[v + 1]; ++e) {
+      const uint32_t t = csr.targets[e];
+      if (t == kNoNode || before[t] != kNoNode) continue;
+      before[t] = v;
+      queue.push_back(t);
+      if (wanted[t] && --waiting == 0) break;
+    }
+  }
+  return before;
+}
+
+std::vector<PathStep> path_to(const HeapGraph& graph, const std::vector<uint32_t>& before, uint32_t target) {
+  std::vector<PathStep> steps;
+  if (before[target] == kNoNode) return steps;
+  for (uint32_t v = target; v != HeapGraph::kSuperRoot; v = before[v]) {
+    steps.push_back(PathStep{graph.reference_name(before[v], v), v});
+  }
+  std::reverse(steps.begin(), steps.end());
+  return steps;
 }
 
 uint64_t peak_resident_bytes() {

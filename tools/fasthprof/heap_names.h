@@ -1,10 +1,12 @@
-// What the verbs that walk a heap dump's object graph (dominators, path) share: choosing the dump
-// of a file that holds several, naming objects, and the memory they used.
+// What the verbs that walk a heap dump's object graph (dominators, path, leaks) share: choosing the
+// dump of a file that holds several, naming objects, shortest paths from the roots, and the memory
+// they used.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli.h"
 #include "heap_graph.h"
@@ -25,6 +27,19 @@ bool choose_dump(const char* verb, const Args& args, const HprofModel& model, si
 std::string hex_id(uint64_t id);
 // "java.util.HashMap 0x7f3a2c10"; "<roots>" for the super-root.
 std::string object_label(const HeapGraph& graph, uint32_t node);
+// A breadth-first search from the super-root: each reached node's predecessor on a shortest path,
+// kNoNode where none is. Stops once every target is reached. 4 bytes per object.
+std::vector<uint32_t> shortest_paths(const HeapGraph& graph, const std::vector<uint32_t>& targets);
+
+// One reference of a path: its name (HeapGraph::reference_name) and the object it reaches.
+struct PathStep {
+  std::string via;
+  uint32_t node;
+};
+
+// The path to target out of shortest_paths(): empty when no root reaches it.
+std::vector<PathStep> path_to(const HeapGraph& graph, const std::vector<uint32_t>& before, uint32_t target);
+
 // The most resident memory the process has had, in bytes (getrusage), the mapped file's pages
 // included.
 uint64_t peak_resident_bytes();

@@ -15,6 +15,8 @@ const std::vector<Verb>& verbs() {
       {"dominators", "retained sizes: top objects and classes, the dominator tree", kDominatorsUsage,
        dominators_main},
       {"path", "the shortest path of references from a GC root to an object", kPathUsage, path_main},
+      {"leaks", "leak suspects: what keeps a share of the heap, where, and by what path", kLeaksUsage,
+       leaks_main},
       {"collapsed", "folded stacks (frame;frame count) of CPU, SITES or MONITOR TIME", kCollapsedUsage,
        collapsed_main},
       {"diff", "two files' heap dumps, SITES, CPU or monitors row by row; --fail-if", kDiffUsage, diff_main},

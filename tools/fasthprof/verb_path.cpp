@@ -87,49 +87,10 @@ std::vector<uint32_t> instances_of(const HeapGraph& graph, std::string_view name
   return found;
 }
 
-// A breadth-first search from the super-root: each reached node's predecessor on a shortest path,
-// kNoNode where none is. Stops once every target is reached.
-std::vector<uint32_t> search(const HeapGraph& graph, const std::vector<uint32_t>& targets) {
-  const CsrGraph csr = graph.csr();
-  std::vector<uint32_t> before(csr.nodes, kNoNode);
-  std::vector<uint32_t> queue{HeapGraph::kSuperRoot};
-  before[HeapGraph::kSuperRoot] = HeapGraph::kSuperRoot;
-  size_t waiting = targets.size();
-  std::vector<bool> wanted(csr.nodes, false);
-  for (uint32_t t : targets) wanted[t] = true;
-  if (wanted[HeapGraph::kSuperRoot]) --waiting;
-  for (size_t head = 0; head < queue.size() && waiting > 0; ++head) {
-    const uint32_t v = queue[head];
-    for (uint32_t e = csr.start[v]; e < csr.start[v + 1]; ++e) {
-      const uint32_t t = csr.targets[e];
-      if (t == kNoNode || before[t] != kNoNode) continue;
-      before[t] = v;
-      queue.push_back(t);
-      if (wanted[t] && --waiting == 0) break;
-    }
-  }
-  return before;
-}
-
-struct Step {
-  std::string via;
-  uint32_t node;
-};
-
-std::vector<Step> path_to(const HeapGraph& graph, const std::vector<uint32_t>& before, uint32_t target) {
-  std::vector<Step> steps;
-  if (before[target] == kNoNode) return steps;
-  for (uint32_t v = target; v != HeapGraph::kSuperRoot; v = before[v]) {
-    steps.push_back(Step{graph.reference_name(before[v], v), v});
-  }
-  std::reverse(steps.begin(), steps.end());
-  return steps;
-}
-
 void print_text(FILE* out, const HeapGraph& graph, const std::vector<uint32_t>& targets,
                 const std::vector<uint32_t>& before) {
   for (uint32_t target : targets) {
-    const std::vector<Step> steps = path_to(graph, before, target);
+    const std::vector<PathStep> steps = path_to(graph, before, target);
     std::fprintf(out, "\npath to %s (%" PRIu64 " bytes): ", object_label(graph, target).c_str(), graph.shallow_bytes(target));
     if (steps.empty()) {
       std::fputs("none, no GC root reaches it\n", out);
@@ -137,8 +98,8 @@ void print_text(FILE* out, const HeapGraph& graph, const std::vector<uint32_t>& 
     }
     std::fprintf(out, "%zu references from a GC root\n", steps.size());
     size_t width = 0;
-    for (const Step& step : steps) width = std::max(width, step.via.size());
-    for (const Step& step : steps) {
+    for (const PathStep& step : steps) width = std::max(width, step.via.size());
+    for (const PathStep& step : steps) {
       std::fprintf(out, "  %-*s  %s\n", static_cast<int>(width), step.via.c_str(), object_label(graph, step.node).c_str());
     }
     std::fputs("  ", out);
@@ -158,7 +119,7 @@ void print_json(FILE* out, const std::string& path, size_t dump, size_t dumps, b
   json.key("paths");
   json.begin_array();
   for (uint32_t target : targets) {
-    const std::vector<Step> steps = path_to(graph, before, target);
+    const std::vector<PathStep> steps = path_to(graph, before, target);
     json.begin_object();
     json.key("target");
     json.begin_object();
@@ -169,7 +130,7 @@ void print_json(FILE* out, const std::string& path, size_t dump, size_t dumps, b
     json.field("reachable", !steps.empty());
     json.key("steps");
     json.begin_array();
-    for (const Step& step : steps) {
+    for (const PathStep& step : steps) {
       json.begin_object();
       json.field("via", step.via);
       json.field("id", graph.id(step.node));
@@ -225,7 +186,7 @@ int path_main(int argc, char** argv) {
     return fail("path", "%s: dump %zu has no object %.*s and no instance of a class of that name", path.c_str(),
                 dump + 1, static_cast<int>(wanted.size()), wanted.data());
   }
-  const std::vector<uint32_t> before = search(graph, targets);
+  const std::vector<uint32_t> before = shortest_paths(graph, targets);
   Output output;
   if (!output.open("path", args.output)) return kExitBadInput;
   if (args.has("--json")) {

@@ -18,11 +18,13 @@ void print_text_summary(FILE* out, const char* path, const TextProfile& text, ui
 // summary --json, of either (verb_summary_json.cpp).
 void print_summary_json(FILE* out, const char* path, const Loaded& loaded, uint64_t top, bool by_method);
 
-// dominators and path: a heap dump's object graph (hprof/heap_graph.h).
+// dominators, path and leaks: a heap dump's object graph (hprof/heap_graph.h).
 extern const char kDominatorsUsage[];
 int dominators_main(int argc, char** argv);
 extern const char kPathUsage[];
 int path_main(int argc, char** argv);
+extern const char kLeaksUsage[];
+int leaks_main(int argc, char** argv);
 
 extern const char kCollapsedUsage[];
 int collapsed_main(int argc, char** argv);
