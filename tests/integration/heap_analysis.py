@@ -162,6 +162,31 @@ def leaks(label, path, *extra):
           f"{label}: leaks --share 100: {none.stdout[-300:]}")
 
 
+def retained_diff(label, folder):
+    """diff --value retained: each class's retained bytes as dominators counts them; a --fail-if on
+    them (the same heap in both files: the cache did not grow)."""
+    classes = {}
+    for name in ("jdk.hprof", "agent.hprof"):
+        result = dominators(f"{label}: {name}", folder / name)
+        classes[name] = {c["name"]: c["retained"] for c in result["top_classes"]} if result else {}
+    run = fasthprof("diff", "--json", "--value", "retained", "--top", "0", folder / "jdk.hprof", folder / "agent.hprof")
+    try:
+        rows = {r["name"]: r for r in json.loads(run.stdout)["rows"]}
+    except (json.JSONDecodeError, KeyError):
+        check(False, f"{label}: diff --value retained --json: {run.returncode} {run.stdout[:500]}{run.stderr}")
+        return
+    mine = rows.get("java.util.HashMap")
+    check(mine is not None and mine["a"]["retained"] == classes["jdk.hprof"].get("java.util.HashMap") and
+          mine["b"]["retained"] == classes["agent.hprof"].get("java.util.HashMap") and
+          mine["a"]["retained"] >= 32 * 100_000,
+          f"{label}: diff --value retained: HashMap as dominators counts it in each file: {mine}")
+    held = fasthprof("diff", "--fail-if", "java.util.HashMap:retained>+20%", folder / "jdk.hprof", folder / "agent.hprof")
+    grew = fasthprof("diff", "--fail-if", "java.util.HashMap:retained>=-100%", folder / "jdk.hprof", folder / "agent.hprof")
+    check(held.returncode == 0 and " retained " in held.stdout.splitlines()[3] and grew.returncode == 1 and
+          "java.util.HashMap:retained>=-100%' met" in grew.stderr,
+          f"{label}: diff --fail-if on retained: not met {held.returncode}, met {grew.returncode}: {held.stdout[:600]}{grew.stderr}")
+
+
 def retained_run(jdk, home):
     label = f"{jdk} retained"
     options = "heap=dump,format=b,file=agent.hprof,doe=n,verbose=y,dumper=vm"
@@ -193,6 +218,7 @@ def retained_run(jdk, home):
                 leaks(file_label, folder / name, *extra)
         against_visualvm(f"{label}: jdk.hprof", folder / "jdk.hprof")
         against_visualvm(f"{label}: agent.hprof dump 2", folder / "agent.hprof", 2)
+        retained_diff(label, folder)
         share = fasthprof("leaks", "--share", "0", folder / "jdk.hprof")
         check(share.returncode == 2 and "--share takes a percentage" in share.stderr, f"{label}: leaks --share 0: {share.stderr}")
         bad = fasthprof("dominators", "--dump", "3", folder / "agent.hprof")

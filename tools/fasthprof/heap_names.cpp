@@ -1,5 +1,7 @@
 #include "heap_names.h"
 
+#include "retained_sizes.h"
+
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -68,6 +70,22 @@ std::vector<PathStep> path_to(const HeapGraph& graph, const std::vector<uint32_t
   }
   std::reverse(steps.begin(), steps.end());
   return steps;
+}
+
+bool add_retained(const char* verb, const char* path, const HprofModel& model, Table* table) {
+  HeapGraph graph;
+  std::string error;
+  if (!graph.build(model, model.dumps().size() - 1, HeapGraphOptions{}, &error)) {
+    return fail(verb, "%s: retained sizes: %s", path, error.c_str()), false;
+  }
+  Dominators dominators;
+  dominators.compute(graph.csr(), HeapGraph::kSuperRoot);
+  RetainedSizes sizes;
+  sizes.compute(graph, dominators);
+  for (const ClassRetained& row : sizes.classes()) table->rows[sizes.class_name(graph, row)][2] += row.retained;
+  table->totals[2] = sizes.total();
+  table->metrics.push_back("retained");
+  return true;
 }
 
 uint64_t peak_resident_bytes() {

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "heap_graph.h"
+#include "profile.h"
 
 namespace fasthprof::cli {
 
@@ -39,6 +40,11 @@ struct PathStep {
 
 // The path to target out of shortest_paths(): empty when no root reaches it.
 std::vector<PathStep> path_to(const HeapGraph& graph, const std::vector<uint32_t>& before, uint32_t target);
+
+// The retained bytes of each class of the file's last heap dump (as `fasthprof dominators` counts
+// them, without --weak or --compressed) as a third metric, "retained", of a heap table that
+// build_table made from the same file; its total is what the roots retain. False after a message.
+bool add_retained(const char* verb, const char* path, const HprofModel& model, Table* table);
 
 // The most resident memory the process has had, in bytes (getrusage), the mapped file's pages
 // included.

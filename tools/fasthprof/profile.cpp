@@ -21,7 +21,7 @@ const char* kind_name(Kind kind) {
 
 std::vector<std::string_view> kind_metrics(Kind kind) {
   switch (kind) {
-    case Kind::kHeap: return {"bytes", "objects"};
+    case Kind::kHeap: return {"bytes", "objects", "retained"};
     case Kind::kSites: return {"live-bytes", "live-objects", "alloc-bytes", "alloc-objects"};
     case Kind::kCpu: return {"count", "share", "calls"};
     case Kind::kMonitor: return {"us", "share", "count"};
@@ -112,6 +112,7 @@ bool build_table(const char* verb, const char* path, const HprofModel& model, Ki
     case Kind::kHeap: {
       if (!pick(verb, path, "heap dumps", model.dumps().size(), section, &index)) return false;
       const HeapDumpInfo& dump = model.dumps()[index];
+      table->metrics.pop_back();  // retained: only when asked for (add_retained, heap_names.h)
       std::snprintf(what, sizeof(what), "heap dump %zu (at byte %" PRIu64 ")", index + 1, dump.offset);
       for (const HistogramRow& row : dump.histogram) add(table, row.name, {row.bytes, row.instances, 0, 0});
       break;

@@ -7,6 +7,7 @@
 #include <map>
 #include <tuple>
 
+#include "heap_names.h"
 #include "json_writer.h"
 #include "profile.h"
 #include "verbs.h"
@@ -20,7 +21,10 @@ const char kDiffUsage[] =
     "with their value in A and B and the change, sorted by the absolute change,\n"
     "largest first, and the total.\n"
     "  --heap     the last heap dump of each: the class histograms (bytes, objects:\n"
-    "             the shallow sizes of fasthprof summary --help)\n"
+    "             the shallow sizes of fasthprof summary --help; retained, with\n"
+    "             --value retained or a --fail-if on it: each class's retained bytes\n"
+    "             as fasthprof dominators counts them, from each dump's dominator\n"
+    "             tree, its total what the roots retain)\n"
     "  --sites    the last ALLOC SITES section of each, per class (live-bytes,\n"
     "             live-objects, alloc-bytes, alloc-objects)\n"
     "  --cpu      the CPU sections of each added up, per method at the top of the\n"
@@ -48,6 +52,8 @@ const char kDiffUsage[] =
     "       --fail-if 'bytes>+5%'                  total live bytes grew more than 5%\n"
     "       --fail-if 'alloc-bytes>1000000'        over 1 MB more allocated (--sites)\n"
     "       --fail-if 'java.lang.String:objects>0' more String instances (--heap)\n"
+    "       --fail-if 'com.acme.Cache:retained>+20%'  what Cache instances keep\n"
+    "                                              alive grew over 20 % (--heap)\n"
     "       --fail-if 'app.Codec.encode:share>2'   encode's share of the CPU up by\n"
     "                                              over 2 points\n"
     "  --json     the table as one JSON object: a and b (file, what), kind, metric,\n"
@@ -99,8 +105,11 @@ struct Verdict {
 void write_table(FILE* out, const std::string& path_a, const std::string& path_b, const Table& a, const Table& b,
                  int metric, const std::vector<Row>& rows, size_t shown) {
   const bool shares = a.kind == Kind::kCpu || a.kind == Kind::kMonitor;
-  // The second column pair: objects for a bytes metric (and the other way); count for share.
-  const int other = shares ? (metric == 1 ? 0 : 1) : metric % 2 == 0 ? metric + 1 : metric - 1;
+  // The second column pair: objects for a bytes metric (and the other way); count for share; a
+  // heap table's retained bytes beside its shallow ones when they were computed (and the other way).
+  int other = shares ? (metric == 1 ? 0 : 1) : metric % 2 == 0 ? metric + 1 : metric - 1;
+  if (a.kind == Kind::kHeap && metric == 2) other = 0;
+  if (a.kind == Kind::kHeap && metric == 0 && a.metrics.size() > 2) other = 2;
   const bool share_column = shares;  // metric 1 of cpu and monitor: millionths, shown as percent
   const std::string_view metric_name = a.metrics[metric];
   std::fprintf(out, "A: %s, %s\nB: %s, %s\n%s by %.*s: %zu rows; top %zu by the absolute change\n", path_a.c_str(),
@@ -267,6 +276,13 @@ int diff_main(int argc, char** argv) {
   Table table_b;
   if (!build_table("diff", path_a.c_str(), *a, kind, grouping, 0, &table_a) ||
       !build_table("diff", path_b.c_str(), *b, kind, grouping, 0, &table_b)) {
+    return kExitBadInput;
+  }
+  // Retained sizes cost each dump's dominator tree: computed only when asked for.
+  bool retained = kind == Kind::kHeap && metric == 2;
+  for (const Condition& condition : conditions) retained = retained || (kind == Kind::kHeap && condition.metric == 2);
+  if (retained && (!add_retained("diff", path_a.c_str(), a->model, &table_a) ||
+                   !add_retained("diff", path_b.c_str(), b->model, &table_b))) {
     return kExitBadInput;
   }
   // The same hidden class (a lambda) has another address in each run: rows match without it.
