@@ -79,9 +79,9 @@ def case_dispatch():
     help_text = fasthprof("help")
     listed = re.findall(r"^  (\w+) ", help_text.stdout, re.M)
     # pprof is built only where Debian's protobuf and profile.proto are (tools/meson.build).
-    check(help_text.returncode == 0 and listed in (["verify", "summary", "dominators", "path", "leaks", "collapsed", "diff",
+    check(help_text.returncode == 0 and listed in (["verify", "summary", "dominators", "path", "leaks", "report", "collapsed", "diff",
                                                     "text", "flame", "listen", "attach"],
-                                                   ["verify", "summary", "dominators", "path", "leaks", "collapsed", "diff",
+                                                   ["verify", "summary", "dominators", "path", "leaks", "report", "collapsed", "diff",
                                                     "text", "flame", "pprof", "listen", "attach"]),
           f"help lists the verbs that are built, and no other:\n{help_text.stdout}")
     for verb in listed:
@@ -151,7 +151,7 @@ def case_dispatch():
                 check(run(file_name) == plain, f"{verb} {' '.join(map(str, extra))} {file_name} as the plain file: {plain}")
             return plain
 
-        for verb in [verb for verb in listed if verb not in ("listen", "flame", "pprof", "attach", "path")]:
+        for verb in [verb for verb in listed if verb not in ("listen", "flame", "pprof", "attach", "path", "report")]:
             extra = (folder / "good.hprof",) if verb == "diff" else ()
             code, _, _ = same_as_plain(verb, *extra)
             check(code == (2 if verb == "collapsed" else 0), f"{verb} of the hand-made file: exit {code}")
@@ -159,6 +159,9 @@ def case_dispatch():
         code, text, error = same_as_plain("path", "--top", "2", after=("demo.Thing",))
         check(code == 1 and text.count("none, no GC root reaches it") == 2 and "no GC root reaches 2 of the 2" in error,
               f"path of the hand-made file: exit {code}: {text}{error}")
+        made = fasthprof("report", "-o", folder / "report", folder / "good.hprof")
+        check(made.returncode == 0 and "No suspect" in (folder / "report" / "index.html").read_text(),
+              f"report of the hand-made file (no roots, no suspect): exit {made.returncode} {made.stderr}")
         check(list(tmp.iterdir()) == [], f"nothing left in $TMPDIR: {list(tmp.iterdir())}")
         one_message("TMPDIR missing", fasthprof("summary", folder / "good.hprof.gz", env={"TMPDIR": str(folder / "none")}),
                     r"cannot make a temporary file in .*/none to decompress into: No such file")

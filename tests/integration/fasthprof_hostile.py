@@ -144,7 +144,7 @@ def case_gzip_bomb():
         bomb = folder / "bomb.hprof.gz"
         bomb.write_bytes(hostile_files.row_bomb(1 << 30))
         # The file size limit stands for the temporary folder's space: past it a write fails.
-        for verb in (["verify"], ["summary"], ["dominators"], ["leaks"], ["text"], ["collapsed"], ["diff", bomb], ["flame"],
+        for verb in (["verify"], ["summary"], ["dominators"], ["leaks"], ["report", "-o", folder / "report"], ["text"], ["collapsed"], ["diff", bomb], ["flame"],
                      ["pprof", "-o", folder / "out.pb.gz"]):
             run = fasthprof(folder, *verb, bomb, file_size=300 * MIB)
             refused(f"{verb[0]} 1 GiB bomb", run, r"expands past the limit of 268435456 bytes .* --max-expanded")

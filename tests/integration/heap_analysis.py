@@ -17,11 +17,13 @@ differ, for the reasons docs/command.md gives (VisualVM counts a Reference among
 referrers in its dominator step though not for reachability); their number is printed."""
 import json
 import os
+import pathlib
 import re
 import signal
 import subprocess
 
-from harness import (agentpath, check, java_bin, java_process, on_each_jdk, read_text, run_cases, skip, wait_for)
+from harness import (agentpath, browser, check, java_bin, java_process, on_each_jdk, read_text, run_cases, skip,
+                     wait_for)
 from readers import HEAP_CHECK, JAVA17, visualvm_built
 
 COMMAND = os.environ.get("FASTHPROF_COMMAND", "")
@@ -225,6 +227,51 @@ def retained_run(jdk, home):
         check(bad.returncode == 2 and "1 to 2" in bad.stderr, f"{label}: --dump 3 of 2: {bad.returncode} {bad.stderr}")
 
 
+def report_run(jdk, home):
+    """`fasthprof report` of a jcmd dump of RetainedShapes, read in headless Chromium: each section
+    there with the known answers, no script and nothing from elsewhere, no console message."""
+    label = f"{jdk} report"
+    driver = browser()
+    with java_process(home, None, main="RetainedShapes", stdin=subprocess.PIPE, jvm_args=["-Xshare:off"]) as (proc, folder):
+        try:
+            if not check(wait_for(lambda: "ready" in read_text(folder / "stdout.txt"), 60), f"{label}: program ready"):
+                return
+            dump = folder / "jdk.hprof"
+            done = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "GC.heap_dump", str(dump)],
+                                  capture_output=True, text=True, timeout=300)
+            proc.stdin.write("\n")
+            proc.stdin.close()
+            proc.wait(timeout=60)
+            made = fasthprof("report", "--top", "12", "-o", folder / "report", dump)
+            page = folder / "report" / "index.html"
+            if not check(done.returncode == 0 and made.returncode == 0 and page.exists(),
+                         f"{label}: jcmd and report: {done.stdout}{made.stderr}"):
+                return
+            html = page.read_text()
+            check(not re.search(r"<script|https?://|<link|<img|@import", html), f"{label}: no script, nothing fetched")
+            known = dominators(label, dump)
+            cache = {c["name"]: c["retained"] for c in known["top_classes"]}.get("java.util.HashMap") if known else None
+            driver.get(page.as_uri())
+            shots = os.environ.get("FASTHPROF_REPORT_SCREENSHOTS") or str(folder)
+            driver.save_screenshot(str(pathlib.Path(shots) / f"report-{jdk}.png"))
+            text = driver.execute_script(
+                "const t = s => [...document.querySelectorAll(s)].map(e => e.innerText);"
+                "return {overview: t('#overview tr'), suspects: t('.suspect'), objects: t('#objects + table tr'),"
+                " classes: t('#classes ~ table')[0] || '', histogram: t('#histogram ~ table tr')};")
+            first = text["suspects"][0] if text["suspects"] else ""
+            check(any(row.startswith("retained by the roots") for row in text["overview"]) and
+                  "class RetainedShapes" in first and "java.util.HashMap" in first and "ROOT " in first,
+                  f"{label}: the overview, and the first suspect the class that holds the cache:\n{text}")
+            check(cache is not None and re.search(rf"^{cache}\s+\d+\s+\d+\s+java\.util\.HashMap$", text["classes"], re.M),
+                  f"{label}: HashMap's retained bytes as dominators says, {cache}:\n{text['classes'][:1500]}")
+            check(len(text["objects"]) == 13 and len(text["histogram"]) == 13,
+                  f"{label}: --top 12 rows (and a header) per table: {len(text['objects'])}, {len(text['histogram'])}")
+            logs = driver.get_log("browser")
+            check(not logs, f"{label}: no console message: {logs[:5]}")
+        finally:
+            driver.quit()
+
+
 if not COMMAND:
     skip("FASTHPROF_COMMAND is not set (run through meson test)")
-run_cases("heap_analysis", {"retained": on_each_jdk(retained_run)})
+run_cases("heap_analysis", {"retained": on_each_jdk(retained_run), "report": on_each_jdk(report_run)})

@@ -193,4 +193,18 @@ std::unique_ptr<Loaded> load(const char* verb, const char* path, const Args& arg
   return loaded;
 }
 
+std::string html_text(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace fasthprof::cli

@@ -110,4 +110,7 @@ std::unique_ptr<Loaded> load(const char* verb, const char* path, const Args& arg
 // Whether data starts like a format=a (text) file of the original agent or fasthprof.
 bool looks_like_text_profile(const uint8_t* data, uint64_t size);
 
+// text with <, >, & and " written as HTML entities, for a page's text and attribute values.
+std::string html_text(std::string_view text);
+
 }  // namespace fasthprof::cli

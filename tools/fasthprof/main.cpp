@@ -17,6 +17,8 @@ const std::vector<Verb>& verbs() {
       {"path", "the shortest path of references from a GC root to an object", kPathUsage, path_main},
       {"leaks", "leak suspects: what keeps a share of the heap, where, and by what path", kLeaksUsage,
        leaks_main},
+      {"report", "a heap dump as one HTML page: overview, suspects, retained, histogram", kReportUsage,
+       report_main},
       {"collapsed", "folded stacks (frame;frame count) of CPU, SITES or MONITOR TIME", kCollapsedUsage,
        collapsed_main},
       {"diff", "two files' heap dumps, SITES, CPU or monitors row by row; --fail-if", kDiffUsage, diff_main},

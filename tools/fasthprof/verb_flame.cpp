@@ -136,19 +136,6 @@ void json_nodes(std::string* out, const std::vector<Node>& nodes) {
   *out += ']';
 }
 
-std::string html_text(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // What the page draws, for its title: "CPU SAMPLES, 1 section added up, in samples".
 std::string drawn(Kind kind, const Table& table, int metric, const Loaded& loaded) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "heap_names.h"
+#include "heap_suspects.h"
 #include "json_writer.h"
 #include "retained_sizes.h"
 #include "verbs.h"
@@ -49,120 +50,6 @@ const char kLeaksUsage[] =
 
 namespace {
 
-// Down from a suspect, a child holding this share of the suspect's bytes or more is where the
-// memory went on.
-constexpr double kAccumulationShare = 0.8;
-
-struct Held {
-  std::string class_name;
-  uint64_t objects = 0;
-  uint64_t retained = 0;
-};
-
-struct Suspect {
-  bool by_class = false;
-  std::string what;        // the object's label, or the class's name
-  uint64_t instances = 1;  // objects of the suspect
-  uint64_t retained = 0;
-  uint32_t biggest = 0;       // preorder number of the suspect (its biggest instance for a class)
-  uint32_t accumulation = 0;  // preorder number
-  std::vector<Held> holds;    // the accumulation point's children by class, largest first
-  std::vector<PathStep> path;
-};
-
-// The top-level instances of one class under the threshold, added up.
-struct Group {
-  std::string what;
-  uint64_t instances = 0;
-  uint64_t retained = 0;
-  uint32_t biggest = 0;
-};
-
-// Down the dominator tree from the suspect while one child holds most of its bytes, stopping at
-// the head of a chain of one type (a linked list's first node, not its thousandth).
-uint32_t accumulation_point(const HeapGraph& graph, const Dominators& dominators, const RetainedSizes& sizes,
-                            uint32_t pre) {
-  const double most = kAccumulationShare * static_cast<double>(sizes.retained_pre(pre));
-  for (;;) {
-    const std::vector<uint32_t> largest = sizes.children(pre, 1);
-    if (largest.empty() || static_cast<double>(sizes.retained_pre(largest[0])) < most ||
-        graph.type_name(dominators.node(largest[0])) == graph.type_name(dominators.node(pre))) {
-      return pre;
-    }
-    pre = largest[0];
-  }
-}
-
-// A path's references on one line, a run of the same reference written once with its count
-// ("RetainedShapes$Link.next x57").
-std::string path_line(const std::vector<PathStep>& path) {
-  std::string line;
-  for (size_t i = 0; i < path.size();) {
-    size_t run = 1;
-    while (i + run < path.size() && path[i + run].via == path[i].via) ++run;
-    if (!line.empty()) line += " -> ";
-    line += path[i].via;
-    if (run > 1) line += " x" + std::to_string(run);
-    i += run;
-  }
-  return line;
-}
-
-// What the accumulation point holds: its dominator-tree children grouped by type, at most 5.
-std::vector<Held> holdings(const HeapGraph& graph, const Dominators& dominators, const RetainedSizes& sizes,
-                           uint32_t pre) {
-  std::map<std::string, Held> by_class;
-  for (uint32_t child : sizes.children(pre, 0)) {
-    const std::string name = graph.type_name(dominators.node(child));
-    Held& held = by_class[name];
-    held.class_name = name;
-    ++held.objects;
-    held.retained += sizes.retained_pre(child);
-  }
-  std::vector<Held> rows;
-  for (auto& [name, held] : by_class) rows.push_back(std::move(held));
-  std::sort(rows.begin(), rows.end(), [](const Held& a, const Held& b) {
-    return a.retained != b.retained ? a.retained > b.retained : a.class_name < b.class_name;
-  });
-  if (rows.size() > 5) rows.resize(5);
-  return rows;
-}
-
-// The suspects of the dump, largest first, at most top of them, without their paths.
-std::vector<Suspect> find_suspects(const HeapGraph& graph, const Dominators& dominators, const RetainedSizes& sizes,
-                                   double share, uint64_t top) {
-  const double threshold = share / 100.0 * static_cast<double>(sizes.total());
-  std::vector<Suspect> suspects;
-  std::map<uint64_t, Group> classes;  // by class ID (a primitive array's by its element type)
-  for (uint32_t child : sizes.children(0, 0)) {
-    const uint32_t node = dominators.node(child);
-    const uint64_t retained = sizes.retained_pre(child);
-    if (static_cast<double>(retained) >= threshold) {
-      suspects.push_back(Suspect{false, object_label(graph, node), 1, retained, child, child, {}, {}});
-    } else if (graph.kind(node) != ObjectKind::kClass) {
-      const uint64_t key = graph.kind(node) == ObjectKind::kPrimitiveArray ? graph.element_type(node) : graph.class_id(node);
-      Group& group = classes[key];
-      if (group.instances++ == 0 || retained > sizes.retained_pre(group.biggest)) group.biggest = child;
-      group.retained += retained;
-      if (group.what.empty()) group.what = graph.type_name(node);
-    }
-  }
-  for (auto& [key, group] : classes) {
-    if (static_cast<double>(group.retained) < threshold) continue;
-    suspects.push_back(Suspect{true, group.what, group.instances, group.retained, group.biggest, 0, {}, {}});
-  }
-  std::sort(suspects.begin(), suspects.end(),
-            [](const Suspect& a, const Suspect& b) { return a.retained > b.retained; });
-  if (suspects.size() > top) suspects.resize(top);
-  for (Suspect& suspect : suspects) {
-    suspect.accumulation = accumulation_point(graph, dominators, sizes, suspect.biggest);
-    suspect.holds = holdings(graph, dominators, sizes, suspect.accumulation);
-  }
-  return suspects;
-}
-
-double percent(uint64_t part, uint64_t whole) { return whole == 0 ? 0 : 100.0 * part / whole; }
-
 void print_text(FILE* out, const HeapGraph& graph, const Dominators& dominators, const RetainedSizes& sizes,
                 const std::vector<Suspect>& suspects, double share) {
   std::fprintf(out, "retained by the roots: %" PRIu64 " bytes; a suspect retains %g %% or more\n", sizes.total(),
@@ -173,11 +60,11 @@ void print_text(FILE* out, const HeapGraph& graph, const Dominators& dominators,
     if (s.by_class) {
       std::fprintf(out, "\nsuspect %d: %" PRIu64 " instances of %s retain %" PRIu64 " bytes (%.1f %%)\n"
                    "  the biggest: %s, %" PRIu64 " bytes retained\n", ++rank, s.instances, s.what.c_str(), s.retained,
-                   percent(s.retained, sizes.total()), object_label(graph, dominators.node(s.biggest)).c_str(),
+                   percent_of(s.retained, sizes.total()), object_label(graph, dominators.node(s.biggest)).c_str(),
                    sizes.retained_pre(s.biggest));
     } else {
       std::fprintf(out, "\nsuspect %d: %s retains %" PRIu64 " bytes (%.1f %%)\n", ++rank, s.what.c_str(), s.retained,
-                   percent(s.retained, sizes.total()));
+                   percent_of(s.retained, sizes.total()));
     }
     std::fprintf(out, "  accumulated in %s: %" PRIu64 " bytes, holding\n",
                  object_label(graph, dominators.node(s.accumulation)).c_str(), sizes.retained_pre(s.accumulation));
@@ -214,7 +101,7 @@ void print_json(FILE* out, const std::string& path, size_t dump, size_t dumps, c
     json.field("what", s.what);
     json.field("instances", s.instances);
     json.field("retained", s.retained);
-    json.field("share", percent(s.retained, sizes.total()));
+    json.field("share", percent_of(s.retained, sizes.total()));
     json.key("biggest");
     json_object(&json, graph, dominators.node(s.biggest));
     json.key("accumulation");
@@ -267,14 +154,7 @@ int leaks_main(int argc, char** argv) {
     return fail("leaks", "--top takes a count of 1 or more");
   }
   double share = 10;
-  if (args.has("--share")) {
-    const std::string text(args.value("--share"));
-    char* end = nullptr;
-    share = std::strtod(text.c_str(), &end);
-    if (text.empty() || end == nullptr || *end != '\0' || !(share >= 0.1 && share <= 100)) {
-      return fail("leaks", "--share takes a percentage from 0.1 to 100, not \"%s\"", text.c_str());
-    }
-  }
+  if (args.has("--share") && !parse_share("leaks", args.value("--share"), &share)) return kExitBadInput;
   if (args.operands.size() != 1) return fail("leaks", "needs one FILE (see fasthprof leaks --help)");
   const std::string path(args.operands[0]);
   std::unique_ptr<Loaded> loaded = load("leaks", path.c_str(), args, false, true);

@@ -25,6 +25,8 @@ extern const char kPathUsage[];
 int path_main(int argc, char** argv);
 extern const char kLeaksUsage[];
 int leaks_main(int argc, char** argv);
+extern const char kReportUsage[];
+int report_main(int argc, char** argv);
 
 extern const char kCollapsedUsage[];
 int collapsed_main(int argc, char** argv);
