@@ -189,7 +189,10 @@ def monitor(jdk, home):
                 stack = ";".join([f"thread {threads[thread]}", *reversed(frames), name.removesuffix(" (Java)")])
                 expected[stack] = expected.get(stack, 0) + micros(share, total)
         got = folds(fasthprof("collapsed", "--monitor", "--threads", path).stdout)
-        check(expected and got == expected and all(s.endswith(";MonitorScenes$Counter") for s in got),
+        # Nearly all on the program's lock: the JDK may contend on one of its own now and then
+        # (seen on JDK 25: 596 us on an int[] in AbstractQueuedSynchronizer.tryInitializeHead).
+        counter = sum(v for s, v in got.items() if s.endswith(";MonitorScenes$Counter"))
+        check(expected and got == expected and counter >= 0.95 * sum(got.values()),
               f"{label}: collapsed --monitor --threads, the monitor's class on top:\n{got}\nexpected\n{expected}")
         check(folds(fasthprof("collapsed", path).stdout).keys() == {s.split(";", 1)[1] for s in expected},
               f"{label}: MONITOR TIME is the default of a file without CPU or SITES")
@@ -209,7 +212,8 @@ def monitor(jdk, home):
               and "MonitorScenes$Counter (MonitorScenes$Counter.hold)" in summary.stdout,
               f"{label}: summary ranks MONITOR TIME:\n{summary.stdout[:2000]}{summary.stderr}")
         diff = fasthprof("diff", "--monitor", path, path)
-        check(diff.returncode == 0 and re.search(r"100\.00% +100\.00% +\+0\.00pt .*MonitorScenes\$Counter$", diff.stdout,
+        check(diff.returncode == 0 and re.search(r"^ +9\d\.\d\d% +9\d\.\d\d% +\+0\.00pt .*MonitorScenes\$Counter$|"
+                                                  r"100\.00% +100\.00% +\+0\.00pt .*MonitorScenes\$Counter$", diff.stdout,
                                                   re.M), f"{label}: diff --monitor per class:\n{diff.stdout}{diff.stderr}")
         deadlock_summary(label, home, folder)
     finally:
