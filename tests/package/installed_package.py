@@ -101,8 +101,14 @@ def jcmd_loads(label, home, classes):
 
 
 def man(*page):
-    """`man page` as plain text (without the overstrikes of bold that man-db keeps for a pipe)."""
-    result = subprocess.run(["man", "-P", "cat", *page], capture_output=True, text=True,
+    """`man page` as plain text (without the overstrikes of bold that man-db keeps for a pipe): the
+    page man finds (`man -w`), formatted from the file itself (`-l`), not from man-db's cache of
+    formatted pages, which keeps an earlier install's page when the package's files carry an older
+    date (they have the changelog's) than the cached one."""
+    where = subprocess.run(["man", "-w", *page], capture_output=True, text=True)
+    if where.returncode != 0:
+        return where
+    result = subprocess.run(["man", "-P", "cat", "-l", where.stdout.split()[0]], capture_output=True, text=True,
                             env=dict(os.environ, MANWIDTH="80"))
     result.stdout = re.sub(".\b", "", result.stdout)
     return result
