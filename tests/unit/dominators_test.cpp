@@ -3,6 +3,8 @@
 // unreachable from the root.
 #include "dominators.h"
 
+#include "dominators_reference.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -102,58 +104,6 @@ TEST(Dominators, LongChainNeedsNoRecursion) {
   EXPECT_EQ(d.idom(n - 2), n - 3);
 }
 
-// The slow reference: y's dominators are the x whose removal leaves y unreachable; the immediate
-// one is the dominator that every other strict dominator of y dominates too, i.e. the one with
-// the most dominators of its own.
-std::vector<uint32_t> reference_idoms(const Graph& g, uint32_t root) {
-  const uint32_t n = static_cast<uint32_t>(g.start.size() - 1);
-  auto reach = [&](uint32_t removed) {
-    std::vector<bool> seen(n, false);
-    std::vector<uint32_t> stack;
-    if (root != removed) {
-      seen[root] = true;
-      stack.push_back(root);
-    }
-    while (!stack.empty()) {
-      const uint32_t v = stack.back();
-      stack.pop_back();
-      for (uint32_t e = g.start[v]; e < g.start[v + 1]; ++e) {
-        const uint32_t t = g.targets[e];
-        if (t != kNoNode && t != removed && !seen[t]) {
-          seen[t] = true;
-          stack.push_back(t);
-        }
-      }
-    }
-    return seen;
-  };
-  const std::vector<bool> reachable = reach(kNoNode);
-  // dominates[x][y]
-  std::vector<std::vector<bool>> dominates(n, std::vector<bool>(n, false));
-  for (uint32_t x = 0; x < n; ++x) {
-    if (!reachable[x]) continue;
-    const std::vector<bool> without = reach(x);
-    for (uint32_t y = 0; y < n; ++y) dominates[x][y] = reachable[y] && (y == x || !without[y]);
-  }
-  std::vector<uint32_t> out(n, kNoNode);
-  for (uint32_t y = 0; y < n; ++y) {
-    if (!reachable[y] || y == root) continue;
-    uint32_t best = kNoNode;
-    size_t best_count = 0;
-    for (uint32_t x = 0; x < n; ++x) {
-      if (x == y || !dominates[x][y]) continue;
-      size_t count = 0;
-      for (uint32_t z = 0; z < n; ++z) count += dominates[z][x];
-      if (best == kNoNode || count > best_count) {
-        best = x;
-        best_count = count;
-      }
-    }
-    out[y] = best;
-  }
-  return out;
-}
-
 TEST(Dominators, RandomGraphsAgreeWithTheReference) {
   std::mt19937 random(20261128);
   for (int round = 0; round < 3000; ++round) {
@@ -168,7 +118,8 @@ TEST(Dominators, RandomGraphsAgreeWithTheReference) {
     if (random() % 8 == 0 && n > 1) edges.emplace_back(random() % n, kNoNode);
     Graph g(n, edges);
     const uint32_t root = random() % n;
-    ASSERT_EQ(idoms(g, root), reference_idoms(g, root)) << "round " << round << ", " << n << " nodes, root " << root;
+    ASSERT_EQ(idoms(g, root), dominator_reference::reference_idoms(g.start, g.targets, root))
+        << "round " << round << ", " << n << " nodes, root " << root;
   }
 }
 
