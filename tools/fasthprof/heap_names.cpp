@@ -1,7 +1,5 @@
 #include "heap_names.h"
 
-#include "retained_sizes.h"
-
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -72,17 +70,22 @@ std::vector<PathStep> path_to(const HeapGraph& graph, const std::vector<uint32_t
   return steps;
 }
 
-bool add_retained(const char* verb, const char* path, const HprofModel& model, Table* table) {
-  HeapGraph graph;
+bool analyse(const char* verb, const std::string& path, const HprofModel& model, size_t dump,
+             const HeapGraphOptions& options, HeapAnalysis* analysis) {
   std::string error;
-  if (!graph.build(model, model.dumps().size() - 1, HeapGraphOptions{}, &error)) {
-    return fail(verb, "%s: retained sizes: %s", path, error.c_str()), false;
+  if (!analysis->graph.build(model, dump, options, &error)) {
+    return fail(verb, "%s: %s", path.c_str(), error.c_str()), false;
   }
-  Dominators dominators;
-  dominators.compute(graph.csr(), HeapGraph::kSuperRoot);
-  RetainedSizes sizes;
-  sizes.compute(graph, dominators);
-  for (const ClassRetained& row : sizes.classes()) table->rows[sizes.class_name(graph, row)][2] += row.retained;
+  analysis->dominators.compute(analysis->graph.csr(), HeapGraph::kSuperRoot);
+  analysis->sizes.compute(analysis->graph, analysis->dominators);
+  return true;
+}
+
+bool add_retained(const char* verb, const char* path, const HprofModel& model, Table* table) {
+  HeapAnalysis analysis;
+  if (!analyse(verb, path, model, model.dumps().size() - 1, HeapGraphOptions{}, &analysis)) return false;
+  const RetainedSizes& sizes = analysis.sizes;
+  for (const ClassRetained& row : sizes.classes()) table->rows[sizes.class_name(analysis.graph, row)][2] += row.retained;
   table->totals[2] = sizes.total();
   table->metrics.push_back("retained");
   return true;

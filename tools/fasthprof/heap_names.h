@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "heap_graph.h"
 #include "profile.h"
+#include "retained_sizes.h"
 
 namespace fasthprof::cli {
 
@@ -40,6 +41,18 @@ struct PathStep {
 
 // The path to target out of shortest_paths(): empty when no root reaches it.
 std::vector<PathStep> path_to(const HeapGraph& graph, const std::vector<uint32_t>& before, uint32_t target);
+
+// One dump's object graph, its dominator tree from the GC roots and the retained sizes over it, as
+// leaks, report and diff --value retained need them (dominators times each step itself).
+struct HeapAnalysis {
+  HeapGraph graph;
+  Dominators dominators;
+  RetainedSizes sizes;  // refers to graph and dominators: the analysis stays where it was made
+};
+
+// Builds *analysis from dump (0-based) of model. False after a message naming path.
+bool analyse(const char* verb, const std::string& path, const HprofModel& model, size_t dump,
+             const HeapGraphOptions& options, HeapAnalysis* analysis);
 
 // The retained bytes of each class of the file's last heap dump (as `fasthprof dominators` counts
 // them, without --weak or --compressed) as a third metric, "retained", of a heap table that

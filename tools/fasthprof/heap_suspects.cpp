@@ -82,10 +82,14 @@ std::vector<Suspect> find_suspects(const HeapGraph& graph, const Dominators& dom
   std::sort(suspects.begin(), suspects.end(),
             [](const Suspect& a, const Suspect& b) { return a.retained > b.retained; });
   if (suspects.size() > top) suspects.resize(top);
+  std::vector<uint32_t> targets;
   for (Suspect& suspect : suspects) {
     suspect.accumulation = accumulation_point(graph, dominators, sizes, suspect.biggest);
     suspect.holds = holdings(graph, dominators, sizes, suspect.accumulation);
+    targets.push_back(dominators.node(suspect.accumulation));
   }
+  const std::vector<uint32_t> before = shortest_paths(graph, targets);
+  for (Suspect& suspect : suspects) suspect.path = path_to(graph, before, dominators.node(suspect.accumulation));
   return suspects;
 }
 

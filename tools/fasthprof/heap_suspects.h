@@ -31,8 +31,9 @@ struct Suspect {
   std::vector<PathStep> path;
 };
 
-// The suspects of the dump, largest first, at most top of them, with their accumulation points
-// and holdings (not their paths: shortest_paths() for all at once). share is in percent.
+// The suspects of the dump, largest first, at most top of them, with their accumulation points,
+// holdings and the shortest path from a GC root to each accumulation point (one search for all).
+// share is in percent.
 std::vector<Suspect> find_suspects(const HeapGraph& graph, const Dominators& dominators, const RetainedSizes& sizes,
                                    double share, uint64_t top);
 

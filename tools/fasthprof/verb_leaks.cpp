@@ -161,20 +161,15 @@ int leaks_main(int argc, char** argv) {
   if (loaded == nullptr) return kExitBadInput;
   size_t dump = 0;
   if (!choose_dump("leaks", args, loaded->model, &dump)) return kExitBadInput;
-  HeapGraph graph;
-  std::string error;
-  if (!graph.build(loaded->model, dump, HeapGraphOptions{args.has("--weak"), args.has("--compressed")}, &error)) {
-    return fail("leaks", "%s: %s", path.c_str(), error.c_str());
+  HeapAnalysis analysis;
+  if (!analyse("leaks", path, loaded->model, dump, HeapGraphOptions{args.has("--weak"), args.has("--compressed")},
+               &analysis)) {
+    return kExitBadInput;
   }
-  Dominators dominators;
-  dominators.compute(graph.csr(), HeapGraph::kSuperRoot);
-  RetainedSizes sizes;
-  sizes.compute(graph, dominators);
-  std::vector<Suspect> suspects = find_suspects(graph, dominators, sizes, share, top);
-  std::vector<uint32_t> targets;
-  for (const Suspect& s : suspects) targets.push_back(dominators.node(s.accumulation));
-  const std::vector<uint32_t> before = shortest_paths(graph, targets);
-  for (Suspect& s : suspects) s.path = path_to(graph, before, dominators.node(s.accumulation));
+  const HeapGraph& graph = analysis.graph;
+  const Dominators& dominators = analysis.dominators;
+  const RetainedSizes& sizes = analysis.sizes;
+  const std::vector<Suspect> suspects = find_suspects(graph, dominators, sizes, share, top);
   Output output;
   if (!output.open("leaks", args.output)) return kExitBadInput;
   if (args.has("--json")) {

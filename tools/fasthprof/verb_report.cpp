@@ -201,20 +201,14 @@ int report_main(int argc, char** argv) {
   size_t dump = 0;
   if (!choose_dump("report", args, loaded->model, &dump)) return kExitBadInput;
   const bool weak = args.has("--weak");
-  HeapGraph graph;
-  std::string error;
-  if (!graph.build(loaded->model, dump, HeapGraphOptions{weak, args.has("--compressed")}, &error)) {
-    return fail("report", "%s: %s", path.c_str(), error.c_str());
+  HeapAnalysis analysis;
+  if (!analyse("report", path, loaded->model, dump, HeapGraphOptions{weak, args.has("--compressed")}, &analysis)) {
+    return kExitBadInput;
   }
-  Dominators dominators;
-  dominators.compute(graph.csr(), HeapGraph::kSuperRoot);
-  RetainedSizes sizes;
-  sizes.compute(graph, dominators);
-  std::vector<Suspect> suspects = find_suspects(graph, dominators, sizes, share, 5);
-  std::vector<uint32_t> targets;
-  for (const Suspect& s : suspects) targets.push_back(dominators.node(s.accumulation));
-  const std::vector<uint32_t> before = shortest_paths(graph, targets);
-  for (Suspect& s : suspects) s.path = path_to(graph, before, dominators.node(s.accumulation));
+  const HeapGraph& graph = analysis.graph;
+  const Dominators& dominators = analysis.dominators;
+  const RetainedSizes& sizes = analysis.sizes;
+  const std::vector<Suspect> suspects = find_suspects(graph, dominators, sizes, share, 5);
 
   Page page;
   page.add("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fasthprof report: " + html_text(path) +
