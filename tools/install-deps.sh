@@ -4,7 +4,8 @@
 #   tools/install-deps.sh          what building and running it needs (tools/demo.sh)
 #   tools/install-deps.sh --tests  also what tools/test.sh needs: GoogleTest and Google Benchmark,
 #                                  the readers and browser the tests check with, the pprof verb's
-#                                  protobuf, the package tools, and the OpenJDK test library's parser
+#                                  protobuf, the package tools, ccache (the gate's second build),
+#                                  and the OpenJDK test library's parser
 set -eu
 PACKAGES="g++ meson ninja-build pkg-config python3
   libconcurrentqueue-dev libxxhash-dev libjemalloc-dev libjemalloc2 libdeflate-dev zlib1g-dev
@@ -16,7 +17,7 @@ if [ "${1:-}" = "--tests" ]; then
   libgtest-dev libbenchmark-dev libh2-java visualvm
   chromium chromium-driver python3-selenium
   protobuf-compiler libprotobuf-dev golang-github-google-pprof-dev golang-go
-  dpkg-dev debhelper lintian man-db bash-completion"
+  dpkg-dev debhelper lintian man-db bash-completion ccache"
 fi
 
 missing=""

@@ -25,6 +25,27 @@ TEST_CLASSES = os.environ.get("TEST_CLASSES", "")
 
 failures = []
 
+_STARTED = time.time()
+
+
+def _remove_dead_attach_sockets():
+    """A JVM killed after something attached to it (jcmd, the attach verb, a dump by fork) leaves
+    its attach socket /tmp/.java_pid<pid> behind: the JVM removes it only on a clean exit. At the
+    test's end, those made since it started whose process is gone are removed."""
+    for socket in pathlib.Path("/tmp").glob(".java_pid*"):
+        try:
+            pid = int(socket.name[len(".java_pid"):])
+            if socket.lstat().st_mtime < _STARTED - 1:
+                continue
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            socket.unlink(missing_ok=True)
+        except (ValueError, OSError):
+            continue
+
+
+atexit.register(_remove_dead_attach_sockets)
+
 JNI_CHECK = "-Xcheck:jni"
 
 # What JDK 21+ itself prints on stderr when an agent is loaded into a running VM (jcmd
