@@ -9,9 +9,13 @@ KEEP_EVERY kept alive in a ring of RING slots):
   jni+tag    a native call per object that tags it (event=n): a tag from injected code
   event      SampledObjectAlloc at interval 0, nothing in it (stack=n,tag=n)
   event+tag  the event, tagging the object (stack=n)
+  weak       no agent: Java code keeps a WeakReference to each object beside its site, in the
+             thread's own list swept of cleared references (an identity for live counts without
+             the tag map), and counts the live objects per site at the end
 and prints per mode the median ns per object and the collector's milliseconds, then the figures:
-the tag's own cost on each path (jni+tag - jni, event+tag - event) and the collector's time with
-tags over without (jni+tag / jni).
+the tag's own cost on each path (jni+tag - jni, event+tag - event), the collector's time with
+tags over without (jni+tag / jni), and the WeakReference's cost (weak - plain) with the
+collector's time with them over without (weak / plain).
 
 Usage: tag_cost_bench.py [--smoke] [--objects N] [--rounds R] [--json FILE]
 Environment: FASTHPROF_FLOOR_AGENT, JAVA_HOME (or JAVA17_HOME)."""
@@ -38,7 +42,9 @@ MODES = {
     "jni+tag": ("event=n", "native"),
     "event": ("stack=n,tag=n", "plain"),
     "event+tag": ("stack=n", "plain"),
+    "weak": (None, "weak"),
 }
+LIVE = re.compile(r"weak_list \d+ live (\d+) ")
 FIGURE = re.compile(r"ns_per_object ([\d.]+) gc_ms (\d+) gcs (\d+)")
 
 
@@ -52,6 +58,13 @@ def run(work, mode, objects):
     found = FIGURE.search(proc.stdout)
     if proc.returncode != 0 or found is None or "WARNING" in proc.stdout + proc.stderr:
         sys.exit(f"{mode}: {' '.join(command)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    if call == "weak":
+        # The ring holds its last RING objects (one in KEEP_EVERY made): the list must count them.
+        live = LIVE.search(proc.stdout)
+        expected = min(RING, (objects + KEEP_EVERY - 1) // KEEP_EVERY)
+        if live is None or int(live.group(1)) != expected:
+            sys.exit(f"weak: the WeakReference list counted {live.group(1) if live else '?'} live objects, "
+                     f"not the ring's {expected}:\n{proc.stdout}")
     return float(found.group(1)), int(found.group(2)), int(found.group(3))
 
 
@@ -86,12 +99,16 @@ def main():
         "tag_in_event_ns": medians["event+tag"][0] - medians["event"][0],
         "event_ns": medians["event"][0] - medians["plain"][0],
         "collector_ratio": medians["jni+tag"][1] / max(1.0, medians["jni"][1]),
+        "weak_reference_ns": medians["weak"][0] - medians["plain"][0],
+        "weak_collector_ratio": medians["weak"][1] / max(1.0, medians["plain"][1]),
     }
     print(f"tag from a native call: {figures['tag_by_jni_ns']:.1f} ns/object (+ the call, "
           f"{figures['jni_call_ns']:.1f} ns); tag in the event: {figures['tag_in_event_ns']:.1f} ns/object (+ the event, "
           f"{figures['event_ns']:.1f} ns)")
     print(f"tag_cost.collector_ratio {figures['collector_ratio']:.2f} (the collector's time with every object "
           f"tagged over without)")
+    print(f"a WeakReference per object, kept by Java code: {figures['weak_reference_ns']:.1f} ns/object; "
+          f"tag_cost.weak_collector_ratio {figures['weak_collector_ratio']:.2f}")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
 
