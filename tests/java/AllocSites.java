@@ -125,7 +125,7 @@ public class AllocSites {
     }
 
     static void exceptions() {
-        afterCatch();
+        afterCatch(); // SITE:afterCatch
         for (int i = 0; i < 100; i++) {
             try {
                 catchIn(4); // SITE:catchIn
