@@ -22,6 +22,8 @@ namespace {
 constexpr uint64_t kCollectIntervalNs = 1'000'000'000;
 // Threads counted apart; more at once count together under a lock (FasthprofAllocs).
 constexpr jint kThreadCap = 16384;
+// The tracker's word set once the traces' budget was reached (FasthprofTracker.start()).
+constexpr size_t kBudgetReachedWord = 80;
 
 std::string signature_of(const std::string& type) {
   return !type.empty() && type[0] == '[' ? type : "L" + type + ";";
@@ -60,9 +62,9 @@ bool InjectedAllocations::start_traces(JNIEnv* jni, jclass tracker, std::string*
     return false;
   }
   std::memset(words_, 0, 128);
+  budget_bytes_ = trace_budget_bytes(max_heap_bytes(jni));
   jni->CallStaticVoidMethod(tracker, start, static_cast<jlong>(reinterpret_cast<uintptr_t>(words_)),
-                            static_cast<jint>(context_.options->depth), trace_budget_bytes(max_heap_bytes(jni)),
-                            kThreadCap);
+                            static_cast<jint>(context_.options->depth), budget_bytes_, kThreadCap);
   if (jvmti::clear_exception(jni)) {
     *why = "the tracker did not start";
     return false;
@@ -165,6 +167,14 @@ void InjectedAllocations::collect(JNIEnv* jni, bool now) {
     jvmti::clear_exception(jni);
     if (owns_tracker_) jni->CallStaticVoidMethod(tracker_, tracker_ignore_);
     jvmti::clear_exception(jni);
+  }
+  if (owns_tracker_ && !budget_said_ && words_ != nullptr &&
+      __atomic_load_n(reinterpret_cast<int*>(static_cast<char*>(words_) + kBudgetReachedWord), __ATOMIC_ACQUIRE) != 0) {
+    // With cpu=times its own line says it (the budget is shared).
+    budget_said_ = true;
+    jvmti::print_error("alloc=inject: the traces reached their budget of " + std::to_string(budget_bytes_ >> 20) +
+                       " MiB (1/16 of the maximum heap, 4 to 128 MiB); allocations at new (site, trace) pairs are "
+                       "counted under shorter traces from now on");
   }
   if (!now && monotonic_ns() - last_collect_ns_ < kCollectIntervalNs) return;
   last_collect_ns_ = monotonic_ns();

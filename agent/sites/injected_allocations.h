@@ -95,6 +95,8 @@ class InjectedAllocations {
   jclass tracker_ = nullptr;  // global reference
   jmethodID tracker_ignore_ = nullptr, forget_ = nullptr;
   void* words_ = nullptr;
+  jlong budget_bytes_ = 0;
+  bool budget_said_ = false;
   std::unordered_map<uint64_t, Count> pending_traced_;  // (site index << 32 | trace serial) -> counts
   uint64_t last_collect_ns_ = 0;
   std::unordered_map<uint64_t, Count> pending_;  // (site index << 32 | thread serial) -> counts

@@ -33,7 +33,11 @@ final class FasthprofAllocs {
 
     private static final Unsafe U = Unsafe.getUnsafe();
     private static final long TID_OFFSET = U.objectFieldOffset(Thread.class, "tid");
-    private static final Object LOCK = new Object();
+    // Not a monitor: on JDK 24+ a virtual thread blocked on a monitor unmounts, and the JDK's
+    // VirtualThread-unblocker thread, which must schedule it again once it is handed the monitor,
+    // itself runs counted code whose first call here needs this lock (seen: a deadlock with 500
+    // virtual threads). A spin lock keeps waiters mounted; no section under it blocks.
+    private static final FasthprofLock LOCK = new FasthprofLock();
 
     static final class State {
         final Thread thread;
@@ -98,7 +102,8 @@ final class FasthprofAllocs {
     /** The current thread is the agent's: its allocations are not counted. */
     static void ignoreCurrentThread() {
         Thread t = Thread.currentThread();
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             long tid = U.getLong(t, TID_OFFSET);
             State s = find(table, tid);
             if (s == null) {
@@ -106,6 +111,8 @@ final class FasthprofAllocs {
                 insert(s);
             }
             s.off = true;
+        } finally {
+            LOCK.unlock();
         }
     }
 
@@ -121,7 +128,8 @@ final class FasthprofAllocs {
      * dropped after their counts are taken.
      */
     static Object[] collect(Thread[] ended) {
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             State[] tab = table;
             int states = 1;
             for (State s : tab) {
@@ -190,6 +198,8 @@ final class FasthprofAllocs {
             System.arraycopy(values, 0, outValues, 0, rows * 2);
             return new Object[] {outKeys, outValues, threads, new long[] {states - 1, sharedCounts},
                                  traced.keys(), traced.values(), traced.frames()};
+        } finally {
+            LOCK.unlock();
         }
     }
 
@@ -423,9 +433,12 @@ final class FasthprofAllocs {
 
     private static void add(State s, int index, long size) {
         if (s == SHARED) {
-            synchronized (LOCK) {
+            LOCK.lock();
+            try {
                 sharedCounts++;
                 addTo(s, index, size);
+            } finally {
+                LOCK.unlock();
             }
             return;
         }
@@ -472,7 +485,8 @@ final class FasthprofAllocs {
         if (s != null) {
             return s;
         }
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             s = find(table, tid);
             if (s != null) {
                 return s;
@@ -483,6 +497,8 @@ final class FasthprofAllocs {
             s = new State(t, tid);
             insert(s);
             return s;
+        } finally {
+            LOCK.unlock();
         }
     }
 

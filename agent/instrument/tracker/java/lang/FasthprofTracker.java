@@ -39,7 +39,11 @@ public final class FasthprofTracker {
 
     private static final Unsafe U = Unsafe.getUnsafe();
     private static final long TID_OFFSET = U.objectFieldOffset(Thread.class, "tid");
-    private static final Object LOCK = new Object();
+    // Not a monitor: on JDK 24+ a virtual thread blocked on a monitor unmounts, and the JDK's
+    // VirtualThread-unblocker thread, which must schedule it again once it is handed the monitor,
+    // itself runs counted code whose first call here needs this lock (seen: a deadlock with 500
+    // virtual threads). A spin lock keeps waiters mounted; no section under it blocks.
+    private static final FasthprofLock LOCK = new FasthprofLock();
 
     // Off-heap words the agent owns (start()): the clock at +0, the budget bytes used at +64, at +72
     // the number of thread states (the agent collects early when it grows, so that the states of
@@ -100,18 +104,24 @@ public final class FasthprofTracker {
 
     /** Forgets every thread state (after an OutOfMemoryError stopped the tracker and collect() took its counts). */
     static void release() {
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             table = new FasthprofThreadState[256];
             liveStates = 0;
             U.putLongVolatile(null, budget, 0);
             U.putIntVolatile(null, statesWord, 0);
+        } finally {
+            LOCK.unlock();
         }
     }
 
     /** Forgets the states of these threads, which ended (allocation traces without cpu=times, whose collect() drops them). */
     static void forget(Thread[] ended) {
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             drop(ended);
+        } finally {
+            LOCK.unlock();
         }
     }
 
@@ -123,11 +133,14 @@ public final class FasthprofTracker {
     /** The current thread is the agent's: its calls are not counted. */
     static void ignoreCurrentThread() {
         Thread t = Thread.currentThread();
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             long tid = U.getLong(t, TID_OFFSET);
             if (find(table, tid) == null) {
                 insert(new FasthprofThreadState(t, tid, true));
             }
+        } finally {
+            LOCK.unlock();
         }
     }
 
@@ -196,7 +209,8 @@ public final class FasthprofTracker {
      * A row that grew between the two passes below is left for the next call.
      */
     static Object[] collect(Thread[] ended) {
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             FasthprofThreadState[] tab = table;
             int rows = 0;
             int words = 0;
@@ -225,6 +239,8 @@ public final class FasthprofTracker {
             long[] figures = {untrackedThreads, out.overflow, liveStates, out.nodes};
             return new Object[] {copy(out.frames, out.words), copy(out.values, out.row * 3), copy(out.rowThread, out.row),
                                  out.threads, figures, copy(out.rowLength, out.row)};
+        } finally {
+            LOCK.unlock();
         }
     }
 
@@ -532,12 +548,13 @@ public final class FasthprofTracker {
             return null;
         }
         FasthprofThreadState s = find(table, tid);
-        if (s != null) {
-            return s;
+        if (s != null || creating == t) {
+            return s;  // creating: this thread, re-entering while it makes its state (the lock is not reentrant)
         }
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             s = find(table, tid);
-            if (s != null || creating == t) {
+            if (s != null) {
                 return s;
             }
             creating = t;
@@ -549,6 +566,8 @@ public final class FasthprofTracker {
             insert(s);
             creating = null;
             return s;
+        } finally {
+            LOCK.unlock();
         }
     }
 
