@@ -14,7 +14,7 @@ import tempfile
 
 import hprof_records
 from harness import (AGENT, site_markers, agentpath, check, check_no_warnings, cleanup, java_bin, java_command,
-                     java_process, on_each_jdk, run_cases, run_java, verify_binary, wait_for)
+                     java_process, jdk25, on_each_jdk, run_cases, run_java, verify_binary, wait_for)
 
 SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "AllocSites.java"
 LINES = site_markers(SOURCE)
@@ -317,6 +317,44 @@ def run_deep_cpu_times(label, home):
     run_deep(label, home, "cpu=times,", cases=(("basic", 4), ("exceptions", 16)))
 
 
+def run_deep_virtual():
+    """JDK 25: 5000 virtual threads in batches of 1000 allocate at depth 4: the run ends (the
+    tracker's lock once deadlocked with the JDK's VirtualThread-unblocker), the counts are exact and
+    the traces are the event path's by the rule for hidden frames."""
+    label, home = jdk25()
+    classes = tempfile.mkdtemp(prefix="fasthprof-vallocs-")
+    source = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java21" / "VirtualAllocs.java"
+    compiled = subprocess.run([java_bin(home, "javac"), "-d", classes, str(source)], capture_output=True, text=True)
+    if not check(compiled.returncode == 0, f"{label}: VirtualAllocs compiles\n{compiled.stderr}"):
+        return cleanup(classes)
+    lines = site_markers(source)
+    got = {}
+    for how in ("event", "inject"):
+        run = run_java(home, agentpath(f"heap=sites,live=n,depth=4,cutoff=0,alloc={how},file=sites.txt"),
+                       "VirtualAllocs", ["5000", "1000"], jvm_args=["-Xcheck:jni"], classpath=classes, timeout=300)
+        if not check(run.code == 0 and "VirtualAllocs done 5000" in run.stdout, f"{label} {how}: ends", run):
+            return cleanup(classes)
+        check_no_warnings(f"{label} {how}", run.stdout, run.stderr)
+        text = run.text("sites.txt")
+        traces = {serial: tuple(frames) for serial, (_, frames) in hprof_records.text_traces(text).items()}
+        rows = {}
+        for r in (r for r in hprof_records.text_sites(text)[0][3] if r):
+            frames = traces.get(r["trace"], ())
+            if r["class"] == "int[]" and frames and frames[0].startswith("VirtualAllocs.make("):
+                o, b = rows.get(frames, (0, 0))
+                rows[frames] = (o + r["alloc_objs"], b + r["alloc_bytes"])
+        got[how] = {("int[]", frames): counts for frames, counts in rows.items()}
+        cleanup(run.folder)
+    event, inject = by_rule(got["event"], got["inject"])
+    check(inject == event, f"{label}: virtual threads: inject equals the event path by the rule:\n  inject "
+          f"{inject}\n  event  {event}")
+    top = (f"VirtualAllocs.make(VirtualAllocs.java:{lines['make']})", f"VirtualAllocs.mid(VirtualAllocs.java:{lines['mid']})",
+           f"VirtualAllocs.lambda$main$0(VirtualAllocs.java:{lines['lambda']})")
+    check(sum(c[0] for (_, f), c in got["inject"].items() if f[:3] == top) == 500_000,
+          f"{label}: 5000 x 100 int[4] under make, mid, the lambda: {got['inject']}")
+    cleanup(classes)
+
+
 def run_options(label, home):
     for options, message in (
             ("heap=sites,alloc=inject", "alloc=inject needs heap=sites and live=n"),
@@ -338,4 +376,5 @@ run_cases("alloc_inject", {
     "options": on_each_jdk(run_options),
     "deep": on_each_jdk(run_deep),
     "deep_cpu_times": on_each_jdk(run_deep_cpu_times),
+    "deep_virtual": run_deep_virtual,
 })
