@@ -275,7 +275,7 @@ bool Profiler::set_up_jvmti(std::string* error) {
     callbacks.MonitorWaited = &on_monitor_waited;
   }
   if (instrumenter_.wanted()) callbacks.ClassFileLoadHook = &on_class_file_load_hook;
-  if (cpu_timer_ != nullptr) callbacks.ExceptionCatch = &on_exception_catch;
+  if (instrumenter_.catches()) callbacks.ExceptionCatch = &on_exception_catch;
   if (jvmti_->SetEventCallbacks(&callbacks, sizeof(callbacks)) != JVMTI_ERROR_NONE ||
       !writer_thread_.create(jvmti_)) {
     *error = "Unable to set up the JVMTI callbacks.";
@@ -599,7 +599,7 @@ void JNICALL Profiler::on_class_file_load_hook(jvmtiEnv*, JNIEnv*, jclass, jobje
 
 void JNICALL Profiler::on_exception_catch(jvmtiEnv*, JNIEnv* jni, jthread, jmethodID method, jlocation, jobject) {
   if (!profiler->enter_callback()) return;
-  guarded("ExceptionCatch", [&] { profiler->cpu_timer_->on_exception_catch(jni, method); });
+  guarded("ExceptionCatch", [&] { profiler->instrumenter_.on_exception_catch(jni, method); });
   profiler->leave_callback();
 }
 

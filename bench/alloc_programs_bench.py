@@ -9,7 +9,10 @@ rotating by one every round (the machine is shared and noisy):
   sites   fasthprof heap=sites,depth=4 (exact: every allocation counted, every object tagged and
           followed, a collection and heap walk for the live columns at the report)
   live_n  fasthprof heap=sites,live=n,depth=4 (every allocation counted, no object followed)
-  inject  fasthprof heap=sites,live=n,alloc=inject (counted by injected code; traces of one frame)
+  inject  fasthprof heap=sites,live=n,alloc=inject,depth=4 (counted by injected code; traces of 4 frames
+          from the tracker's shadow stack: entry, exit and position calls in every method)
+  inject1 fasthprof heap=sites,live=n,alloc=inject,depth=1 (traces of one frame: no calls injected
+          but the allocation calls)
   s512k   fasthprof heap=sites,sample=512k,depth=4
 
 Programs:
@@ -57,9 +60,11 @@ JAVA25 = os.environ.get("JAVA25_HOME") or "/usr/lib/jvm/temurin-25-jdk-amd64"
 JAVA17 = os.environ.get("JAVA17_HOME") or "/usr/lib/jvm/java-17-openjdk-amd64"
 H2_JAR = os.environ.get("FASTHPROF_H2_JAR") or "/usr/share/java/h2.jar"
 DEPTH = 4
-CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "s512k"]
+CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "inject1", "s512k"]
 AGENT_OPTIONS = {"sites": "heap=sites", "live_n": "heap=sites,live=n", "inject": "heap=sites,live=n,alloc=inject",
-                 "s512k": "heap=sites,sample=512k"}
+                 "inject1": "heap=sites,live=n,alloc=inject", "s512k": "heap=sites,sample=512k"}
+# Contenders at another depth than DEPTH.
+DEPTHS = {"inject1": 1}
 H2_LINE = re.compile(r"H2Load rows=(\d+) threads=(\d+) elapsed_ms=(\d+) count=(\d+) qty_sum=(\d+) "
                      r"lookup_sum=(\d+) range_sum=(\d+) aggregate_sum=(\d+)")
 SITE_ROW = re.compile(r"^\s*\d+\s+[\d.]+%\s+[\d.]+%\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\S+$", re.M)
@@ -84,7 +89,7 @@ def agent_flags(name, work, tag):
         return [f"-agentpath:{FLOOR}=depth={DEPTH}"], None
     report = work / f"{tag}-{name}.txt"
     report.unlink(missing_ok=True)
-    return [f"-agentpath:{AGENT}={AGENT_OPTIONS[name]},depth={DEPTH},verbose=n,file={report}"], report
+    return [f"-agentpath:{AGENT}={AGENT_OPTIONS[name]},depth={DEPTHS.get(name, DEPTH)},verbose=n,file={report}"], report
 
 
 def timed(command, cwd, label):
@@ -210,7 +215,8 @@ def report_part(part, description, runs, rounds, figures):
     figures["medians"][part] = medians
     figures["runs"][part] = runs
     for name, shown in (("sites", "heap=sites"), ("live_n", "heap=sites,live=n"),
-                        ("inject", "heap=sites,live=n,alloc=inject"), ("s512k", "sample=512k"), ("floor", "floor")):
+                        ("inject", "heap=sites,live=n,alloc=inject,depth=4"),
+                        ("inject1", "heap=sites,live=n,alloc=inject,depth=1"), ("s512k", "sample=512k"), ("floor", "floor")):
         if name not in CONTENDERS:
             continue
         print(f"alloc_programs: {part} {shown} / none: {figures[f'{part}_{name}_wall_ratio']:.2f} x wall, "

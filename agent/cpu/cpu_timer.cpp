@@ -48,7 +48,8 @@ int clock_int(void* memory, size_t offset) {
   return __atomic_load_n(reinterpret_cast<int*>(static_cast<char*>(memory) + offset), __ATOMIC_ACQUIRE);
 }
 
-// Runtime.getRuntime().maxMemory(), or 0 when it cannot be asked.
+}  // namespace
+
 jlong max_heap_bytes(JNIEnv* jni) {
   jvmti::LocalFrame frame(jni, 4);
   jclass runtime = jni->FindClass("java/lang/Runtime");
@@ -60,8 +61,6 @@ jlong max_heap_bytes(JNIEnv* jni) {
   jlong bytes = jni->CallLongMethod(instance, max);
   return jvmti::clear_exception(jni) ? 0 : bytes;
 }
-
-}  // namespace
 
 jlong trace_budget_bytes(jlong max_heap) {
   if (max_heap <= 0 || max_heap == std::numeric_limits<jlong>::max()) return kMaxTraceBudget;
@@ -79,20 +78,17 @@ CpuTimer::CpuTimer(const AgentContext& context, ClassInstrumenter* instrumenter)
 
   // Exits by exception: ExceptionCatch pops the shadow stack down to the catching frame. Without
   // it the tracker pops those frames at the next exit below them (later, so their time is longer).
-  jvmtiCapabilities potential{};
-  exception_events_ = jvmti_->GetPotentialCapabilities(&potential) == JVMTI_ERROR_NONE &&
-                      potential.can_generate_exception_events;
+  instrumenter_->catch_exceptions(jvmti_);
 }
 
 CpuTimer::~CpuTimer() = default;
 
 void CpuTimer::add_capabilities(jvmtiCapabilities* wanted) {
   instrumenter_->add_capabilities(wanted);
-  if (exception_events_) wanted->can_generate_exception_events = 1;
 }
 
 void CpuTimer::wanted_events(FeatureEvents* events) {
-  events->exception_catch = exception_events_;
+  events->exception_catch = instrumenter_->catches();
 }
 
 bool CpuTimer::take_tracker(JNIEnv* jni) {
@@ -101,10 +97,9 @@ bool CpuTimer::take_tracker(JNIEnv* jni) {
   start_ = jni->GetStaticMethodID(tracker_, "start", "(JIJI)V");
   stop_ = jni->GetStaticMethodID(tracker_, "stop", "()V");
   collect_ = jni->GetStaticMethodID(tracker_, "collect", "([Ljava/lang/Thread;)[Ljava/lang/Object;");
-  caught_ = jni->GetStaticMethodID(tracker_, "caught", "(II)I");
   ignore_ = jni->GetStaticMethodID(tracker_, "ignoreCurrentThread", "()V");
   release_ = jni->GetStaticMethodID(tracker_, "release", "()V");
-  if (start_ == nullptr || stop_ == nullptr || collect_ == nullptr || caught_ == nullptr || ignore_ == nullptr ||
+  if (start_ == nullptr || stop_ == nullptr || collect_ == nullptr || ignore_ == nullptr ||
       release_ == nullptr) {
     jvmti::clear_exception(jni);
     jvmti::print_error("cpu=times: the tracker class lacks its methods; no CPU TIME is recorded");
@@ -151,62 +146,6 @@ void CpuTimer::start(JNIEnv* jni) {
   budget_bytes_ = trace_budget_bytes(max_heap_bytes(jni));
   jni->CallStaticVoidMethod(tracker_, start_, static_cast<jlong>(reinterpret_cast<uintptr_t>(clock_memory_)),
                             static_cast<jint>(context_.options->prof_trace_depth), budget_bytes_, kThreadCap);
-  if (jvmti::clear_exception(jni)) return;
-  if (exception_events_ &&
-      jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_EXCEPTION_CATCH, nullptr) == JVMTI_ERROR_NONE) {
-    catching_.store(true);
-  }
-}
-
-void CpuTimer::on_exception_catch(JNIEnv* jni, jmethodID method) {
-  if (!catching_.load(std::memory_order_relaxed) || tracker_ == nullptr) return;
-  uint32_t id = 0;
-  {
-    std::lock_guard<std::mutex> lock(catch_mutex_);
-    auto it = catch_ids_.find(method);
-    if (it != catch_ids_.end()) {
-      id = it->second;
-      if (id == 0) return;
-    }
-  }
-  if (id == 0) {
-    char* name = nullptr;
-    char* descriptor = nullptr;
-    jclass klass = nullptr;
-    if (jvmti_->GetMethodName(method, &name, &descriptor, nullptr) != JVMTI_ERROR_NONE) return;
-    std::string method_name = jvmti::take_string(jvmti_, name);
-    std::string method_descriptor = jvmti::take_string(jvmti_, descriptor);
-    if (jvmti_->GetMethodDeclaringClass(method, &klass) != JVMTI_ERROR_NONE || klass == nullptr) return;
-    char* signature = nullptr;
-    jvmtiError error = jvmti_->GetClassSignature(klass, &signature, nullptr);
-    jni->DeleteLocalRef(klass);
-    if (error != JVMTI_ERROR_NONE) return;
-    std::string class_signature = jvmti::take_string(jvmti_, signature);
-    if (class_signature.size() > 2 && class_signature.front() == 'L') {
-      id = methods_.find(class_signature.substr(1, class_signature.size() - 2), method_name, method_descriptor);
-    }
-    std::lock_guard<std::mutex> lock(catch_mutex_);
-    catch_ids_[method] = id;
-    if (id == 0) return;
-  }
-  jint found = jni->CallStaticIntMethod(tracker_, caught_, static_cast<jint>(id), 0);
-  jvmti::clear_exception(jni);
-  if (found <= 1) return;
-  // A recursion: the shadow stack holds several activations of the method, and the exception may
-  // have left some of them. The catching frame is the topmost live one; the live ones are those
-  // on the real stack (frames still running code from before the retransformation are other
-  // method versions with jmethodIDs of their own, as they are not on the shadow stack either).
-  jint frames = 0;
-  if (jvmti_->GetFrameCount(nullptr, &frames) != JVMTI_ERROR_NONE || frames <= 0) return;
-  std::vector<jvmtiFrameInfo> stack(static_cast<size_t>(frames));
-  jint filled = 0;
-  if (jvmti_->GetStackTrace(nullptr, 0, frames, stack.data(), &filled) != JVMTI_ERROR_NONE) return;
-  jint live = 0;
-  for (jint i = 0; i < filled; ++i) {
-    if (stack[static_cast<size_t>(i)].method == method) ++live;
-  }
-  if (live <= 0) return;
-  jni->CallStaticIntMethod(tracker_, caught_, static_cast<jint>(id), live);
   jvmti::clear_exception(jni);
 }
 
@@ -239,9 +178,12 @@ void CpuTimer::take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>*
   size_t at = 0;
   for (jsize row = 0; row < rows; ++row) {
     const jint* trace = ids.data() + at;
-    const size_t length = std::min(static_cast<size_t>(std::max(row_length[static_cast<size_t>(row)], 0)),
+    const size_t stored = std::min(static_cast<size_t>(std::max(row_length[static_cast<size_t>(row)], 0)),
                                    ids.size() - at);
-    at += length;
+    at += stored;
+    // The tracker keeps deeper traces when allocation traces need them: rows that differ below
+    // depth add up in the table.
+    const size_t length = std::min(stored, static_cast<size_t>(std::max(context_.options->prof_trace_depth, 0)));
     CpuTimeCounts row_counts{static_cast<uint64_t>(counts[static_cast<size_t>(row) * 3]),
                              static_cast<uint64_t>(counts[static_cast<size_t>(row) * 3 + 1]),
                              static_cast<uint64_t>(counts[static_cast<size_t>(row) * 3 + 2])};
@@ -351,8 +293,6 @@ bool CpuTimer::control(JNIEnv* jni, const NetCommand& command, std::string* refu
 }
 
 void CpuTimer::stop(JNIEnv* jni) {
-  catching_.store(false);
-  if (exception_events_) jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_EXCEPTION_CATCH, nullptr);
   if (tracker_ != nullptr && jni != nullptr) {
     jni->CallStaticVoidMethod(tracker_, stop_);
     jvmti::clear_exception(jni);
@@ -375,7 +315,7 @@ void CpuTimer::stop(JNIEnv* jni) {
                   static_cast<unsigned long long>(classes.retransformed),
                   static_cast<unsigned long long>(classes.retransform_failed),
                   methods_.size(), static_cast<long long>(figures_[0]), static_cast<long long>(figures_[1]),
-                  exception_events_ ? "y" : "n", static_cast<unsigned long long>(held_off_),
+                  instrumenter_->catches() ? "y" : "n", static_cast<unsigned long long>(held_off_),
                   static_cast<double>(held_off_max_ns_) / 1e6);
     write_stderr(line);
   }

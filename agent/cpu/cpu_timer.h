@@ -9,8 +9,8 @@
 //
 // Threads (docs/ARCHITECTURE.md):
 //   - the thread loading a class: the instrumenter rewrites it and this feature adds its methods (mutex);
-//   - the thread catching an exception: on_exception_catch() pops the tracker's shadow stack down
-//     to the catching frame (one JNI call into the tracker, on that thread);
+//   - the thread catching an exception: the instrumenter pops the tracker's shadow stack down to
+//     the catching frame (ClassInstrumenter::on_exception_catch);
 //   - `fasthprof-clock` (a plain pthread): writes the monotonic clock into off-heap memory;
 //   - the owner (`fasthprof writer`): drain() and write_report() take the counts from the tracker
 //     through one JNI call (collect) and keep them per trace in a CpuTimeTable.
@@ -36,6 +36,8 @@ namespace fasthprof {
 // The bytes the tracker's traces may take over every thread: 1/16 of the maximum heap, within
 // 4 MiB and 128 MiB (128 MiB when the heap is unbounded or unknown).
 jlong trace_budget_bytes(jlong max_heap);
+// Runtime.getRuntime().maxMemory(), or 0 when it cannot be asked.
+jlong max_heap_bytes(JNIEnv* jni);
 
 class CpuTimer final : public Feature {
  public:
@@ -56,9 +58,6 @@ class CpuTimer final : public Feature {
   bool control(JNIEnv* jni, const NetCommand& command, std::string* refusal) override;
   void stop(JNIEnv* jni) override;
 
-  // ExceptionCatch, on the catching thread.
-  void on_exception_catch(JNIEnv* jni, jmethodID method);
-
 
  private:
   bool take_tracker(JNIEnv* jni);
@@ -74,10 +73,7 @@ class CpuTimer final : public Feature {
   CpuTimeTable table_;
 
   jclass tracker_ = nullptr;  // global reference
-  jmethodID start_ = nullptr, stop_ = nullptr, collect_ = nullptr, caught_ = nullptr, ignore_ = nullptr,
-            release_ = nullptr;
-  std::atomic<bool> catching_{false};  // ExceptionCatch events reach the tracker
-  bool exception_events_ = false;      // the VM granted them
+  jmethodID start_ = nullptr, stop_ = nullptr, collect_ = nullptr, ignore_ = nullptr, release_ = nullptr;
   bool writer_ignored_ = false;
   uint64_t last_collect_ns_ = 0;
 
@@ -90,9 +86,6 @@ class CpuTimer final : public Feature {
   std::atomic<bool> ticker_stop_{false};
   // Written by the clock thread, read after it is joined (verbose=y).
   uint64_t held_off_ = 0, held_off_max_ns_ = 0;
-
-  std::mutex catch_mutex_;
-  std::unordered_map<jmethodID, uint32_t> catch_ids_;  // jmethodID -> tracker ID (0: not instrumented)
 
   // verbose=y figures (the classes rewritten are the instrumenter's).
   int64_t figures_[4] = {0, 0, 0, 0};  // the tracker's: untracked threads, overflow calls, states, nodes

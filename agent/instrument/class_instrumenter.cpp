@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "instrument/tracker_classes.h"
@@ -45,14 +46,28 @@ jclass ClassInstrumenter::tracker(JNIEnv* jni, const char* feature) {
   return tracker_;
 }
 
+void ClassInstrumenter::catch_exceptions(jvmtiEnv* jvmti) {
+  jvmtiCapabilities potential{};
+  catch_wanted_ = jvmti->GetPotentialCapabilities(&potential) == JVMTI_ERROR_NONE && potential.can_generate_exception_events;
+}
+
 void ClassInstrumenter::begin(JNIEnv* jni) {
   if (!wanted() || tracker_ == nullptr || hooking_.load()) return;
   hooking_.store(true);
+  if (catch_wanted_) {
+    caught_ = jni->GetStaticMethodID(tracker_, "caught", "(II)I");
+    if (jvmti::clear_exception(jni)) caught_ = nullptr;
+    if (caught_ != nullptr &&
+        jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_EXCEPTION_CATCH, nullptr) == JVMTI_ERROR_NONE) {
+      catching_.store(true);
+    }
+  }
   jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr);
   retransform_loaded(jni);
 }
 
 void ClassInstrumenter::end() {
+  if (catching_.exchange(false)) jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_EXCEPTION_CATCH, nullptr);
   if (!hooking_.exchange(false)) return;
   jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr);
 }
@@ -107,6 +122,9 @@ void ClassInstrumenter::on_class_file_load(const char* name, jint length, const 
     unchanged_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  for (const InjectedMethod& method : result.methods) {
+    if (!method.call_lines.empty()) methods_.add_lines(method.id, method.call_lines);
+  }
   if (!result.source_file.empty()) {
     for (const InjectedMethod& method : result.methods) methods_.set_source_file(method.id, result.source_file);
     for (const InjectedSite& site : result.sites) {
@@ -120,6 +138,59 @@ void ClassInstrumenter::on_class_file_load(const char* name, jint length, const 
   *new_length = static_cast<jint>(result.bytes.size());
   *new_data = out;
   rewritten_.fetch_add(1, std::memory_order_relaxed);
+}
+
+// The tracker ID of a jmethodID (0: not instrumented), asked of JVMTI once per method.
+uint32_t ClassInstrumenter::catch_id(JNIEnv* jni, jmethodID method) {
+  {
+    std::lock_guard<std::mutex> lock(catch_mutex_);
+    auto it = catch_ids_.find(method);
+    if (it != catch_ids_.end()) return it->second;
+  }
+  char* name = nullptr;
+  char* descriptor = nullptr;
+  jclass klass = nullptr;
+  if (jvmti_->GetMethodName(method, &name, &descriptor, nullptr) != JVMTI_ERROR_NONE) return 0;
+  std::string method_name = jvmti::take_string(jvmti_, name);
+  std::string method_descriptor = jvmti::take_string(jvmti_, descriptor);
+  if (jvmti_->GetMethodDeclaringClass(method, &klass) != JVMTI_ERROR_NONE || klass == nullptr) return 0;
+  char* signature = nullptr;
+  jvmtiError error = jvmti_->GetClassSignature(klass, &signature, nullptr);
+  jni->DeleteLocalRef(klass);
+  if (error != JVMTI_ERROR_NONE) return 0;
+  std::string class_signature = jvmti::take_string(jvmti_, signature);
+  uint32_t id = 0;
+  if (class_signature.size() > 2 && class_signature.front() == 'L') {
+    id = methods_.find(class_signature.substr(1, class_signature.size() - 2), method_name, method_descriptor);
+  }
+  std::lock_guard<std::mutex> lock(catch_mutex_);
+  catch_ids_[method] = id;
+  return id;
+}
+
+void ClassInstrumenter::on_exception_catch(JNIEnv* jni, jmethodID method) {
+  if (!catching_.load(std::memory_order_relaxed)) return;
+  uint32_t id = catch_id(jni, method);
+  if (id == 0) return;
+  jint found = jni->CallStaticIntMethod(tracker_, caught_, static_cast<jint>(id), 0);
+  jvmti::clear_exception(jni);
+  if (found <= 1) return;
+  // A recursion: the shadow stack holds several activations of the method, and the exception may
+  // have left some of them. The catching frame is the topmost live one; the live ones are those
+  // on the real stack (frames still running code from before the retransformation are other
+  // method versions with jmethodIDs of their own, as they are not on the shadow stack either).
+  jint frames = 0;
+  if (jvmti_->GetFrameCount(nullptr, &frames) != JVMTI_ERROR_NONE || frames <= 0) return;
+  std::vector<jvmtiFrameInfo> stack(static_cast<size_t>(frames));
+  jint filled = 0;
+  if (jvmti_->GetStackTrace(nullptr, 0, frames, stack.data(), &filled) != JVMTI_ERROR_NONE) return;
+  jint live = 0;
+  for (jint i = 0; i < filled; ++i) {
+    if (stack[static_cast<size_t>(i)].method == method) ++live;
+  }
+  if (live <= 0) return;
+  jni->CallStaticIntMethod(tracker_, caught_, static_cast<jint>(id), live);
+  jvmti::clear_exception(jni);
 }
 
 }  // namespace fasthprof

@@ -15,7 +15,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string_view>
+#include <unordered_map>
 
 #include "classfile/class_rewriter.h"
 #include "instrument/injected_methods.h"
@@ -35,12 +37,26 @@ class ClassInstrumenter {
     plan_.allocations = true;
     plan_.assign_site_id = std::move(assign);
   }
+  // Allocation traces (alloc=inject at depth > 1): the entry and exit calls (IDs of their own when
+  // no feature asked for them) and a position call before every invoke (class_rewriter.h).
+  void inject_call_positions() {
+    if (!plan_.calls) {
+      inject_calls([this](std::string_view class_name, std::string_view method_name, std::string_view descriptor) {
+        return methods_.add(class_name, method_name, descriptor);
+      });
+    }
+    plan_.call_positions = true;
+  }
+  // The tracker's shadow stack is kept: exits by exception pop it (ExceptionCatch, when the VM can).
+  void catch_exceptions(jvmtiEnv* jvmti);
+  bool catches() const { return catch_wanted_; }
   bool wanted() const { return plan_.calls || plan_.allocations; }
   // The methods injected code names, shared by every feature that injects (and the class tracker,
   // which resolves frames of them).
   InjectedMethods* methods() { return &methods_; }
   void add_capabilities(jvmtiCapabilities* wanted) const {
     if (this->wanted()) wanted->can_retransform_classes = 1;
+    if (catch_wanted_) wanted->can_generate_exception_events = 1;
   }
 
   // ---- live ------------------------------------------------------------------------------------
@@ -52,6 +68,10 @@ class ClassInstrumenter {
   // No more rewriting (VM death, or a feature that gave up for good).
   void end();
   bool rewriting() const { return hooking_.load(std::memory_order_relaxed); }
+
+  // ExceptionCatch, on the catching thread: pops the tracker's shadow stack down to the catching
+  // frame (docs/cpu_times.md "Exits by exception").
+  void on_exception_catch(JNIEnv* jni, jmethodID method);
 
   // ClassFileLoadHook, any thread.
   void on_class_file_load(const char* name, jint length, const unsigned char* data, jint* new_length,
@@ -71,6 +91,7 @@ class ClassInstrumenter {
 
  private:
   void retransform_loaded(JNIEnv* jni);
+  uint32_t catch_id(JNIEnv* jni, jmethodID method);
 
   jvmtiEnv* jvmti_;
   InjectedMethods methods_;
@@ -78,6 +99,11 @@ class ClassInstrumenter {
   jclass tracker_ = nullptr;
   bool tracker_tried_ = false;
   std::atomic<bool> hooking_{false};
+  bool catch_wanted_ = false;  // catch_exceptions() and the VM can
+  std::atomic<bool> catching_{false};
+  jmethodID caught_ = nullptr;
+  std::mutex catch_mutex_;
+  std::unordered_map<jmethodID, uint32_t> catch_ids_;  // jmethodID -> tracker ID (0: not instrumented)
   std::atomic<uint64_t> rewritten_{0}, unchanged_{0}, malformed_{0}, excluded_{0};
   uint64_t retransformed_ = 0, retransform_failed_ = 0;
 };

@@ -48,6 +48,15 @@ void InjectedMethods::add_line(uint32_t id, uint32_t offset, int32_t line) {
   if (id >= 1 && id <= methods_.size()) methods_[id - 1].lines.push_back({static_cast<int64_t>(offset), line});
 }
 
+void InjectedMethods::add_lines(uint32_t id, const std::vector<std::pair<uint32_t, int32_t>>& lines) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (id < 1 || id > methods_.size()) return;
+  std::vector<LineNumberEntry>& table = methods_[id - 1].lines;
+  for (const auto& [offset, line] : lines) {
+    if (line >= 0) table.push_back({static_cast<int64_t>(offset), line});
+  }
+}
+
 uint32_t InjectedMethods::find(const std::string& class_name, const std::string& method_name,
                                const std::string& descriptor) {
   std::string key = key_of(class_name, method_name, descriptor);

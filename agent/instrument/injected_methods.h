@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "registries/frame_registry.h"
@@ -32,6 +33,8 @@ class InjectedMethods final : public MethodResolver {
   void set_source_file(uint32_t id, const std::string& source_file);
   // One entry of the method's line table: the instruction at `offset` is on `line`.
   void add_line(uint32_t id, uint32_t offset, int32_t line);
+  // The lines of the method's calls (offset in the original code, line; -1 lines are skipped).
+  void add_lines(uint32_t id, const std::vector<std::pair<uint32_t, int32_t>>& lines);
   // The latest ID of (class, method, descriptor), 0 when none; all internal form.
   uint32_t find(const std::string& class_name, const std::string& method_name, const std::string& descriptor);
   bool describe(uint32_t id, OldMethodName* out);

@@ -87,6 +87,7 @@ void AllocationTracker::add_capabilities(jvmtiCapabilities* wanted) {
   if (injected_ != nullptr) {
     wanted->can_generate_vm_object_alloc_events = 1;
     wanted->can_retransform_classes = 1;
+    injected_->add_capabilities(wanted);  // ExceptionCatch for allocation traces' shadow stack
   }
 }
 

@@ -1,11 +1,15 @@
 // heap=sites counted by injected code (agent/sites/injected_allocations.h).
 #include "sites/injected_allocations.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "base/clock.h"
 #include "base/stderr_line.h"
 #include "class_tracker.h"
+#include "cpu/cpu_timer.h"
 #include "instrument/tracker_threads.h"
 #include "jvmti_support.h"
 #include "sections/site_table.h"
@@ -18,6 +22,8 @@ namespace {
 constexpr uint64_t kCollectIntervalNs = 1'000'000'000;
 // Threads counted apart; more at once count together under a lock (FasthprofAllocs).
 constexpr jint kThreadCap = 16384;
+// The tracker's word set once the traces' budget was reached (FasthprofTracker.start()).
+constexpr size_t kBudgetReachedWord = 80;
 
 std::string signature_of(const std::string& type) {
   return !type.empty() && type[0] == '[' ? type : "L" + type + ";";
@@ -29,6 +35,42 @@ InjectedAllocations::InjectedAllocations(const AgentContext& context, ClassInstr
     : context_(context), instrumenter_(instrumenter) {
   instrumenter_->inject_allocations(
       [this](std::string_view class_name, const InjectedSite& site) { return add_site(class_name, site); });
+  if (context.options->depth > 1) {
+    traced_ = true;
+    instrumenter_->inject_call_positions();
+    instrumenter_->catch_exceptions(context.jvmti);
+  }
+}
+
+// The tracker's shadow stack for allocation traces: started by cpu=times too when it is on (its
+// clock and words then serve both, and the traces are as deep as the deeper asks), else here with
+// words of our own and no clock.
+bool InjectedAllocations::start_traces(JNIEnv* jni, jclass tracker, std::string* why) {
+  jmethodID start = jni->GetStaticMethodID(tracker, "startAllocTraces", "(JIJI)V");
+  tracker_ignore_ = jni->GetStaticMethodID(tracker, "ignoreCurrentThread", "()V");
+  forget_ = jni->GetStaticMethodID(tracker, "forget", "([Ljava/lang/Thread;)V");
+  if (jvmti::clear_exception(jni) || start == nullptr || tracker_ignore_ == nullptr || forget_ == nullptr) {
+    *why = "the tracker class lacks its methods";
+    return false;
+  }
+  owns_tracker_ = !context_.options->cpu_timing;
+  // Words of our own even with cpu=times, whose start (before or after this one) puts its own in
+  // their place: the tracker never runs without some.
+  if (posix_memalign(&words_, 64, 128) != 0) {
+    words_ = nullptr;
+    *why = "out of memory";
+    return false;
+  }
+  std::memset(words_, 0, 128);
+  budget_bytes_ = trace_budget_bytes(max_heap_bytes(jni));
+  jni->CallStaticVoidMethod(tracker, start, static_cast<jlong>(reinterpret_cast<uintptr_t>(words_)),
+                            static_cast<jint>(context_.options->depth), budget_bytes_, kThreadCap);
+  if (jvmti::clear_exception(jni)) {
+    *why = "the tracker did not start";
+    return false;
+  }
+  tracker_ = static_cast<jclass>(jni->NewGlobalRef(tracker));
+  return true;
 }
 
 uint32_t InjectedAllocations::add_site(std::string_view class_name, const InjectedSite& site) {
@@ -78,6 +120,7 @@ bool InjectedAllocations::start(JNIEnv* jni, std::string* why) {
     *why = "the allocation counter did not start";
     return false;
   }
+  if (traced_ && !start_traces(jni, tracker, why)) return false;
   counter_ = static_cast<jclass>(jni->NewGlobalRef(counter));
   last_collect_ns_ = monotonic_ns();
   return true;
@@ -100,6 +143,7 @@ void InjectedAllocations::take_rows(JNIEnv* jni, jobjectArray result, std::vecto
   jni->GetLongArrayRegion(figures, 0, 2, reinterpret_cast<jlong*>(figures_));
   std::vector<uint32_t> serials = tracker_thread_serials(jni, context_.jvmti, *context_.writer, threads,
                                                           context_.options->thread_in_traces, ended);
+  if (traced_) take_traced_rows(jni, result, serials);
   for (jsize row = 0; row + 1 < words; row += 2) {
     auto thread_index = static_cast<size_t>(key[static_cast<size_t>(row)]);
     uint32_t serial = thread_index < serials.size() ? serials[thread_index] : 0;
@@ -121,6 +165,16 @@ void InjectedAllocations::collect(JNIEnv* jni, bool now) {
     writer_ignored_ = true;
     jni->CallStaticVoidMethod(counter_, ignore_);
     jvmti::clear_exception(jni);
+    if (owns_tracker_) jni->CallStaticVoidMethod(tracker_, tracker_ignore_);
+    jvmti::clear_exception(jni);
+  }
+  if (owns_tracker_ && !budget_said_ && words_ != nullptr &&
+      __atomic_load_n(reinterpret_cast<int*>(static_cast<char*>(words_) + kBudgetReachedWord), __ATOMIC_ACQUIRE) != 0) {
+    // With cpu=times its own line says it (the budget is shared).
+    budget_said_ = true;
+    jvmti::print_error("alloc=inject: the traces reached their budget of " + std::to_string(budget_bytes_ >> 20) +
+                       " MiB (1/16 of the maximum heap, 4 to 128 MiB); allocations at new (site, trace) pairs are "
+                       "counted under shorter traces from now on");
   }
   if (!now && monotonic_ns() - last_collect_ns_ < kCollectIntervalNs) return;
   last_collect_ns_ = monotonic_ns();
@@ -136,6 +190,9 @@ void InjectedAllocations::collect(JNIEnv* jni, bool now) {
   result = static_cast<jobjectArray>(jni->CallStaticObjectMethod(counter_, collect_, array));
   if (jvmti::clear_exception(jni) || result == nullptr) return;
   take_rows(jni, result, nullptr);
+  // Without cpu=times nobody else drops the tracker's states of those threads.
+  if (owns_tracker_) jni->CallStaticVoidMethod(tracker_, forget_, array);
+  jvmti::clear_exception(jni);
 }
 
 // serial_by_signature_ over every registered loaded class; with register_loaded, every class the
@@ -200,62 +257,119 @@ void InjectedAllocations::measure_instances(JNIEnv* jni, const std::vector<uint3
   }
 }
 
-void InjectedAllocations::feed(JNIEnv* jni, AllocationRecorder& recorder) {
-  if (pending_.empty()) return;
+// Resolves the sites met for the first time: by the classes registered, then (once) by every class
+// loaded; measures the instance sizes of the new `new` sites.
+void InjectedAllocations::resolve_pending(JNIEnv* jni) {
   size_t site_count = 0;
   {
     std::lock_guard<std::mutex> lock(sites_mutex_);
     site_count = sites_.size();
   }
   if (resolved_.size() < site_count) resolved_.resize(site_count);
-  // Resolve the sites met for the first time: by the classes registered, then (once) by every class loaded.
   std::vector<uint32_t> unsized;
   for (bool register_loaded : {false, true}) {
     bool missing = false;
     index_classes(jni, register_loaded);
-    for (const auto& [key, count] : pending_) {
-      auto index = static_cast<uint32_t>(key >> 32);
-      if (index >= resolved_.size() || resolved_[index].class_serial != 0) continue;
-      if (!resolve(jni, index, &resolved_[index])) {
-        missing = true;
-        continue;
-      }
-      bool instance = false;
-      {
+    for (const auto* pending : {&pending_, &pending_traced_}) {
+      for (const auto& [key, count] : *pending) {
+        auto index = static_cast<uint32_t>(key >> 32);
+        if (index >= resolved_.size() || resolved_[index].class_serial != 0) continue;
+        if (!resolve(jni, index, &resolved_[index])) {
+          missing = true;
+          continue;
+        }
         std::lock_guard<std::mutex> lock(sites_mutex_);
-        instance = sites_[index].kind == SiteKind::kInstance;
+        if (sites_[index].kind == SiteKind::kInstance) unsized.push_back(index);
       }
-      if (instance) unsized.push_back(index);
     }
     if (!missing) break;
   }
   measure_instances(jni, unsized);
+}
+
+void InjectedAllocations::feed(JNIEnv* jni, AllocationRecorder& recorder) {
+  if (pending_.empty() && pending_traced_.empty()) return;
+  resolve_pending(jni);
   ProfileWriter& writer = *context_.writer;
   const int depth = context_.current_depth();
   std::vector<StackFrame> frames;
-  for (auto it = pending_.begin(); it != pending_.end();) {
-    auto index = static_cast<uint32_t>(it->first >> 32);
-    auto thread = static_cast<uint32_t>(it->first);
-    const Resolved* site = index < resolved_.size() ? &resolved_[index] : nullptr;
-    if (site == nullptr || site->class_serial == 0) {
-      ++it;  // its class is not known yet: counted at a later report
-      continue;
+  // pending_'s low word is a thread serial (the trace is the site's frame), pending_traced_'s a trace.
+  for (bool traced : {false, true}) {
+    auto& pending = traced ? pending_traced_ : pending_;
+    for (auto it = pending.begin(); it != pending.end();) {
+      auto index = static_cast<uint32_t>(it->first >> 32);
+      auto low = static_cast<uint32_t>(it->first);
+      const Resolved* site = index < resolved_.size() ? &resolved_[index] : nullptr;
+      if (site == nullptr || site->class_serial == 0) {
+        ++it;  // its class is not known yet: counted at a later report
+        continue;
+      }
+      Site described;
+      {
+        std::lock_guard<std::mutex> lock(sites_mutex_);
+        described = sites_[index];
+      }
+      frames.clear();
+      if (depth > 0) frames.push_back({InjectedMethods::kMark | described.method_id, static_cast<int64_t>(described.offset)});
+      SiteIdentity identity{site->class_serial, traced ? low : writer.intern_trace(low, frames), site->array_kind};
+      uint64_t bytes = described.kind == SiteKind::kInstance ? it->second.objects * site->instance_size : it->second.bytes;
+      recorder.add_counted(identity, it->second.objects, bytes);
+      counted_objects_ += it->second.objects;
+      it = pending.erase(it);
     }
+  }
+  unresolved_objects_ = 0;
+  for (const auto* pending : {&pending_, &pending_traced_}) {
+    for (const auto& [key, count] : *pending) unresolved_objects_ += count.objects;
+  }
+}
+
+// The traced rows of one collect() result (elements 4 to 6, FasthprofAllocs.collect) into
+// pending_traced_: each trace is the site's frame, then the node's frames below its top, each at
+// the position it called from; depth frames at most. A node whose top is not the allocating method
+// (its entry was not seen) keeps its top, at no line.
+void InjectedAllocations::take_traced_rows(JNIEnv* jni, jobjectArray result, const std::vector<uint32_t>& serials) {
+  auto keys = static_cast<jintArray>(jni->GetObjectArrayElement(result, 4));
+  auto values = static_cast<jlongArray>(jni->GetObjectArrayElement(result, 5));
+  auto frames = static_cast<jintArray>(jni->GetObjectArrayElement(result, 6));
+  std::vector<jint> key(static_cast<size_t>(jni->GetArrayLength(keys)));
+  std::vector<jlong> value(static_cast<size_t>(jni->GetArrayLength(values)));
+  std::vector<jint> frame(static_cast<size_t>(jni->GetArrayLength(frames)));
+  jni->GetIntArrayRegion(keys, 0, static_cast<jsize>(key.size()), key.data());
+  jni->GetLongArrayRegion(values, 0, static_cast<jsize>(value.size()), value.data());
+  jni->GetIntArrayRegion(frames, 0, static_cast<jsize>(frame.size()), frame.data());
+  const auto depth = static_cast<size_t>(std::max(context_.current_depth(), 0));
+  std::vector<StackFrame> trace;
+  size_t at = 0;
+  for (size_t row = 0; row * 3 + 2 < key.size() && row * 2 + 1 < value.size(); ++row) {
+    auto thread_index = static_cast<size_t>(key[row * 3]);
+    auto index = static_cast<uint32_t>(key[row * 3 + 1]);
+    const size_t length = std::min(static_cast<size_t>(std::max(key[row * 3 + 2], 0)), (frame.size() - at) / 2);
+    const size_t row_at = at;
+    at += length * 2;
     Site described;
     {
       std::lock_guard<std::mutex> lock(sites_mutex_);
+      if (index >= sites_.size()) continue;
       described = sites_[index];
     }
-    frames.clear();
-    if (depth > 0) frames.push_back({InjectedMethods::kMark | described.method_id, static_cast<int64_t>(described.offset)});
-    SiteIdentity identity{site->class_serial, writer.intern_trace(thread, frames), site->array_kind};
-    uint64_t bytes = described.kind == SiteKind::kInstance ? it->second.objects * site->instance_size : it->second.bytes;
-    recorder.add_counted(identity, it->second.objects, bytes);
-    counted_objects_ += it->second.objects;
-    it = pending_.erase(it);
+    trace.clear();
+    if (depth > 0) trace.push_back({InjectedMethods::kMark | described.method_id, static_cast<int64_t>(described.offset)});
+    for (size_t k = 0; k < length && trace.size() < depth; ++k) {
+      auto method = static_cast<uint32_t>(frame[row_at + 2 * k]);
+      auto position = frame[row_at + 2 * k + 1];
+      if (k == 0 && method == described.method_id) continue;  // the site's own frame
+      trace.push_back({InjectedMethods::kMark | method, position > 0 ? static_cast<int64_t>(position - 1) : -1});
+    }
+    uint32_t serial = thread_index < serials.size() ? serials[thread_index] : 0;
+    uint32_t trace_serial = context_.writer->intern_trace(serial, trace);
+    Count& count = pending_traced_[(static_cast<uint64_t>(index) << 32) | trace_serial];
+    count.objects += static_cast<uint64_t>(value[row * 2]);
+    count.bytes += static_cast<uint64_t>(value[row * 2 + 1]);
   }
-  unresolved_objects_ = 0;
-  for (const auto& [key, count] : pending_) unresolved_objects_ += count.objects;
+  jni->DeleteLocalRef(keys);
+  jni->DeleteLocalRef(values);
+  jni->DeleteLocalRef(frames);
 }
 
 void InjectedAllocations::stop(JNIEnv* jni) {

@@ -11,7 +11,11 @@
 //     trace serial) and adds its counts to the site table, the bytes of `new` from the class's
 //     instance size.
 //
-// A site's trace is one frame, the allocating method at the allocation's line (or none at depth=0).
+// A site's trace is one frame at depth 1, the allocating method at the allocation's line (or none
+// at depth=0). At a greater depth the tracker keeps its shadow stack (entry, exit and position
+// calls, FasthprofTracker; without cpu=times no clock and no times) and counts each allocation by
+// (the stack's top node, the site): its trace is the site's frame, then the node's frames below
+// the top at the lines they call from.
 // What no allocation instruction makes (natives, JNI, reflection) the allocation tracker counts
 // by the VMObjectAlloc event; what compiled intrinsics make (Object.clone, Arrays.copyOf, ...) is
 // not counted yet (docs/allocation-sites.md).
@@ -47,6 +51,7 @@ class InjectedAllocations {
   void feed(JNIEnv* jni, AllocationRecorder& recorder);
   // VM death: no more counting. Says on stderr (verbose=y) what was counted and left out.
   void stop(JNIEnv* jni);
+  void add_capabilities(jvmtiCapabilities* wanted) const { instrumenter_->add_capabilities(wanted); }
 
  private:
   struct Site {
@@ -66,6 +71,9 @@ class InjectedAllocations {
 
   uint32_t add_site(std::string_view class_name, const InjectedSite& site);
   void take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>* ended);
+  bool start_traces(JNIEnv* jni, jclass tracker, std::string* why);
+  void take_traced_rows(JNIEnv* jni, jobjectArray result, const std::vector<uint32_t>& serials);
+  void resolve_pending(JNIEnv* jni);
   bool resolve(JNIEnv* jni, uint32_t index, Resolved* out);
   void index_classes(JNIEnv* jni, bool register_loaded);
   void measure_instances(JNIEnv* jni, const std::vector<uint32_t>& indexes);
@@ -81,6 +89,15 @@ class InjectedAllocations {
   jclass counter_ = nullptr;  // java.lang.FasthprofAllocs, a global reference
   jmethodID collect_ = nullptr, stop_ = nullptr, ignore_ = nullptr;
   bool writer_ignored_ = false;
+  // Allocation traces (depth > 1): the tracker keeps the shadow stack; without cpu=times this side
+  // started it (its words, never freed: a daemon thread may still count after VM death).
+  bool traced_ = false, owns_tracker_ = false;
+  jclass tracker_ = nullptr;  // global reference
+  jmethodID tracker_ignore_ = nullptr, forget_ = nullptr;
+  void* words_ = nullptr;
+  jlong budget_bytes_ = 0;
+  bool budget_said_ = false;
+  std::unordered_map<uint64_t, Count> pending_traced_;  // (site index << 32 | trace serial) -> counts
   uint64_t last_collect_ns_ = 0;
   std::unordered_map<uint64_t, Count> pending_;  // (site index << 32 | thread serial) -> counts
   std::vector<Resolved> resolved_;              // by site index

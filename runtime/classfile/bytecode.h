@@ -10,7 +10,7 @@ namespace fasthprof::class_file {
 
 // Opcodes the rewriter looks at.
 enum Op : uint8_t {
-  kLdc = 0x12, kLdcW = 0x13, kIinc = 0x84, kIfeq = 0x99, kIfAcmpne = 0xa6, kGoto = 0xa7, kJsr = 0xa8,
+  kSipush = 0x11, kLdc = 0x12, kLdcW = 0x13, kIinc = 0x84, kIfeq = 0x99, kIfAcmpne = 0xa6, kGoto = 0xa7, kJsr = 0xa8,
   kIconstM1 = 0x02, kPop = 0x57, kPop2 = 0x58, kDup = 0x59, kDupX2 = 0x5b, kDup2 = 0x5c, kDup2X1 = 0x5d,
   kNew = 0xbb, kNewarray = 0xbc, kAnewarray = 0xbd, kMultianewarray = 0xc5, kRet = 0xa9, kTableswitch = 0xaa, kLookupswitch = 0xab, kIreturn = 0xac, kReturn = 0xb1,
   kInvokestatic = 0xb8, kWide = 0xc4, kIfnull = 0xc6, kIfnonnull = 0xc7, kGotoW = 0xc8, kJsrW = 0xc9,
@@ -36,6 +36,8 @@ inline constexpr uint8_t kFixedLength[256] = {
     3, 3, 1, 1, 0, 4, 3, 3, 5, 5, 0, 0, 0, 0, 0, 0,  // 0xc0: checkcast .. jsr_w
 };
 
+// invokevirtual, invokespecial, invokestatic, invokeinterface, invokedynamic.
+inline bool is_invoke(uint8_t op) { return op >= 0xb6 && op <= 0xba; }
 inline bool is_return(uint8_t op) { return op >= kIreturn && op <= kReturn; }
 inline bool is_allocation(uint8_t op) { return (op >= kNew && op <= kAnewarray) || op == kMultianewarray; }
 inline bool is_branch16(uint8_t op) { return (op >= kIfeq && op <= kJsr) || op == kIfnull || op == kIfnonnull; }

@@ -233,4 +233,29 @@ void write_method(Writer& w, const uint8_t* data, const MethodInfo& m, const std
   }
 }
 
+int32_t source_line(const uint8_t* attributes, const ConstantPool& pool, uint32_t offset) {
+  Reader in(attributes, SIZE_MAX);
+  uint16_t count = in.u2();
+  int32_t line = -1;
+  uint32_t best = 0;
+  for (uint32_t i = 0; i < count && !in.failed(); ++i) {
+    uint16_t name_index = in.u2();
+    uint32_t length = in.u4();
+    const uint8_t* body = in.bytes(length);
+    std::string_view name;
+    if (body == nullptr || !pool.utf8(name_index, &name) || name != "LineNumberTable") continue;
+    Reader table(body, length);
+    uint16_t entries = table.u2();
+    for (uint32_t k = 0; k < entries && !table.failed(); ++k) {
+      uint16_t start = table.u2();
+      uint16_t number = table.u2();
+      if (!table.failed() && start <= offset && (line < 0 || start >= best)) {
+        best = start;
+        line = number;
+      }
+    }
+  }
+  return line;
+}
+
 }  // namespace fasthprof::class_file

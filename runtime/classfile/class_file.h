@@ -143,6 +143,11 @@ class PoolAppender {
 
 // Skips a table of attributes, checking that each name is a Utf8 entry. False when it does not.
 bool skip_attributes(Reader& in, const ConstantPool& pool);
+// The source line of the instruction at `offset` as the JVM gives it: the line of the
+// LineNumberTable entry with the greatest start at or before it (every such table of the Code
+// attribute), -1 when none. `attributes`: the Code attribute's attributes_count, already checked
+// by skip_attributes.
+int32_t source_line(const uint8_t* attributes, const ConstantPool& pool, uint32_t offset);
 
 // Skips one annotation (JVMS 4.7.16), nested at most 64 deep. False when it is malformed.
 bool skip_annotation(Reader& in, int depth);

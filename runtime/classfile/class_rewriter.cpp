@@ -4,7 +4,8 @@
 //
 // A method's code is laid out again as groups, one per original instruction:
 //   [entry call]  (once, before the first group)
-//   [exit call]   (only before a *return)   [allocation call]   instruction (re-encoded when it holds offsets)
+//   [exit call]   (only before a *return)   [allocation call]   [position call] (only before an
+//   invoke*)   instruction (re-encoded when it holds offsets)
 // A branch, handler or stack map frame naming an instruction names the start of its group, so a
 // branch to a return runs the exit call, a branch to a `new` runs its allocation call, and a loop
 // back to offset 0 does not run the entry call again. An uninitialized(offset) type names the
@@ -50,6 +51,7 @@ struct Injection {
   const uint16_t* site_constants = nullptr;  // one per allocation instruction, in code order
   size_t site_count = 0;                // 0: no allocation calls
   uint16_t alloc_ref = 0, alloc_array_ref = 0;
+  uint16_t at_ref = 0;                  // 0: no position calls before invokes
 };
 
 // An allocation instruction found by CodeRewriter::find_allocations.
@@ -71,7 +73,7 @@ class CodeRewriter {
                       const Injection& injection, std::vector<uint8_t>& out) {
     CodeOutcome read_outcome = read(info, size, name, descriptor);
     if (read_outcome != CodeOutcome::kRewritten) return read_outcome;
-    uint32_t growth = injection.calls ? 1 : 0;  // the ID on top of whatever a *return leaves on the stack
+    uint32_t growth = injection.calls ? 1 : 0;  // the ID on top of whatever a *return (or an invoke's arguments) leaves
     size_t site = 0;
     for (Instruction& insn : insns_) {
       if (!is_allocation(insn.op) || site >= injection.site_count) continue;
@@ -82,6 +84,7 @@ class CodeRewriter {
     uint32_t call_size = (injection.id_index < 256 ? 2 : 3) + 3;
     entry_size_ = injection.calls ? call_size : 0;
     exit_size_ = entry_size_;
+    position_size_ = injection.at_ref != 0 ? 3 + 3 : 0;  // sipush p; invokestatic
     CodeOutcome laid = lay_out();
     if (laid != CodeOutcome::kRewritten) return laid;
 
@@ -121,6 +124,11 @@ class CodeRewriter {
   }
 
   const std::string& error() const { return error_; }
+  // After rewrite(): (original offset, source line) of every invoke* (InjectedMethod::call_lines).
+  void call_lines(std::vector<std::pair<uint32_t, int32_t>>* out) const {
+    for (const Instruction& insn : insns_)
+      if (is_invoke(insn.op)) out->emplace_back(insn.at, line_of(insn.at));
+  }
   uint32_t widened() const {
     return static_cast<uint32_t>(std::count_if(insns_.begin(), insns_.end(), [](const Instruction& i) { return i.wide; }));
   }
@@ -157,32 +165,7 @@ class CodeRewriter {
     return CodeOutcome::kRewritten;
   }
 
-  // The source line of an instruction as the JVM gives it: the line of the LineNumberTable entry
-  // with the greatest start at or before it (every such table of the Code attribute), -1 when none.
-  int32_t line_of(uint32_t offset) const {
-    Reader in(info_ + attributes_at_, SIZE_MAX);  // already checked by skip_attributes
-    uint16_t count = in.u2();
-    int32_t line = -1;
-    uint32_t best = 0;
-    for (uint32_t i = 0; i < count && !in.failed(); ++i) {
-      uint16_t name_index = in.u2();
-      uint32_t length = in.u4();
-      const uint8_t* body = in.bytes(length);
-      std::string_view name;
-      if (body == nullptr || !pool_.utf8(name_index, &name) || name != "LineNumberTable") continue;
-      Reader table(body, length);
-      uint16_t entries = table.u2();
-      for (uint32_t k = 0; k < entries && !table.failed(); ++k) {
-        uint16_t start = table.u2();
-        uint16_t number = table.u2();
-        if (!table.failed() && start <= offset && (line < 0 || start >= best)) {
-          best = start;
-          line = number;
-        }
-      }
-    }
-    return line;
-  }
+  int32_t line_of(uint32_t offset) const { return source_line(info_ + attributes_at_, pool_, offset); }
 
   bool allocation_type(const Instruction& insn, std::string* type) const {
     if (insn.op == kNewarray) {
@@ -333,6 +316,7 @@ class CodeRewriter {
       for (size_t i = 0; i < insns_.size(); ++i) {
         group_at_[i] = static_cast<uint32_t>(at);
         if (is_return(insns_[i].op)) at += exit_size_;
+        if (is_invoke(insns_[i].op)) at += position_size_;
         at += allocation_size(insns_[i]);
         insn_at_[i] = static_cast<uint32_t>(at);
         at += instruction_size(insns_[i], static_cast<uint32_t>(at));
@@ -396,6 +380,12 @@ class CodeRewriter {
       const Instruction& insn = insns_[i];
       if (injection.calls && is_return(insn.op)) emit_call(w, injection.id_index, injection.exit_ref);
       if (insn.site_constant != 0) allocation_call(w, insn, injection);
+      if (injection.at_ref != 0 && is_invoke(insn.op)) {  // the offset as a short: the tracker takes its low 16 bits
+        w.u1(kSipush);
+        w.u2(static_cast<uint16_t>(insn.at));
+        w.u1(kInvokestatic);
+        w.u2(injection.at_ref);
+      }
       uint32_t at = insn_at_[i];
       const uint8_t* old = code_ + insn.at;
       auto relative = [&](uint32_t k) {
@@ -621,7 +611,7 @@ class CodeRewriter {
   const uint8_t* handlers_ = nullptr;
   uint32_t handler_count_ = 0;
   size_t attributes_at_ = 0;
-  uint32_t entry_size_ = 0, exit_size_ = 0, new_length_ = 0;
+  uint32_t entry_size_ = 0, exit_size_ = 0, position_size_ = 0, new_length_ = 0;
   std::vector<Instruction> insns_;
   std::vector<uint32_t> targets_;
   std::vector<int32_t> index_of_;  // original offset -> instruction index, -1 inside an instruction
@@ -693,7 +683,7 @@ RewriteResult rewrite_methods(const uint8_t* data, size_t size, const ClassFile&
     site_constants.clear();
     for (const InjectedSite& site : method.sites) site_constants.push_back(id_index(site.id));
     Injection injection{plan.calls, plan.calls ? id_index(method.id) : uint16_t{0}, refs.enter, refs.exit,
-                        site_constants.data(), site_constants.size(), refs.alloc, refs.alloc_array};
+                        site_constants.data(), site_constants.size(), refs.alloc, refs.alloc_array, refs.at};
     code.clear();
     CodeOutcome outcome = rewriter.rewrite(data + m.code_at, m.code_length, m.name, m.descriptor, injection, code);
     if (outcome == CodeOutcome::kMalformed) {
@@ -709,7 +699,10 @@ RewriteResult rewrite_methods(const uint8_t* data, size_t size, const ClassFile&
       continue;
     }
     write_method(w, data, m, code);
-    if (plan.calls) result.methods.push_back({std::string(m.name), std::string(m.descriptor), method.id});
+    if (plan.calls) {
+      result.methods.push_back({std::string(m.name), std::string(m.descriptor), method.id, {}});
+      if (refs.at != 0) rewriter.call_lines(&result.methods.back().call_lines);
+    }
     result.sites.insert(result.sites.end(), method.sites.begin(), method.sites.end());
     result.branches_widened += rewriter.widened();
   }
@@ -749,6 +742,7 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const RewritePlan&
   }
   std::vector<uint32_t> distinct;
   TrackerNeeds needs{plan.calls};
+  needs.positions = plan.calls && plan.call_positions;
   uint32_t injecting = 0;
   for (const MethodPlan& method : plans) {
     if (!method.inject) continue;

@@ -12,6 +12,10 @@
 //   before multianewarray C dims:      the first (outermost) count copied to the top (dims 1 to 3:
 //                                      dup / dup2 pop / dup2_x1 pop2 dup_x2; from 4 on iconst_m1,
 //                                      as no stack instruction reaches that deep), then as above
+// and, with RewritePlan::call_positions (entry and exit calls too), before every invoke* instruction
+// at original offset p:                sipush (short) p; invokestatic <tracker>.<at>(I)V
+// so that the tracker knows from which instruction each call was made (allocation traces deeper
+// than one frame, docs/allocation-sites.md).
 // (athrow is not touched: exits by exception are taken by the agent through ExceptionCatch, or by
 // the tracker when a later exit finds frames above its own.) The injected code leaves stack and
 // locals as they were, so StackMapTable frames keep their types; offsets everywhere move.
@@ -25,6 +29,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace fasthprof {
@@ -36,6 +41,7 @@ struct TrackerCalls {
   std::string exit_name = "exit";
   std::string alloc_name = "alloc";             // (I)V: the site ID; before a `new`
   std::string alloc_array_name = "allocArray";  // (II)V: the length (-1 when unknown), the site ID
+  std::string at_name = "at";                   // (I)V: the original offset of the invoke that follows (as a short)
 };
 
 // One allocation instruction that got a counting call.
@@ -53,6 +59,8 @@ struct InjectedMethod {
   std::string name;        // e.g. "<init>", "run"
   std::string descriptor;  // e.g. "(Ljava/lang/String;)V"
   uint32_t id = 0;         // what the injected code pushes
+  // With RewritePlan::call_positions: (original offset, source line or -1) of each invoke*, in code order.
+  std::vector<std::pair<uint32_t, int32_t>> call_lines;
 };
 
 enum class RewriteOutcome {
@@ -91,6 +99,7 @@ struct RewritePlan {
   TrackerCalls tracker;
   bool calls = true;         // entry and exit calls; assign_method_id is needed
   bool allocations = false;  // a call before every allocation instruction; assign_site_id is needed
+  bool call_positions = false;  // with calls: a call before every invoke* naming its offset
   MethodIdAssigner assign_method_id;
   SiteIdAssigner assign_site_id;
 };

@@ -1,6 +1,7 @@
 // Runs the class-file rewriter on arbitrary bytes: it must rewrite, decline or reject anything
 // without crashing or reading outside the input; a rejection says why in one line; a rewrite is
-// the same every time, larger than its input, and itself a class file the rewriter reads.
+// the same every time, larger than its input, and itself a class file the rewriter reads. The same
+// input is also rewritten with every kind of call (allocations, positions before invokes).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +23,16 @@ fasthprof::RewriteResult rewrite(const uint8_t* data, size_t size) {
   uint32_t next = 1;
   return fasthprof::rewrite_class(data, size, fasthprof::TrackerCalls{},
                                   [&](std::string_view, std::string_view, std::string_view) { return next++; });
+}
+
+// Everything at once: entry and exit calls, allocation calls, position calls before invokes.
+fasthprof::RewriteResult rewrite_all(const uint8_t* data, size_t size) {
+  fasthprof::RewritePlan plan;
+  plan.allocations = plan.call_positions = true;
+  uint32_t next = 1;
+  plan.assign_method_id = [&](std::string_view, std::string_view, std::string_view) { return next++; };
+  plan.assign_site_id = [&](std::string_view, const fasthprof::InjectedSite&) { return next++; };
+  return fasthprof::rewrite_class(data, size, plan);
 }
 
 }  // namespace
@@ -48,6 +59,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (twice.class_name != first.class_name) fail("another class name once rewritten", twice);
       break;
     }
+  }
+  // With every kind of call: never a crash, a one-line reason, and a rewrite the rewriter reads again.
+  fasthprof::RewriteResult all = rewrite_all(input.data(), input.size());
+  if (all.outcome == fasthprof::RewriteOutcome::kMalformed && (all.error.empty() || all.error.find('\n') != std::string::npos))
+    fail("no one-line reason (every call)", all);
+  if (all.outcome == fasthprof::RewriteOutcome::kRewritten) {
+    std::vector<uint8_t> output = all.bytes;
+    fasthprof::RewriteResult twice = rewrite_all(output.data(), output.size());
+    if (twice.outcome == fasthprof::RewriteOutcome::kMalformed) fail("its own output malformed (every call)", twice);
   }
   return 0;
 }

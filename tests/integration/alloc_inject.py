@@ -3,7 +3,8 @@
 and 25: tests/java/AllocSites.java's known answers (3000 Items, 500 int[10], 300 String[3], the
 16 worker threads and 64 short threads), in text and in binary (verified), with thread=y, with
 cpu=times in the same run (one rewriter pass for both), the fallback to the event with ZGC, and the
-refused combinations. Each case is
+refused combinations; at depth 4 and 16 (`deep`, `deep_cpu_times`) whole traces equal the event
+path's, by the documented rule for frames of hidden classes. Each case is
 a Meson test (`alloc_inject.py <case>`)."""
 import os
 import pathlib
@@ -13,7 +14,7 @@ import tempfile
 
 import hprof_records
 from harness import (AGENT, site_markers, agentpath, check, check_no_warnings, cleanup, java_bin, java_command,
-                     java_process, on_each_jdk, run_cases, run_java, verify_binary, wait_for)
+                     java_process, jdk25, on_each_jdk, run_cases, run_java, verify_binary, wait_for)
 
 SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "AllocSites.java"
 LINES = site_markers(SOURCE)
@@ -221,6 +222,139 @@ def run_h2(label, home):
     cleanup(folder)
 
 
+DEEP_OWN = OWN + ("java.lang.IllegalStateException",)
+
+
+def hidden(frame_text):
+    """A frame of a hidden class (a lambda proxy): the shadow stack cannot see it."""
+    return "$$Lambda" in frame_text
+
+
+def deep_rows(label, home, options, mode, depth):
+    """{(class, trace frames): (objects, bytes)} of AllocSites' own sites at `depth`, with the run."""
+    run = run_java(home, agentpath(f"heap=sites,live=n,depth={depth},cutoff=0,{options}file=sites.txt"), "AllocSites",
+                   [mode], jvm_args=["-Xcheck:jni"], timeout=240)
+    if not check(run.code == 0 and f"AllocSites done {mode}" in run.stdout, f"{label}: exits normally", run):
+        return None, run
+    check_no_warnings(label, run.stdout, run.stderr)
+    text = run.text("sites.txt")
+    traces = {serial: tuple(frames) for serial, (_, frames) in hprof_records.text_traces(text).items()}
+    sections = hprof_records.text_sites(text)
+    if not check(len(sections) == 1 and sections[0][4], f"{label}: one whole SITES section", run):
+        return None, run
+    own = {}
+    for r in (r for r in sections[0][3] if r):
+        frames = traces.get(r["trace"], ())
+        if r["class"] in DEEP_OWN and frames and "AllocSites.java" in frames[0]:
+            objects, size = own.get((r["class"], frames), (0, 0))
+            own[(r["class"], frames)] = (objects + r["alloc_objs"], size + r["alloc_bytes"])
+    return own, run
+
+
+def by_rule(event, inject):
+    """The documented rule (docs/allocation-sites.md "Traces deeper than one frame"): an inject trace
+    is the event trace without its frames of hidden classes, continued below to depth frames. Rows
+    whose event trace has such a frame are keyed by that visible part (marked), both sides."""
+    marked = {}
+    keyed_event = {}
+    for (cls, frames), counts in event.items():
+        visible = tuple(f for f in frames if not hidden(f))
+        key = (cls, visible + ("<below a hidden frame>",)) if visible != frames else (cls, frames)
+        if visible != frames:
+            marked.setdefault(cls, []).append(visible)
+        o, b = keyed_event.get(key, (0, 0))
+        keyed_event[key] = (o + counts[0], b + counts[1])
+    keyed_inject = {}
+    for (cls, frames), counts in inject.items():
+        key = (cls, frames)
+        for visible in marked.get(cls, []):
+            if frames[:len(visible)] == visible:
+                key = (cls, visible + ("<below a hidden frame>",))
+        o, b = keyed_inject.get(key, (0, 0))
+        keyed_inject[key] = (o + counts[0], b + counts[1])
+    return keyed_event, keyed_inject
+
+
+def expected_deep(mode, depth):
+    """Known traces (top first, main at the bottom) and counts of AllocSites' plain sites."""
+    main = frame("main", "exceptions")
+    if mode == "basic":
+        a = (frame("makeItems", "item"), frame("callerA", "callerA"))
+        b = (frame("makeItems", "item"), frame("callerB", "callerB"))
+        return {a: 1000, b: 2000}
+    caught = (frame("makeItems", "item"), frame("afterCatch", "caught"), frame("exceptions", "afterCatch"), main)
+    recursion = (frame("makeItems", "item"), frame("catchIn", "recursion")) + (frame("catchIn", "recursing"),) * 3 + \
+        (frame("exceptions", "catchIn"), main)
+    return {caught[:depth]: 1000, recursion[:depth]: 1000}
+
+
+def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("exceptions", 4), ("basic", 16),
+                                           ("threads", 16), ("exceptions", 16))):
+    """Depth 4 and 16: the same rows, traces and totals as the event path, site by site."""
+    for mode, depth in cases:
+        tag = f"{label} {mode} depth={depth}{' ' + extra if extra else ''}"
+        event, erun = deep_rows(f"{tag} event", home, "alloc=event,", mode, depth)
+        inject, irun = deep_rows(f"{tag} inject", home, f"alloc=inject,{extra}", mode, depth)
+        if event is None or inject is None:
+            continue
+        keyed_event, keyed_inject = by_rule(event, inject)
+        check(keyed_inject == keyed_event, f"{tag}: inject equals the event path trace by trace:\n  inject "
+              f"{sorted(keyed_inject.items())}\n  event  {sorted(keyed_event.items())}", irun)
+        total = [sum(c[i] for c in inject.values()) for i in (0, 1)]
+        check(total == [sum(c[i] for c in event.values()) for i in (0, 1)], f"{tag}: the same totals: {total}", irun)
+        if mode != "threads":
+            items = {frames: counts[0] for (cls, frames), counts in inject.items() if cls == "AllocSites$Item"}
+            got = {w: sum(c for t, c in items.items() if t[:len(w)] == w) for w in expected_deep(mode, depth)}
+            check(got == expected_deep(mode, depth), f"{tag}: the known traces and counts: {got}", irun)
+        if "cpu=times" in extra:
+            check("CPU TIME (ms) BEGIN" in irun.text("sites.txt"), f"{tag}: with CPU TIME", irun)
+        cleanup(erun.folder)
+        cleanup(irun.folder)
+
+
+def run_deep_cpu_times(label, home):
+    """alloc=inject with cpu=times: one shadow stack for both, the same traces."""
+    run_deep(label, home, "cpu=times,", cases=(("basic", 4), ("exceptions", 16)))
+
+
+def run_deep_virtual():
+    """JDK 25: 5000 virtual threads in batches of 1000 allocate at depth 4: the run ends (the
+    tracker's lock once deadlocked with the JDK's VirtualThread-unblocker), the counts are exact and
+    the traces are the event path's by the rule for hidden frames."""
+    label, home = jdk25()
+    classes = tempfile.mkdtemp(prefix="fasthprof-vallocs-")
+    source = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java21" / "VirtualAllocs.java"
+    compiled = subprocess.run([java_bin(home, "javac"), "-d", classes, str(source)], capture_output=True, text=True)
+    if not check(compiled.returncode == 0, f"{label}: VirtualAllocs compiles\n{compiled.stderr}"):
+        return cleanup(classes)
+    lines = site_markers(source)
+    got = {}
+    for how in ("event", "inject"):
+        run = run_java(home, agentpath(f"heap=sites,live=n,depth=4,cutoff=0,alloc={how},file=sites.txt"),
+                       "VirtualAllocs", ["5000", "1000"], jvm_args=["-Xcheck:jni"], classpath=classes, timeout=300)
+        if not check(run.code == 0 and "VirtualAllocs done 5000" in run.stdout, f"{label} {how}: ends", run):
+            return cleanup(classes)
+        check_no_warnings(f"{label} {how}", run.stdout, run.stderr)
+        text = run.text("sites.txt")
+        traces = {serial: tuple(frames) for serial, (_, frames) in hprof_records.text_traces(text).items()}
+        rows = {}
+        for r in (r for r in hprof_records.text_sites(text)[0][3] if r):
+            frames = traces.get(r["trace"], ())
+            if r["class"] == "int[]" and frames and frames[0].startswith("VirtualAllocs.make("):
+                o, b = rows.get(frames, (0, 0))
+                rows[frames] = (o + r["alloc_objs"], b + r["alloc_bytes"])
+        got[how] = {("int[]", frames): counts for frames, counts in rows.items()}
+        cleanup(run.folder)
+    event, inject = by_rule(got["event"], got["inject"])
+    check(inject == event, f"{label}: virtual threads: inject equals the event path by the rule:\n  inject "
+          f"{inject}\n  event  {event}")
+    top = (f"VirtualAllocs.make(VirtualAllocs.java:{lines['make']})", f"VirtualAllocs.mid(VirtualAllocs.java:{lines['mid']})",
+           f"VirtualAllocs.lambda$main$0(VirtualAllocs.java:{lines['lambda']})")
+    check(sum(c[0] for (_, f), c in got["inject"].items() if f[:3] == top) == 500_000,
+          f"{label}: 5000 x 100 int[4] under make, mid, the lambda: {got['inject']}")
+    cleanup(classes)
+
+
 def run_options(label, home):
     for options, message in (
             ("heap=sites,alloc=inject", "alloc=inject needs heap=sites and live=n"),
@@ -240,4 +374,7 @@ run_cases("alloc_inject", {
     "attach": on_each_jdk(run_attach),
     "h2": on_each_jdk(run_h2),
     "options": on_each_jdk(run_options),
+    "deep": on_each_jdk(run_deep),
+    "deep_cpu_times": on_each_jdk(run_deep_cpu_times),
+    "deep_virtual": run_deep_virtual,
 })

@@ -7,6 +7,9 @@
  *            500 int[10] from callerA, 300 String[] of length 3 from callerB (all dropped)
  *   threads  16 threads x 5000 Items through worker() (a quarter dropped), while 64 short threads
  *            start and end, each allocating 100 Churn objects (all kept)
+ *   exceptions  100 x (an exception thrown through 3 frames and caught, then 10 Items), and 100 x
+ *            (an exception thrown by the 5th of 5 recursive activations, caught by the 4th, which makes 10
+ *            Items): the traces after each catch must not keep the frames the exception left
  *   sleep N  after either mode: sleep N ms (for kill -QUIT)
  *   attach F waits (in a loop already running when an agent is attached) for the file F, then
  *            does what basic does
@@ -93,10 +96,51 @@ public class AllocSites {
         }
     }
 
+    static void thrower(int depth) {
+        if (depth == 0) throw new IllegalStateException("thrown");
+        thrower(depth - 1);
+    }
+
+    static void afterCatch() {
+        for (int i = 0; i < 100; i++) {
+            try {
+                thrower(3);
+            } catch (IllegalStateException e) {
+                next += 0;
+            }
+            makeItems(kept, next, 10); // SITE:caught
+            next += 10;
+        }
+    }
+
+    static void catchIn(int n) {
+        if (n == 0) throw new IllegalStateException("deep");
+        try {
+            catchIn(n - 1); // SITE:recursing
+        } catch (IllegalStateException e) {
+            if (n != 1) throw e;
+            makeItems(kept, next, 10); // SITE:recursion
+            next += 10;
+        }
+    }
+
+    static void exceptions() {
+        afterCatch(); // SITE:afterCatch
+        for (int i = 0; i < 100; i++) {
+            try {
+                catchIn(4); // SITE:catchIn
+            } catch (IllegalStateException e) {
+                next += 0;
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "basic";
         if (mode.equals("threads")) {
             threads();
+        } else if (mode.equals("exceptions")) {
+            exceptions(); // SITE:exceptions
         } else if (mode.equals("attach")) {
             System.out.println("AllocSites waiting");
             System.out.flush();

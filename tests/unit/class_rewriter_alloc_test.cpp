@@ -5,7 +5,9 @@
 // (with the length or first count copied for an array), the entry and exit calls when asked for
 // too, the original instructions in their order, every branch, handler and frame naming the start
 // of its instruction's group (so a branch to a `new` runs its call), every uninitialized(offset)
-// naming the `new` itself, max_stack, and the sites listed with their IDs.
+// naming the `new` itself, max_stack, and the sites listed with their IDs. With
+// RewritePlan::call_positions, also the position call before every invoke* (sipush of its original
+// offset, then `at`) and the call lines listed for each method.
 #include <fstream>
 
 #include "class_file_tools.h"
@@ -26,10 +28,11 @@ struct AllocRewrite {
 };
 
 // Sites are numbered from 500, methods from 100.
-AllocRewrite alloc_rewrite(const Data& d, bool calls) {
+AllocRewrite alloc_rewrite(const Data& d, bool calls, bool positions = false) {
   AllocRewrite r;
   RewritePlan plan;
   plan.calls = calls;
+  plan.call_positions = positions;
   plan.allocations = true;
   uint32_t next_method = 100, next_site = 500;
   plan.assign_method_id = [&](std::string_view, std::string_view, std::string_view) {
@@ -72,7 +75,7 @@ struct Walk {
 
 // Walks the new code along the old: the calls and the instructions, in order.
 void walk(const Parsed& after, const Code& old_code, const Code& new_code, std::optional<uint32_t> method_id,
-          const std::vector<InjectedSite>& sites, const TrackerCalls& tracker, Walk& out) {
+          const std::vector<InjectedSite>& sites, const TrackerCalls& tracker, bool positions, Walk& out) {
   std::vector<Insn> old_insns = decode(old_code.code), new_insns = decode(new_code.code);
   auto call = [&](size_t k, int64_t id, const std::string& name, const char* descriptor) {
     return k + 1 < new_insns.size() && pushed_integer(after, new_code, new_insns[k]) == id &&
@@ -108,6 +111,14 @@ void walk(const Parsed& after, const Code& old_code, const Code& new_code, std::
       k += 2;
       ++site;
     }
+    if (positions && o.op >= 0xb6 && o.op <= 0xba) {  // invoke*: sipush <its old offset>; invokestatic at
+      ASSERT_LT(k + 1, new_insns.size());
+      EXPECT_EQ(new_insns[k].op, 0x11) << "sipush before the invoke at " << o.at;
+      EXPECT_EQ(be2(&new_code.code[new_insns[k].at + 1]), o.at) << "the invoke's original offset";
+      EXPECT_EQ(new_insns[k + 1].op, 0xb8);
+      EXPECT_EQ(after.methodref(be2(&new_code.code[new_insns[k + 1].at + 1])), tracker.class_name + "." + tracker.at_name + " (I)V");
+      k += 2;
+    }
     ASSERT_LT(k, new_insns.size());
     ASSERT_EQ(new_insns[k].op, o.op) << "instruction at " << o.at;
     out.insn_at[i] = new_insns[k].at;
@@ -127,12 +138,12 @@ void walk(const Parsed& after, const Code& old_code, const Code& new_code, std::
 // Checks one rewritten method: the walk, then every offset and max_stack.
 void check_alloc_method(const Parsed& after, const Method& old_method, const Method& new_method,
                         std::optional<uint32_t> method_id, const std::vector<InjectedSite>& sites,
-                        const TrackerCalls& tracker = {}) {
+                        bool positions = false, const TrackerCalls& tracker = {}) {
   SCOPED_TRACE(old_method.name + old_method.descriptor);
   const Code& old_code = *old_method.code;
   const Code& new_code = *new_method.code;
   Walk w;
-  walk(after, old_code, new_code, method_id, sites, tracker, w);
+  walk(after, old_code, new_code, method_id, sites, tracker, positions, w);
   if (::testing::Test::HasFatalFailure()) return;
   auto group_of = [&](uint32_t old_at) {
     return old_at == old_code.code.size() ? static_cast<uint32_t>(new_code.code.size()) : w.group_at[w.old_index.at(old_at)];
@@ -166,8 +177,8 @@ void check_alloc_method(const Parsed& after, const Method& old_method, const Met
 }
 
 // Rewrites with allocations (and calls when asked) and checks every method and the site list.
-AllocRewrite check_alloc_class(const Data& original, bool calls) {
-  AllocRewrite r = alloc_rewrite(original, calls);
+AllocRewrite check_alloc_class(const Data& original, bool calls, bool positions = false) {
+  AllocRewrite r = alloc_rewrite(original, calls, positions);
   EXPECT_NE(r.result.outcome, RewriteOutcome::kMalformed) << r.result.error;
   if (r.result.outcome != RewriteOutcome::kRewritten) return r;
   Parsed before = parse(original), after = parse(r.result.bytes);
@@ -189,13 +200,20 @@ AllocRewrite check_alloc_class(const Data& original, bool calls) {
     std::optional<uint32_t> id;
     if (calls) {
       id = method_id++;
-      EXPECT_EQ(r.result.methods.at(method++).id, *id);
+      const InjectedMethod& injected = r.result.methods.at(method++);
+      EXPECT_EQ(injected.id, *id);
+      std::vector<uint32_t> invokes;
+      for (const Insn& o : decode(m.code->code))
+        if (o.op >= 0xb6 && o.op <= 0xba) invokes.push_back(o.at);
+      EXPECT_EQ(injected.call_lines.size(), positions ? invokes.size() : 0u) << m.name << ": a call line per invoke";
+      for (size_t c = 0; positions && c < injected.call_lines.size() && c < invokes.size(); ++c)
+        EXPECT_EQ(injected.call_lines[c].first, invokes[c]);
     }
-    check_alloc_method(after, m, after.methods[i], id, sites);
+    check_alloc_method(after, m, after.methods[i], id, sites, positions);
   }
   EXPECT_EQ(site, r.result.sites.size());
   EXPECT_EQ(method, r.result.methods.size());
-  AllocRewrite again = alloc_rewrite(r.result.bytes, calls);
+  AllocRewrite again = alloc_rewrite(r.result.bytes, calls, positions);
   EXPECT_NE(again.result.outcome, RewriteOutcome::kMalformed) << "the output reads again: " << again.result.error;
   return r;
 }
@@ -417,6 +435,51 @@ TEST(ClassRewriterAllocations, MalformedOperandsOfAllocations) {
     EXPECT_NE(r.result.error.find("allocation at"), std::string::npos) << why << ": " << r.result.error;
     EXPECT_TRUE(r.asked.empty()) << why;
     EXPECT_EQ(rewrite(with_code(code)).result.outcome, RewriteOutcome::kRewritten) << why << ": calls only do not read it";
+  }
+}
+
+// Position calls (allocation traces deeper than one frame): every javac class, with and without
+// the allocation calls, walked as above; each call line names a line of the source that calls.
+TEST(ClassRewriterAllocations, PositionCallsBeforeEveryInvoke) {
+  std::vector<std::string> lines;
+  {
+    std::ifstream source(std::filesystem::path(CLASS_REWRITER_SOURCES) / "Allocations.java");
+    for (std::string line; std::getline(source, line);) lines.push_back(line);
+  }
+  for (const auto& path : javac_classes()) {
+    SCOPED_TRACE(path.string());
+    for (bool allocations : {false, true}) {
+      if (allocations) {
+        check_alloc_class(read_file(path), true, true);
+        continue;
+      }
+      RewritePlan plan;
+      plan.call_positions = true;
+      uint32_t next = 100;
+      plan.assign_method_id = [&](std::string_view, std::string_view, std::string_view) { return next++; };
+      RewriteResult alone = rewrite_class(read_file(path).data(), read_file(path).size(), plan);
+      EXPECT_NE(alone.outcome, RewriteOutcome::kMalformed) << alone.error;
+    }
+  }
+  for (const char* release : {"release8", "release17"}) {
+    SCOPED_TRACE(release);
+    AllocRewrite r = check_alloc_class(javac_class(release, "Allocations"), true, true);
+    size_t calls = 0;
+    for (const InjectedMethod& method : r.result.methods) {
+      for (const auto& [offset, line] : method.call_lines) {
+        ASSERT_GE(line, 1) << method.name << " at " << offset;
+        ASSERT_LE(static_cast<size_t>(line), lines.size());
+        ++calls;
+      }
+    }
+    EXPECT_GT(calls, 10u);
+  }
+  // Without the entry and exit calls there are no position calls (they name a frame of the shadow stack).
+  AllocRewrite alone = alloc_rewrite(every_kind(), false, true);
+  ASSERT_EQ(alone.result.outcome, RewriteOutcome::kRewritten);
+  Parsed after = parse(alone.result.bytes);
+  for (size_t i = 0; i < after.tags.size(); ++i) {
+    if (after.tags[i] == 10) EXPECT_EQ(after.methodref(static_cast<uint16_t>(i)).find(".at "), std::string::npos);
   }
 }
 

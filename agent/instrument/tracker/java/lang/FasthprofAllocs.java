@@ -17,6 +17,12 @@
  * the counts through collect(): it reads the arrays without a lock and keeps in rep* what it has
  * reported, which only it writes, so no count is lost to a race: a count it misses now it sees at
  * the next collect. A negative length counts nothing (the instruction throws).
+ *
+ * With allocation traces (alloc=inject at depth > 1) an allocation is counted by (the node on top
+ * of the thread's shadow stack, FasthprofTracker's, and the site) in a second table of the state;
+ * the first time a pair is met its node's frames (methods and the positions they call from) are
+ * copied here, so that collect() gives whole traces whatever becomes of the tracker's nodes. An
+ * empty shadow stack, or no budget left for the pair, counts under the site alone (one frame).
  */
 package java.lang;
 
@@ -27,7 +33,11 @@ final class FasthprofAllocs {
 
     private static final Unsafe U = Unsafe.getUnsafe();
     private static final long TID_OFFSET = U.objectFieldOffset(Thread.class, "tid");
-    private static final Object LOCK = new Object();
+    // Not a monitor: on JDK 24+ a virtual thread blocked on a monitor unmounts, and the JDK's
+    // VirtualThread-unblocker thread, which must schedule it again once it is handed the monitor,
+    // itself runs counted code whose first call here needs this lock (seen: a deadlock with 500
+    // virtual threads). A spin lock keeps waiters mounted; no section under it blocks.
+    private static final FasthprofLock LOCK = new FasthprofLock();
 
     static final class State {
         final Thread thread;
@@ -40,6 +50,22 @@ final class FasthprofAllocs {
         // What collect() reported (the writer thread only).
         long[] repObjects = new long[0];
         long[] repBytes = new long[0];
+
+        // Traced counts: slot by key (node << 32 | site index), open addressing, 0 free; per slot
+        // its site, its frames at tFrames[2 * tAt ...] (method, position pairs, tLength of them).
+        // tCount is published last (volatile), after the arrays it covers.
+        long[] tKeys = new long[64];
+        int[] tSlot = new int[64];
+        volatile int tCount;
+        int[] tSite = new int[16];
+        int[] tAt = new int[16];
+        int[] tLength = new int[16];
+        int[] tFrames = new int[128];
+        int tFrameWords;
+        volatile long[] tObjects = new long[16];
+        volatile long[] tBytes = new long[16];
+        long[] tRepObjects = new long[0];
+        long[] tRepBytes = new long[0];
 
         State(Thread thread, long tid) {
             this.thread = thread;
@@ -76,7 +102,8 @@ final class FasthprofAllocs {
     /** The current thread is the agent's: its allocations are not counted. */
     static void ignoreCurrentThread() {
         Thread t = Thread.currentThread();
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             long tid = U.getLong(t, TID_OFFSET);
             State s = find(table, tid);
             if (s == null) {
@@ -84,6 +111,8 @@ final class FasthprofAllocs {
                 insert(s);
             }
             s.off = true;
+        } finally {
+            LOCK.unlock();
         }
     }
 
@@ -99,7 +128,8 @@ final class FasthprofAllocs {
      * dropped after their counts are taken.
      */
     static Object[] collect(Thread[] ended) {
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             State[] tab = table;
             int states = 1;
             for (State s : tab) {
@@ -154,15 +184,230 @@ final class FasthprofAllocs {
                     }
                 }
             }
+            Traced traced = new Traced();
+            at = 0;
+            for (int i = -1; i < tab.length; i++) {
+                State s = i < 0 ? SHARED : tab[i];
+                if (s != null) {
+                    takeTraced(s, at++, traced);
+                }
+            }
             int[] outKeys = new int[rows * 2];
             long[] outValues = new long[rows * 2];
             System.arraycopy(keys, 0, outKeys, 0, rows * 2);
             System.arraycopy(values, 0, outValues, 0, rows * 2);
-            return new Object[] {outKeys, outValues, threads, new long[] {states - 1, sharedCounts}};
+            return new Object[] {outKeys, outValues, threads, new long[] {states - 1, sharedCounts},
+                                 traced.keys(), traced.values(), traced.frames()};
+        } finally {
+            LOCK.unlock();
+        }
+    }
+
+    // collect()'s traced rows: (thread index, site index, frames) triples, (objects, bytes) pairs,
+    // (method, position) pairs of every row's frames in turn.
+    static final class Traced {
+        int[] keys = new int[48];
+        long[] values = new long[32];
+        int[] frames = new int[128];
+        int rows;
+        int words;
+
+        void add(int thread, int site, long objects, long bytes, int[] from, int at, int length) {
+            if ((rows + 1) * 3 > keys.length) {
+                keys = FasthprofTracker.copy(keys, keys.length * 2);
+                values = FasthprofTracker.copy(values, values.length * 2);
+            }
+            if (words + length * 2 > frames.length) {
+                frames = FasthprofTracker.copy(frames, frames.length * 2 + length * 2);
+            }
+            keys[rows * 3] = thread;
+            keys[rows * 3 + 1] = site;
+            keys[rows * 3 + 2] = length;
+            values[rows * 2] = objects;
+            values[rows * 2 + 1] = bytes;
+            System.arraycopy(from, at * 2, frames, words, length * 2);
+            words += length * 2;
+            rows++;
+        }
+
+        int[] keys() {
+            return FasthprofTracker.copy(keys, rows * 3);
+        }
+
+        long[] values() {
+            return FasthprofTracker.copy(values, rows * 2);
+        }
+
+        int[] frames() {
+            return FasthprofTracker.copy(frames, words);
+        }
+    }
+
+    // Under LOCK: the traced counts of s that changed since the last collect, as thread `at`'s.
+    private static void takeTraced(State s, int at, Traced out) {
+        int n = s.tCount;
+        long[] objects = s.tObjects;
+        long[] bytes = s.tBytes;
+        int[] site = s.tSite;
+        int[] from = s.tAt;
+        int[] length = s.tLength;
+        int[] frames = s.tFrames;
+        n = min(min(n, objects.length), min(bytes.length, min(site.length, length.length)));
+        if (s.tRepObjects.length < n) {
+            s.tRepObjects = grown(s.tRepObjects, n);
+            s.tRepBytes = grown(s.tRepBytes, n);
+        }
+        for (int slot = 0; slot < n; slot++) {
+            long o = objects[slot];
+            long b = bytes[slot];
+            if ((o == s.tRepObjects[slot] && b == s.tRepBytes[slot]) || (from[slot] + length[slot]) * 2 > frames.length) {
+                continue;
+            }
+            out.add(at, site[slot], o - s.tRepObjects[slot], b - s.tRepBytes[slot], frames, from[slot], length[slot]);
+            s.tRepObjects[slot] = o;
+            s.tRepBytes[slot] = b;
         }
     }
 
     // ---- the injected calls (through FasthprofTracker) -----------------------------------------
+
+    /** An allocation at `site` under t's top node (FasthprofTracker with allocation traces). */
+    static void countTraced(FasthprofThreadState t, int site) {
+        State s = tracedState(t);
+        if (s == null) {
+            count(site);
+        } else if (!s.off) {
+            addTraced(s, t, site >>> 4, 0);
+        }
+    }
+
+    static void countArrayTraced(FasthprofThreadState t, int length, int site) {
+        State s = tracedState(t);
+        if (s == null) {
+            countArray(length, site);
+        } else if (!s.off && (length >= 0 || (site & 15) == 6)) {
+            addTraced(s, t, site >>> 4, arrayBytes(length, site & 15));
+        }
+    }
+
+    // t's allocation state when the allocation is counted with a trace: null when it is counted by
+    // its site alone (no shadow stack, an empty one, the empty node, the threads over the cap).
+    private static State tracedState(FasthprofThreadState t) {
+        if (!engaged || t == null || t.off || t.sp <= 0 || t.stNode[t.sp - 1] == 0) {
+            return null;
+        }
+        State s = t.allocs;
+        if (s == null) {
+            s = state();
+            if (s == null || s == SHARED) {
+                return null;
+            }
+            t.allocs = s;
+        }
+        return s;
+    }
+
+    private static void addTraced(State s, FasthprofThreadState t, int index, long size) {
+        int node = t.stNode[t.sp - 1];
+        long key = ((long) node << 32) | index;
+        long[] keys = s.tKeys;
+        int mask = keys.length - 1;
+        int h = (int) (key ^ (key >>> 32)) * 0x9E3779B1;
+        int i = (h ^ (h >>> 16)) & mask;
+        int slot;
+        while (true) {
+            long k = keys[i];
+            if (k == key) {
+                slot = s.tSlot[i];
+                break;
+            }
+            if (k == 0) {
+                slot = newSlot(s, t, node, index, key);
+                if (slot < 0) {
+                    addTo(s, index, size);  // no budget left: the site alone
+                    return;
+                }
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        s.tObjects[slot]++;
+        s.tBytes[slot] += size;
+    }
+
+    // A slot for (node, index), its frames copied from the node: -1 when the budget is spent.
+    private static int newSlot(State s, FasthprofThreadState t, int node, int index, long key) {
+        int length = t.nodeLength[node];
+        if (!FasthprofTracker.charge(t, 64 + 8L * length)) {
+            return -1;
+        }
+        int slot = s.tCount;
+        if (slot == s.tSite.length) {
+            int size = slot * 2;
+            s.tSite = FasthprofTracker.copy(s.tSite, size);
+            s.tAt = FasthprofTracker.copy(s.tAt, size);
+            s.tLength = FasthprofTracker.copy(s.tLength, size);
+            s.tBytes = grown(s.tBytes, size);
+            s.tObjects = grown(s.tObjects, size);
+        }
+        int words = s.tFrameWords;
+        if (words + length * 2 > s.tFrames.length) {
+            s.tFrames = FasthprofTracker.copy(s.tFrames, s.tFrames.length * 2 + length * 2);
+        }
+        int[] fr = s.tFrames;
+        int at = t.nodeAt[node];
+        for (int k = 0; k < length; k++) {
+            fr[words + 2 * k] = t.frames[at + k];
+            fr[words + 2 * k + 1] = t.framePos[at + k];
+        }
+        s.tSite[slot] = index;
+        s.tAt[slot] = words / 2;
+        s.tLength[slot] = length;
+        s.tFrameWords = words + length * 2;
+        if ((slot + 1) * 2 > s.tKeys.length) {
+            rehashTraced(s, slot);
+        }
+        putKey(s, key, slot);
+        s.tCount = slot + 1;  // publishes the slot (volatile)
+        return slot;
+    }
+
+    private static void putKey(State s, long key, int slot) {
+        long[] keys = s.tKeys;
+        int mask = keys.length - 1;
+        int h = (int) (key ^ (key >>> 32)) * 0x9E3779B1;
+        int i = (h ^ (h >>> 16)) & mask;
+        while (keys[i] != 0) {
+            i = (i + 1) & mask;
+        }
+        keys[i] = key;
+        s.tSlot[i] = slot;
+    }
+
+    // The key table twice as large, with the slots before `slots`.
+    private static void rehashTraced(State s, int slots) {
+        long[] old = s.tKeys;
+        int[] oldSlot = s.tSlot;
+        s.tKeys = new long[old.length * 2];
+        s.tSlot = new int[old.length * 2];
+        for (int i = 0; i < old.length; i++) {
+            if (old[i] != 0 && oldSlot[i] < slots) {
+                putKey(s, old[i], oldSlot[i]);
+            }
+        }
+    }
+
+    // Not Math.min: java.lang.Math is instrumented, and the tracker must not call into counted code.
+    private static int min(int a, int b) {
+        return a < b ? a : b;
+    }
+
+    private static long arrayBytes(int length, int kind) {
+        if (kind >= 1 && kind <= 5) {
+            return ((long) BASE[kind] + ((long) length << SHIFT[kind]) + alignMask) & ~alignMask;
+        }
+        return 0;
+    }
 
     static void count(int site) {
         if (!engaged) {
@@ -183,19 +428,17 @@ final class FasthprofAllocs {
         if (s == null || s.off) {
             return;
         }
-        int kind = site & 15;
-        long size = 0;
-        if (kind >= 1 && kind <= 5) {
-            size = ((long) BASE[kind] + ((long) length << SHIFT[kind]) + alignMask) & ~alignMask;
-        }
-        add(s, site >>> 4, size);
+        add(s, site >>> 4, arrayBytes(length, site & 15));
     }
 
     private static void add(State s, int index, long size) {
         if (s == SHARED) {
-            synchronized (LOCK) {
+            LOCK.lock();
+            try {
                 sharedCounts++;
                 addTo(s, index, size);
+            } finally {
+                LOCK.unlock();
             }
             return;
         }
@@ -242,7 +485,8 @@ final class FasthprofAllocs {
         if (s != null) {
             return s;
         }
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             s = find(table, tid);
             if (s != null) {
                 return s;
@@ -253,6 +497,8 @@ final class FasthprofAllocs {
             s = new State(t, tid);
             insert(s);
             return s;
+        } finally {
+            LOCK.unlock();
         }
     }
 

@@ -19,6 +19,9 @@ final class FasthprofThreadState {
     // A thread the tracker does not count: an agent thread, or one over the thread cap.
     final boolean off;
 
+    // The position (original offset + 1) of the invoke the thread's top frame made last, written
+    // by FasthprofTracker.at() before each call; 0: unknown (no position calls injected).
+    int pos;
     // Shadow stack: node, method, start time and time spent in callees of every open call.
     int sp;
     int[] stNode;
@@ -27,12 +30,14 @@ final class FasthprofThreadState {
     long[] stCallees;
 
     // Traces: node n's frames are frames[nodeAt[n]] .. frames[nodeAt[n] + nodeLength[n] - 1], top
-    // first; frameCount words of frames are used. nodeCount is published last (volatile), after the
+    // first, and framePos the position each frame below the top called from (the top's is 0);
+    // frameCount words of frames are used. nodeCount is published last (volatile), after the
     // arrays it covers.
     volatile int nodeCount;
     int[] nodeAt;
     int[] nodeLength;
     int[] frames;
+    int[] framePos;
     int frameCount;
     // Bytes of the tracker's budget this thread's nodes hold (given back when its state goes).
     long budgetBytes;
@@ -47,9 +52,10 @@ final class FasthprofThreadState {
     int pendingRows;
     int pendingFrames;
 
-    // Edges (from node, callee method) -> node, open addressing; EMPTY marks a free slot.
+    // Edges (from node, position in it, callee method) -> node, open addressing; EMPTY marks a free slot.
     int[] edgeFrom;
     int[] edgeMethod;
+    int[] edgePos;
     int[] edgeTo;
     int edgeCount;
     // Nodes by content, for an edge seen for the first time: open addressing over node indexes.
@@ -57,6 +63,8 @@ final class FasthprofThreadState {
 
     // Calls counted under the empty trace because the node budget was spent.
     long overflowCalls;
+    // This thread's allocation counts by (node, site), with alloc=inject at depth > 1.
+    FasthprofAllocs.State allocs;
 
     FasthprofThreadState(Thread thread, long tid, boolean off) {
         this.thread = thread;
@@ -73,11 +81,13 @@ final class FasthprofThreadState {
         nodeAt = new int[nodes];
         nodeLength = new int[nodes];
         frames = new int[64];
+        framePos = new int[64];
         calls = new long[nodes];
         self = new long[nodes];
         total = new long[nodes];
         edgeFrom = new int[64];
         edgeMethod = new int[64];
+        edgePos = new int[64];
         edgeTo = new int[64];
         for (int i = 0; i < 64; i++) {
             edgeFrom[i] = EMPTY;

@@ -19,7 +19,13 @@
  * System.nanoTime(), the same clock: when the word lags it by more than STALE_NS, every thread reads
  * nanoTime() itself (`precise`) until one finds the word fresh again.
  *
- * Memory: the traces of all threads share a budget of bytes (an estimate per node, plus four bytes a
+ * Allocation traces (alloc=inject at depth > 1, docs/allocation-sites.md): the same shadow stack,
+ * with at(p) injected before every invoke so that a node also knows from which instruction each
+ * frame below its top called; alloc/allocArray then count by (the top node, the site) in
+ * FasthprofAllocs. Without cpu=times (`timing` false) no clock is read and nothing is timed: the
+ * stack is only pushed and popped.
+ *
+ * Memory: the traces of all threads share a budget of bytes (an estimate per node, plus eight bytes a
  * frame); a trace beyond it is counted under the empty trace. An OutOfMemoryError met while
  * counting stops the tracker for good (a retry on every call would keep the heap full): the agent
  * sees the word it sets, says so once, takes the counts made so far and lets the states go.
@@ -33,7 +39,11 @@ public final class FasthprofTracker {
 
     private static final Unsafe U = Unsafe.getUnsafe();
     private static final long TID_OFFSET = U.objectFieldOffset(Thread.class, "tid");
-    private static final Object LOCK = new Object();
+    // Not a monitor: on JDK 24+ a virtual thread blocked on a monitor unmounts, and the JDK's
+    // VirtualThread-unblocker thread, which must schedule it again once it is handed the monitor,
+    // itself runs counted code whose first call here needs this lock (seen: a deadlock with 500
+    // virtual threads). A spin lock keeps waiters mounted; no section under it blocks.
+    private static final FasthprofLock LOCK = new FasthprofLock();
 
     // Off-heap words the agent owns (start()): the clock at +0, the budget bytes used at +64, at +72
     // the number of thread states (the agent collects early when it grows, so that the states of
@@ -44,13 +54,13 @@ public final class FasthprofTracker {
     private static long statesWord;
     private static long budgetReachedWord;
     private static long gaveUpWord;
-    private static int depth;
+    static int depth;
     private static long maxBytes;
     private static int maxThreads;
     private static volatile boolean engaged;
-    // Budget bytes a node costs besides its frames: its counters (reported ones too), its place in
-    // the node, edge and content tables.
-    private static final int NODE_BYTES = 96;
+    // cpu=times: calls are timed and counted. allocTraces: allocations are counted by node.
+    private static boolean timing;
+    private static boolean allocTraces;
 
     // Thread states by thread ID, open addressing; replaced whole when it grows or loses states,
     // so that a reader without the lock always sees a consistent array.
@@ -63,24 +73,55 @@ public final class FasthprofTracker {
 
     /** Starts counting. clockAddress: the ticker's word, followed by the agent's words (above). */
     static void start(long clockAddress, int traceDepth, long byteBudget, int threadCap) {
+        words(clockAddress, byteBudget, threadCap);
+        depth = allocTraces && depth > traceDepth ? depth : traceDepth;
+        timing = true;
+        engaged = true;
+    }
+
+    /**
+     * Keeps the shadow stack for allocation traces of traceDepth frames (alloc=inject). Without
+     * cpu=times, `words` is the agent's block laid out as start()'s, whose clock word is never read.
+     */
+    static void startAllocTraces(long words, int traceDepth, long byteBudget, int threadCap) {
+        if (!timing) {
+            words(words, byteBudget, threadCap);
+        }
+        depth = depth > traceDepth ? depth : traceDepth;
+        allocTraces = true;
+        engaged = true;
+    }
+
+    private static void words(long clockAddress, long byteBudget, int threadCap) {
         clock = clockAddress;
         budget = clockAddress + 64;
         statesWord = clockAddress + 72;
         budgetReachedWord = clockAddress + 80;
         gaveUpWord = clockAddress + 84;
-        depth = traceDepth;
         maxBytes = byteBudget;
         maxThreads = threadCap;
-        engaged = true;
     }
 
     /** Forgets every thread state (after an OutOfMemoryError stopped the tracker and collect() took its counts). */
     static void release() {
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             table = new FasthprofThreadState[256];
             liveStates = 0;
             U.putLongVolatile(null, budget, 0);
             U.putIntVolatile(null, statesWord, 0);
+        } finally {
+            LOCK.unlock();
+        }
+    }
+
+    /** Forgets the states of these threads, which ended (allocation traces without cpu=times, whose collect() drops them). */
+    static void forget(Thread[] ended) {
+        LOCK.lock();
+        try {
+            drop(ended);
+        } finally {
+            LOCK.unlock();
         }
     }
 
@@ -92,11 +133,14 @@ public final class FasthprofTracker {
     /** The current thread is the agent's: its calls are not counted. */
     static void ignoreCurrentThread() {
         Thread t = Thread.currentThread();
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             long tid = U.getLong(t, TID_OFFSET);
             if (find(table, tid) == null) {
                 insert(new FasthprofThreadState(t, tid, true));
             }
+        } finally {
+            LOCK.unlock();
         }
     }
 
@@ -145,7 +189,9 @@ public final class FasthprofTracker {
                 }
             }
         }
-        if (at >= 0) {
+        if (at >= 0 && !timing) {
+            s.sp = at + 1;
+        } else if (at >= 0) {
             long now = exitTime(s.stStart[sp - 1]);
             for (int j = sp - 1; j > at; j--) {
                 pop(s, j, now);
@@ -163,7 +209,8 @@ public final class FasthprofTracker {
      * A row that grew between the two passes below is left for the next call.
      */
     static Object[] collect(Thread[] ended) {
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             FasthprofThreadState[] tab = table;
             int rows = 0;
             int words = 0;
@@ -192,6 +239,8 @@ public final class FasthprofTracker {
             long[] figures = {untrackedThreads, out.overflow, liveStates, out.nodes};
             return new Object[] {copy(out.frames, out.words), copy(out.values, out.row * 3), copy(out.rowThread, out.row),
                                  out.threads, figures, copy(out.rowLength, out.row)};
+        } finally {
+            LOCK.unlock();
         }
     }
 
@@ -290,12 +339,48 @@ public final class FasthprofTracker {
 
     /** Before `new`: heap=sites counted by injection (FasthprofAllocs). */
     public static void alloc(int site) {
-        FasthprofAllocs.count(site);
+        if (allocTraces) {
+            FasthprofAllocs.countTraced(traceState(), site);
+        } else {
+            FasthprofAllocs.count(site);
+        }
     }
 
     /** Before an array allocation: its (outermost) length, -1 when unknown, and the site. */
     public static void allocArray(int length, int site) {
-        FasthprofAllocs.countArray(length, site);
+        if (allocTraces) {
+            FasthprofAllocs.countArrayTraced(traceState(), length, site);
+        } else {
+            FasthprofAllocs.countArray(length, site);
+        }
+    }
+
+    /** Before an invoke at original offset `pos` (a short): where the calling frame is. */
+    public static void at(int pos) {
+        if (!engaged) {
+            return;
+        }
+        try {
+            FasthprofThreadState s = state();
+            if (s != null) {
+                s.pos = (pos & 0xffff) + 1;
+            }
+        } catch (Throwable e) {
+            failed(e);
+        }
+    }
+
+    // The state whose top node an allocation is counted under, null when none (not engaged).
+    private static FasthprofThreadState traceState() {
+        if (!engaged) {
+            return null;
+        }
+        try {
+            return state();
+        } catch (Throwable e) {
+            failed(e);
+            return null;
+        }
     }
 
     public static void enter(int id) {
@@ -332,11 +417,18 @@ public final class FasthprofTracker {
         if (sp == s.stNode.length) {
             growStack(s);
         }
-        int parent = sp == 0 ? 0 : s.stNode[sp - 1];
-        s.stNode[sp] = depth == 0 ? 0 : child(s, parent, id);
+        int parent = 0;
+        int pos = 0;
+        if (sp > 0) {
+            parent = s.stNode[sp - 1];
+            pos = s.pos;
+        }
+        s.stNode[sp] = depth == 0 ? 0 : FasthprofNodes.child(s, parent, pos, id);
         s.stMethod[sp] = id;
-        s.stStart[sp] = enterTime();
-        s.stCallees[sp] = 0;
+        if (timing) {
+            s.stStart[sp] = enterTime();
+            s.stCallees[sp] = 0;
+        }
         s.sp = sp + 1;
     }
 
@@ -348,6 +440,10 @@ public final class FasthprofTracker {
         int top = s.sp - 1;
         if (top < 0) {
             return;  // a call that began before the agent came
+        }
+        if (!timing) {
+            unwind(s, top, id);
+            return;
         }
         long now = exitTime(s.stStart[top]);
         if (s.stMethod[top] != id) {
@@ -366,6 +462,17 @@ public final class FasthprofTracker {
             }
         }
         pop(s, top, now);
+    }
+
+    // popTo() without times: the stack down to below the topmost call of id (none found: nothing).
+    private static void unwind(FasthprofThreadState s, int top, int id) {
+        int[] methods = s.stMethod;
+        while (top >= 0 && methods[top] != id) {
+            top--;
+        }
+        if (top >= 0) {
+            s.sp = top;
+        }
     }
 
     // ---- inside -----------------------------------------------------------------------------
@@ -441,12 +548,13 @@ public final class FasthprofTracker {
             return null;
         }
         FasthprofThreadState s = find(table, tid);
-        if (s != null) {
-            return s;
+        if (s != null || creating == t) {
+            return s;  // creating: this thread, re-entering while it makes its state (the lock is not reentrant)
         }
-        synchronized (LOCK) {
+        LOCK.lock();
+        try {
             s = find(table, tid);
-            if (s != null || creating == t) {
+            if (s != null) {
                 return s;
             }
             creating = t;
@@ -458,6 +566,8 @@ public final class FasthprofTracker {
             insert(s);
             creating = null;
             return s;
+        } finally {
+            LOCK.unlock();
         }
     }
 
@@ -544,159 +654,17 @@ public final class FasthprofTracker {
         tab[i] = s;
     }
 
-    private static int hash(int from, int method) {
-        int h = from * 0x9E3779B1 + method * 0x85EBCA6B;
-        return h ^ (h >>> 15);
-    }
-
-    // The node of a call of `method` made from node `from`.
-    private static int child(FasthprofThreadState s, int from, int method) {
-        int[] ef = s.edgeFrom;
-        int mask = ef.length - 1;
-        int i = hash(from, method) & mask;
-        while (true) {
-            int f = ef[i];
-            if (f == from && s.edgeMethod[i] == method) {
-                return s.edgeTo[i];
-            }
-            if (f == FasthprofThreadState.EMPTY) {
-                break;
-            }
-            i = (i + 1) & mask;
-        }
-        int to = nodeFor(s, from, method);
-        addEdge(s, from, method, to);
-        return to;
-    }
-
-    private static void addEdge(FasthprofThreadState s, int from, int method, int to) {
-        if ((s.edgeCount + 1) * 2 > s.edgeFrom.length) {
-            int[] of = s.edgeFrom;
-            int[] om = s.edgeMethod;
-            int[] ot = s.edgeTo;
-            int size = of.length * 2;
-            s.edgeFrom = new int[size];
-            s.edgeMethod = new int[size];
-            s.edgeTo = new int[size];
-            for (int i = 0; i < size; i++) {
-                s.edgeFrom[i] = FasthprofThreadState.EMPTY;
-            }
-            s.edgeCount = 0;
-            for (int i = 0; i < of.length; i++) {
-                if (of[i] != FasthprofThreadState.EMPTY) {
-                    putEdge(s, of[i], om[i], ot[i]);
-                }
-            }
-        }
-        putEdge(s, from, method, to);
-    }
-
-    private static void putEdge(FasthprofThreadState s, int from, int method, int to) {
-        int mask = s.edgeFrom.length - 1;
-        int i = hash(from, method) & mask;
-        while (s.edgeFrom[i] != FasthprofThreadState.EMPTY) {
-            i = (i + 1) & mask;
-        }
-        s.edgeFrom[i] = from;
-        s.edgeMethod[i] = method;
-        s.edgeTo[i] = to;
-        s.edgeCount++;
-    }
-
-    // The node whose trace is `method` on top of the first depth-1 frames of node `from`.
-    private static int nodeFor(FasthprofThreadState s, int from, int method) {
-        int tailAt = s.nodeAt[from];
-        int tailLength = s.nodeLength[from] < depth - 1 ? s.nodeLength[from] : depth - 1;
-        int h = contentHash(method, s.frames, tailAt, tailLength);
-        int[] bc = s.byContent;
-        int i = h & (bc.length - 1);
-        while (bc[i] != FasthprofThreadState.EMPTY) {
-            int n = bc[i];
-            if (s.nodeLength[n] == tailLength + 1 && s.frames[s.nodeAt[n]] == method
-                    && sameTail(s.frames, s.nodeAt[n] + 1, tailAt, tailLength)) {
-                return n;
-            }
-            i = (i + 1) & (bc.length - 1);
-        }
-        long cost = NODE_BYTES + 4L * (tailLength + 1);
+    // A node costs `cost` bytes of the budget: false (and the budget said reached) when it is spent.
+    static boolean charge(FasthprofThreadState s, long cost) {
         if (U.getAndAddLong(null, budget, cost) + cost > maxBytes) {
             U.getAndAddLong(null, budget, -cost);
             s.overflowCalls++;
             if (U.getIntVolatile(null, budgetReachedWord) == 0) {
                 U.putIntVolatile(null, budgetReachedWord, 1);
             }
-            return 0;
+            return false;
         }
         s.budgetBytes += cost;
-        int n = addNode(s, from, method, tailLength);
-        if ((n + 1) * 2 > bc.length) {
-            rehash(s);
-        } else {
-            bc[i] = n;
-        }
-        s.nodeCount = n + 1;  // publishes the node (volatile)
-        return n;
-    }
-
-    // Stores a node's frames and makes room for its counters; the caller publishes it.
-    private static int addNode(FasthprofThreadState s, int from, int method, int tailLength) {
-        int n = s.nodeCount;
-        if (n == s.calls.length) {
-            int size = n * 2;
-            s.nodeAt = copy(s.nodeAt, size);
-            s.nodeLength = copy(s.nodeLength, size);
-            s.calls = copy(s.calls, size);
-            s.self = copy(s.self, size);
-            s.total = copy(s.total, size);
-        }
-        int at = s.frameCount;
-        if (at + tailLength + 1 > s.frames.length) {
-            int size = s.frames.length + (s.frames.length >> 1) + tailLength + 1;
-            s.frames = copy(s.frames, size);
-        }
-        int[] fr = s.frames;
-        fr[at] = method;
-        System.arraycopy(fr, s.nodeAt[from], fr, at + 1, tailLength);
-        s.nodeAt[n] = at;
-        s.nodeLength[n] = tailLength + 1;
-        s.frameCount = at + tailLength + 1;
-        return n;
-    }
-
-    // Builds the content table twice as large, with every node up to nodeCount inclusive.
-    private static void rehash(FasthprofThreadState s) {
-        int nodes = s.nodeCount + 1;
-        int[] fresh = new int[s.byContent.length * 2];
-        for (int k = 0; k < fresh.length; k++) {
-            fresh[k] = FasthprofThreadState.EMPTY;
-        }
-        int mask = fresh.length - 1;
-        int[] fr = s.frames;
-        for (int n = 1; n < nodes; n++) {
-            int at = s.nodeAt[n];
-            int j = contentHash(fr[at], fr, at + 1, s.nodeLength[n] - 1) & mask;
-            while (fresh[j] != FasthprofThreadState.EMPTY) {
-                j = (j + 1) & mask;
-            }
-            fresh[j] = n;
-        }
-        s.byContent = fresh;
-    }
-
-    private static int contentHash(int method, int[] fr, int at, int length) {
-        int h = method;
-        for (int k = 0; k < length; k++) {
-            h = h * 31 + fr[at + k];
-        }
-        return h ^ (h >>> 16);
-    }
-
-    private static boolean sameTail(int[] fr, int a, int b, int n) {
-        for (int k = 0; k < n; k++) {
-            if (fr[a + k] != fr[b + k]) {
-                return false;
-            }
-        }
         return true;
     }
 
@@ -709,13 +677,13 @@ public final class FasthprofTracker {
     }
 
     // Copies without java.util.Arrays (instrumented): System.arraycopy is a native.
-    private static int[] copy(int[] a, int size) {
+    static int[] copy(int[] a, int size) {
         int[] b = new int[size];
         System.arraycopy(a, 0, b, 0, a.length < size ? a.length : size);
         return b;
     }
 
-    private static long[] copy(long[] a, int size) {
+    static long[] copy(long[] a, int size) {
         long[] b = new long[size];
         System.arraycopy(a, 0, b, 0, a.length < size ? a.length : size);
         return b;
