@@ -60,7 +60,12 @@ def by_fork_check(label, stderr, count):
     check([who for who, _ in said] == ["fork"] * count, f"{label}: {count} dumps by fork: {said}\n{stderr[-3000:]}")
     for who, figures in said:
         # The pause is the heap walk's call around the fork; the fork of a small JVM takes a few ms.
-        check(figures.get("pause_seconds", 9) < 1.0 and figures.get("fork_seconds", 9) <= figures["pause_seconds"],
+        # On a loaded machine reaching the safepoint can take a second (1.18 s once, under a load of
+        # 8, while the child wrote for 1.78 s): a pause well below the child's own time is still not
+        # a program held for its dump, which would pause for all of it and more.
+        pause = figures.get("pause_seconds", 9)
+        check((pause < 1.0 or pause < 0.8 * figures.get("child_seconds", 0))
+              and figures.get("fork_seconds", 9) <= pause,
               f"{label}: the program held for about the fork: {figures}")
         check(figures.get("child_extra_bytes", -1) >= 0, f"{label}: the child's extra memory said: {figures}")
     if said:
