@@ -27,8 +27,13 @@ SubRecordView at_offset(uint8_t tag, uint64_t offset) {
 bool HeapGraph::build(const HprofModel& model, size_t dump, const HeapGraphOptions& options, std::string* error) {
   model_ = &model;
   bytes_ = model.bytes();
-  objects_.clear();
+  offsets_.clear();
+  ids_.clear();
+  index_.release();
   directory_.clear();
+  min_id_ = UINT64_MAX;
+  max_id_ = varying_ = 0;
+  ascending_ = true;
   start_.clear();
   targets_.clear();
   roots_.clear();
@@ -59,7 +64,19 @@ bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* er
   }
   const HeapDumpInfo& info = model.dumps()[dump];
   // The model counted the dump's objects: one allocation, no copies as the array grows.
-  objects_.reserve(info.instances + info.object_arrays + info.primitive_arrays + info.classes);
+  offsets_.reserve(info.instances + info.object_arrays + info.primitive_arrays + info.classes);
+  uint64_t first = 0;
+  uint64_t last = 0;
+  // Every object's offset in the dump's order, and what index_objects() needs to know of the IDs.
+  auto add = [&](uint64_t id, uint64_t at) {
+    if (offsets_.empty()) first = id;
+    offsets_.push_back(at);
+    min_id_ = std::min(min_id_, id);
+    max_id_ = std::max(max_id_, id);
+    varying_ |= id ^ first;
+    if (id < last) ascending_ = false;
+    last = id;
+  };
   reader.seek(info.offset);
   const uint64_t n = bytes_.id_size();
   RecordView record;
@@ -73,17 +90,17 @@ bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* er
       const uint64_t at = sub.offset;
       switch (sub.tag) {
         case kInstance:
-          objects_.push_back(Object{bytes_.id(at + 1), at});
+          add(bytes_.id(at + 1), at);
           edge_bound_ += bytes_.u4(at + 1 + 2 * n + 4) / n + 1;
           break;
         case kObjectArray:
-          objects_.push_back(Object{bytes_.id(at + 1), at});
+          add(bytes_.id(at + 1), at);
           edge_bound_ += uint64_t{bytes_.u4(at + 1 + n + 4)} + 1;
           break;
-        case kPrimitiveArray: objects_.push_back(Object{bytes_.id(at + 1), at}); break;
+        case kPrimitiveArray: add(bytes_.id(at + 1), at); break;
         case kClassDump: {
           const ClassDumpView view = decode_class_dump(bytes_, sub);
-          objects_.push_back(Object{view.class_id, at});
+          add(view.class_id, at);
           Layout& layout = layouts_[view.class_id];
           layout.offset = at;
           layout.super_id = view.super_id;
@@ -113,74 +130,107 @@ bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* er
 // A least-significant-digit radix sort by ID, 11 bits a pass over the bits in which the IDs differ
 // (about 3 passes for the addresses of a heap of a few GiB): std::sort took 30 % of `dominators`'
 // time on a JDK dump written by several threads (about 450 ascending runs), this a third of that.
-void HeapGraph::sort_objects() {
+void HeapGraph::sort_objects(BigVector<Object>* objects) {
+  BigVector<Object>& list = *objects;
   uint64_t low = UINT64_MAX, high = 0;
-  for (const Object& object : objects_) {
+  for (const Object& object : list) {
     low = std::min(low, object.id);
     high = std::max(high, object.id);
   }
   uint64_t varying = 0;
-  for (const Object& object : objects_) varying |= object.id - low;
+  for (const Object& object : list) varying |= object.id - low;
   if (varying == 0) return;
   const unsigned skip = static_cast<unsigned>(__builtin_ctzll(varying));
   const uint64_t top = (high - low) >> skip;
   const unsigned bits = 64 - static_cast<unsigned>(__builtin_clzll(top));
   constexpr unsigned kDigit = 11;
-  BigVector<Object> other(objects_.size());
+  BigVector<Object> other(list.size());
   std::vector<uint64_t> count(size_t{1} << kDigit);
-  Object* from = objects_.data();
+  Object* from = list.data();
   Object* to = other.data();
   for (unsigned shift = 0; shift < bits; shift += kDigit) {
     auto digit = [&](const Object& o) { return static_cast<size_t>(((o.id - low) >> (skip + shift)) & ((1u << kDigit) - 1)); };
     std::fill(count.begin(), count.end(), 0);
-    for (size_t i = 0; i < objects_.size(); ++i) ++count[digit(from[i])];
+    for (size_t i = 0; i < list.size(); ++i) ++count[digit(from[i])];
     uint64_t sum = 0;
     for (uint64_t& c : count) {
       const uint64_t here = c;
       c = sum;
       sum += here;
     }
-    for (size_t i = 0; i < objects_.size(); ++i) to[count[digit(from[i])]++] = from[i];
+    for (size_t i = 0; i < list.size(); ++i) to[count[digit(from[i])]++] = from[i];
     std::swap(from, to);
   }
-  if (from != objects_.data()) objects_.swap(other);
+  if (from != list.data()) list.swap(other);
 }
 
+// Node v is the object of the v-th smallest ID. With the bitmap, each offset goes straight to its
+// node's place (the dump's order is the IDs' within each of HotSpot's dumping threads' runs, so
+// this writes nearly in order); of two objects of one ID, the first in the dump is kept.
 void HeapGraph::index_objects() {
+  if (offsets_.empty()) return;
+  if (!index_.plan(min_id_, max_id_, varying_, offsets_.size())) return index_sorted();
+  for (uint64_t& at : offsets_) {
+    if (!index_.add(bytes_.id(at + 1))) {
+      at = UINT64_MAX;
+      ++duplicates_;
+    }
+  }
+  const uint64_t count = index_.finish();
+  if (ascending_ && duplicates_ == 0) return;
+  BigVector<uint64_t> placed(count);
+  for (const uint64_t at : offsets_) {
+    if (at != UINT64_MAX) placed[index_.rank(bytes_.id(at + 1))] = at;
+  }
+  offsets_.swap(placed);
+}
+
+void HeapGraph::index_sorted() {
+  BigVector<Object> objects(offsets_.size());
+  for (size_t i = 0; i < offsets_.size(); ++i) objects[i] = Object{bytes_.id(offsets_[i] + 1), offsets_[i]};
+  BigVector<uint64_t>().swap(offsets_);
   auto by_id = [](const Object& a, const Object& b) { return a.id < b.id; };
   // The JDK's dumper and the agent write most objects in address or tag order already.
-  if (!std::is_sorted(objects_.begin(), objects_.end(), by_id)) sort_objects();
-  const auto kept = std::unique(objects_.begin(), objects_.end(), [](const Object& a, const Object& b) { return a.id == b.id; });
-  duplicates_ = static_cast<uint64_t>(objects_.end() - kept);
-  objects_.erase(kept, objects_.end());
-  if (objects_.empty()) return;
-  min_id_ = objects_.front().id;
-  max_id_ = objects_.back().id;
+  if (!std::is_sorted(objects.begin(), objects.end(), by_id)) sort_objects(&objects);
+  const auto kept = std::unique(objects.begin(), objects.end(), [](const Object& a, const Object& b) { return a.id == b.id; });
+  duplicates_ = static_cast<uint64_t>(objects.end() - kept);
+  objects.erase(kept, objects.end());
+  offsets_.resize(objects.size());
+  ids_.resize(objects.size());
+  for (size_t i = 0; i < objects.size(); ++i) {
+    offsets_[i] = objects[i].offset;
+    ids_[i] = objects[i].id;
+  }
+  BigVector<Object>().swap(objects);
   // About one bucket per four objects: a lookup is one directory read and a search of a few IDs.
-  const uint64_t buckets_wanted = std::max<uint64_t>(1, objects_.size() / 4);
+  const uint64_t buckets_wanted = std::max<uint64_t>(1, ids_.size() / 4);
   shift_ = 0;
   // Never 64: a shift by the width of the type is undefined (x86 shifts by 0: an endless loop).
   while (shift_ < 63 && ((max_id_ - min_id_) >> shift_) >= buckets_wanted) ++shift_;
   const uint64_t buckets = ((max_id_ - min_id_) >> shift_) + 1;
   directory_.assign(buckets + 1, 0);
-  for (const Object& object : objects_) ++directory_[((object.id - min_id_) >> shift_) + 1];
+  for (const uint64_t id : ids_) ++directory_[((id - min_id_) >> shift_) + 1];
   for (size_t b = 1; b < directory_.size(); ++b) directory_[b] += directory_[b - 1];
 }
 
 uint32_t HeapGraph::find(uint64_t id) const {
-  if (objects_.empty() || id < min_id_ || id > max_id_) return kNoNode;
+  if (offsets_.empty() || id < min_id_ || id > max_id_) return kNoNode;
+  if (!index_.empty()) {
+    const uint32_t rank = index_.rank(id);
+    return rank == IdIndex::kAbsent ? kNoNode : rank + 1;
+  }
   const uint64_t bucket = (id - min_id_) >> shift_;
   uint32_t low = directory_[bucket];
   uint32_t high = directory_[bucket + 1];
   while (low < high) {
     const uint32_t middle = low + (high - low) / 2;
-    if (objects_[middle].id < id) {
+    if (ids_[middle] < id) {
       low = middle + 1;
     } else {
       high = middle;
     }
   }
-  return low < objects_.size() && objects_[low].id == id ? low + 1 : kNoNode;
+  return low < ids_.size() && ids_[low] == id ? low + 1 : kNoNode;
 }
 
 void HeapGraph::find_reference_class(const HprofModel& model) {
@@ -247,8 +297,8 @@ uint32_t HeapGraph::append(uint64_t id) {
 // The second pass, in node order (which is the dump's order when its IDs ascend): each node's
 // references, resolved to nodes.
 bool HeapGraph::fill_edges(std::string* error) {
-  if (objects_.size() >= UINT32_MAX - 1) {
-    *error = "the dump holds " + std::to_string(objects_.size()) + " objects, more than 32-bit indices reach";
+  if (offsets_.size() >= UINT32_MAX - 1) {
+    *error = "the dump holds " + std::to_string(offsets_.size()) + " objects, more than 32-bit indices reach";
     return false;
   }
   const uint64_t n = bytes_.id_size();
@@ -278,7 +328,7 @@ bool HeapGraph::fill_edges(std::string* error) {
       return false;
     }
     start_[v] = static_cast<uint32_t>(targets_.size());
-    const uint64_t at = objects_[v - 1].offset;
+    const uint64_t at = offsets_[v - 1];
     switch (bytes_.u1(at)) {
       case kInstance: {
         const uint64_t class_id = bytes_.id(at + 1 + n + 4);
@@ -488,7 +538,7 @@ std::string HeapGraph::reference_name(uint32_t from, uint32_t to) const {
 size_t HeapGraph::bytes() const {
   size_t layouts = 0;
   for (const auto& [class_id, layout] : layouts_) layouts += sizeof(layout) + 16 + layout.references.capacity() * 4;
-  return objects_.size() * sizeof(Object) + directory_.capacity() * 4 + start_.capacity() * 4 +
+  return (offsets_.size() + ids_.size()) * 8 + index_.bytes() + directory_.capacity() * 4 + start_.capacity() * 4 +
          targets_.size() * 4 + roots_.capacity() * sizeof(GraphRoot) + layouts;
 }
 
