@@ -320,8 +320,13 @@ bool HeapGraph::fill_edges(std::string* error) {
   roots_.resize(kept_roots);
   root_ids_.clear();
   root_ids_.shrink_to_fit();
-  uint64_t last_class = 0;
-  const Layout* layout = nullptr;
+  // In ID (address) order the class changes at nearly every instance, among a few: a small
+  // direct-mapped cache in front of the map of layouts.
+  struct Cached {
+    uint64_t class_id = 0;
+    const Layout* layout = nullptr;
+  };
+  std::vector<Cached> cache(64);
   for (uint32_t v = 1; v < count; ++v) {
     if (targets_.size() >= UINT32_MAX) {
       *error = "the dump holds more references than 32-bit indices reach";
@@ -334,10 +339,9 @@ bool HeapGraph::fill_edges(std::string* error) {
         const uint64_t class_id = bytes_.id(at + 1 + n + 4);
         const uint32_t value_bytes = bytes_.u4(at + 1 + 2 * n + 4);
         const uint64_t values = at + 1 + 2 * n + 8;
-        if (layout == nullptr || class_id != last_class) {
-          layout = this->layout(class_id);
-          last_class = class_id;
-        }
+        Cached& cached = cache[(class_id ^ (class_id >> 6) ^ (class_id >> 12)) & 63];
+        if (cached.class_id != class_id || cached.layout == nullptr) cached = Cached{class_id, this->layout(class_id)};
+        const Layout* layout = cached.layout;
         if (layout != nullptr) {
           for (uint32_t slot : layout->references) {
             if (uint64_t{slot} + n <= value_bytes) append(bytes_.id(values + slot));

@@ -37,9 +37,10 @@ class IdIndex {
     release();
     low_ = low;
     skip_ = varying == 0 ? 0 : static_cast<unsigned>(__builtin_ctzll(varying));
-    const uint64_t steps = ((high - low) >> skip_) + 1;
-    const uint64_t blocks = steps / kBitsPerBlock + 1;
-    if (blocks > (uint64_t{16} * objects + (uint64_t{1} << 20)) / sizeof(Block)) return false;
+    const uint64_t most_blocks = (uint64_t{16} * objects + (uint64_t{1} << 20)) / sizeof(Block);
+    // Compared before adding 1: a span of the whole 64 bits must not wrap to a small one.
+    if (((high - low) >> skip_) / kBitsPerBlock >= most_blocks) return false;
+    const uint64_t blocks = ((high - low) >> skip_) / kBitsPerBlock + 1;
     blocks_count_ = static_cast<size_t>(blocks);
     blocks_ = HugePageAllocator<Block>().allocate(blocks_count_);
     // Small arrays come from operator new, not from a fresh (zeroed) mapping.
