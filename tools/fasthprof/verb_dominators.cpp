@@ -34,8 +34,9 @@ const char kDominatorsUsage[] =
     "referent of a java.lang.ref.Reference (weak, soft, final, phantom) is not\n"
     "followed unless --weak. Shallow sizes follow `fasthprof summary`; a class\n"
     "object counts 0 bytes itself (as in VisualVM), what its statics hold counts.\n"
-    "Dominators by the semi-NCA algorithm; memory at its peak about 50 bytes per\n"
-    "object and 8 per reference, stated in the output, besides the dump's mapping.\n"
+    "Dominators by the semi-NCA algorithm; memory at its peak about 45 bytes per\n"
+    "object and 4 to 8 per reference, stated in the output, besides the dump's\n"
+    "mapping.\n"
     "\n"
     FASTHPROF_DUMP_HELP
     "  --top N   objects and classes listed (default 20; 0: all classes, no\n"
