@@ -81,6 +81,8 @@ def against_visualvm(java_home, dump, folder, args, dominators):
     """VisualVM's retained sizes of the same file, once, beside `dominators`' medians."""
     got = visualvm_retained.run(java_home, dump, folder, args.visualvm_heap, args.visualvm_timeout)
     where = f"peak RSS {got['rss']:.1f} MiB, {got['cpu']:.3f} s CPU" if "rss" in got else ""
+    if got.get("cached"):
+        where += " (from the index a previous run left beside the dump: not a first opening)"
     if "retained" in got:
         print(f"visualvm   {got['retained']:7.3f} s wall (heap opened and indexed in {got['opened']:.3f} s, "
               f"{got['objects']} instances), {where}")

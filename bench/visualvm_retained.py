@@ -7,6 +7,7 @@ prints the seconds of each step as it ends.
 import os
 import pathlib
 import selectors
+import shutil
 import subprocess
 import time
 
@@ -56,7 +57,11 @@ def run(java_home, dump, folder, heap="8g", timeout=900):
                     str(folder / "RetainedBench.java")], check=True)
     scratch = folder / "visualvm-tmp"
     scratch.mkdir(exist_ok=True)
-    # Its index files go to java.io.tmpdir: the bench folder, removed afterwards.
+    # The library keeps its index in DUMP.hwcache beside the dump, and opens a dump again from it:
+    # one made here is removed, and a run on a dump that has one says so (its time is not the same).
+    cache = pathlib.Path(f"{dump}.hwcache")
+    cached = cache.exists()
+    # Other scratch files go to java.io.tmpdir: the bench folder, removed afterwards.
     proc = subprocess.Popen([os.path.join(java_home, "bin", "java"), f"-Xmx{heap}", "-Xcheck:jni",
                              f"-Djava.io.tmpdir={scratch}", "-cp", f"{folder}:{library}", "RetainedBench", str(dump)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -86,4 +91,7 @@ def run(java_home, dump, folder, heap="8g", timeout=900):
     _, status, usage = os.wait4(proc.pid, 0)
     result["cpu"] = usage.ru_utime + usage.ru_stime
     result["rss"] = usage.ru_maxrss / 1024
+    result["cached"] = cached
+    if not cached:
+        shutil.rmtree(cache, ignore_errors=True)
     return result
