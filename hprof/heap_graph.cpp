@@ -26,20 +26,7 @@ SubRecordView at_offset(uint8_t tag, uint64_t offset) {
 
 bool HeapGraph::build(const HprofModel& model, size_t dump, const HeapGraphOptions& options, std::string* error) {
   model_ = &model;
-  bytes_ = model.bytes();
-  offsets_.clear();
-  ids_.clear();
-  index_.release();
-  directory_.clear();
-  min_id_ = UINT64_MAX;
-  max_id_ = varying_ = 0;
-  ascending_ = true;
-  start_.clear();
-  targets_.clear();
-  roots_.clear();
-  root_ids_.clear();
-  layouts_.clear();
-  edge_bound_ = references_ = dangling_ = duplicates_ = 0;
+  references_ = dangling_ = 0;
   compressed_ = options.compressed_references;
   weak_ = options.weak_references;
   reference_class_ = 0;
@@ -47,15 +34,82 @@ bool HeapGraph::build(const HprofModel& model, size_t dump, const HeapGraphOptio
     *error = "the file has no heap dump " + std::to_string(dump + 1);
     return false;
   }
-  if (!frame_dump(model, dump, error)) return false;
+  const bool framed = collected_ == dump && bytes_.data() == model.bytes().data();
+  collected_ = wanted_ = SIZE_MAX - 1;
+  if (!framed) {
+    start_collecting(model.bytes());
+    if (!frame_dump(model, dump, error)) return false;
+  }
   index_objects();
   find_reference_class(model);
   return fill_edges(error);
 }
 
-// The first pass: every object's ID and offset, the class dumps, the roots, and a bound on the
-// references (what the reference slots could hold) to reserve the edge array with: its pages
-// that stay unwritten cost no memory.
+void HeapGraph::sub_record(const HprofBytes& bytes, size_t dump, uint8_t tag, uint64_t offset) {
+  if (wanted_ != kLastDump && dump != wanted_) return;
+  if (dump != collected_) {
+    start_collecting(bytes);
+    // The model has not counted the objects yet: reserved for the most the file could hold (pages
+    // never written cost no memory).
+    offsets_.reserve(bytes.size() / (10 + bytes.id_size()) + 1);
+    collected_ = dump;
+  }
+  take(tag, offset);
+}
+
+void HeapGraph::start_collecting(const HprofBytes& bytes) {
+  bytes_ = bytes;
+  offsets_.clear();
+  ids_.clear();
+  index_.release();
+  directory_.clear();
+  start_.clear();
+  targets_.clear();
+  roots_.clear();
+  root_ids_.clear();
+  layouts_.clear();
+  edge_bound_ = duplicates_ = 0;
+  min_id_ = UINT64_MAX;
+  max_id_ = varying_ = first_id_ = last_id_ = 0;
+  ascending_ = true;
+}
+
+// One sub-record of the first pass: an object's offset (what index_objects() needs to know of the
+// IDs with it), a class dump's layout to make, a root; and a bound on the references (what the
+// reference slots could hold) to reserve the edge array with: its pages that stay unwritten cost
+// no memory.
+void HeapGraph::take(uint8_t tag, uint64_t at) {
+  const uint64_t n = bytes_.id_size();
+  if (tag != kInstance && tag != kObjectArray && tag != kPrimitiveArray && tag != kClassDump) {
+    roots_.push_back(GraphRoot{kNoNode, tag, at});
+    root_ids_.push_back(bytes_.id(at + 1));
+    ++edge_bound_;
+    return;
+  }
+  const uint64_t id = bytes_.id(at + 1);
+  if (offsets_.empty()) first_id_ = id;
+  offsets_.push_back(at);
+  min_id_ = std::min(min_id_, id);
+  max_id_ = std::max(max_id_, id);
+  varying_ |= id ^ first_id_;
+  if (id < last_id_) ascending_ = false;
+  last_id_ = id;
+  switch (tag) {
+    case kInstance: edge_bound_ += bytes_.u4(at + 1 + 2 * n + 4) / n + 1; break;
+    case kObjectArray: edge_bound_ += uint64_t{bytes_.u4(at + 1 + n + 4)} + 1; break;
+    case kClassDump: {
+      const ClassDumpView view = decode_class_dump(bytes_, at_offset(kClassDump, at));
+      Layout& layout = layouts_[view.class_id];
+      layout.offset = at;
+      layout.super_id = view.super_id;
+      edge_bound_ += uint64_t{view.static_count} + 1;
+      break;
+    }
+    default: break;
+  }
+}
+
+// The first pass, when the model's did not collect the dump.
 bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* error) {
   HprofReader reader(bytes_.data(), bytes_.size());
   if (!reader.read_header()) {
@@ -65,20 +119,7 @@ bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* er
   const HeapDumpInfo& info = model.dumps()[dump];
   // The model counted the dump's objects: one allocation, no copies as the array grows.
   offsets_.reserve(info.instances + info.object_arrays + info.primitive_arrays + info.classes);
-  uint64_t first = 0;
-  uint64_t last = 0;
-  // Every object's offset in the dump's order, and what index_objects() needs to know of the IDs.
-  auto add = [&](uint64_t id, uint64_t at) {
-    if (offsets_.empty()) first = id;
-    offsets_.push_back(at);
-    min_id_ = std::min(min_id_, id);
-    max_id_ = std::max(max_id_, id);
-    varying_ |= id ^ first;
-    if (id < last) ascending_ = false;
-    last = id;
-  };
   reader.seek(info.offset);
-  const uint64_t n = bytes_.id_size();
   RecordView record;
   while (reader.next_record(&record)) {
     if (record.tag == static_cast<uint8_t>(RecordTag::kHeapDumpEnd)) break;
@@ -86,34 +127,7 @@ bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* er
     if (!whole && record.tag != static_cast<uint8_t>(RecordTag::kHeapDumpSegment)) continue;
     SubRecordReader subs(bytes_, record);
     SubRecordView sub;
-    while (subs.next(&sub)) {
-      const uint64_t at = sub.offset;
-      switch (sub.tag) {
-        case kInstance:
-          add(bytes_.id(at + 1), at);
-          edge_bound_ += bytes_.u4(at + 1 + 2 * n + 4) / n + 1;
-          break;
-        case kObjectArray:
-          add(bytes_.id(at + 1), at);
-          edge_bound_ += uint64_t{bytes_.u4(at + 1 + n + 4)} + 1;
-          break;
-        case kPrimitiveArray: add(bytes_.id(at + 1), at); break;
-        case kClassDump: {
-          const ClassDumpView view = decode_class_dump(bytes_, sub);
-          add(view.class_id, at);
-          Layout& layout = layouts_[view.class_id];
-          layout.offset = at;
-          layout.super_id = view.super_id;
-          edge_bound_ += uint64_t{view.static_count} + 1;
-          break;
-        }
-        default:
-          roots_.push_back(GraphRoot{kNoNode, sub.tag, at});
-          root_ids_.push_back(bytes_.id(at + 1));
-          ++edge_bound_;
-          break;
-      }
-    }
+    while (subs.next(&sub)) take(sub.tag, sub.offset);
     if (!subs.error().message.empty()) {
       *error = subs.error().message + " at byte " + std::to_string(subs.error().offset);
       return false;

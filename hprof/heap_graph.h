@@ -54,9 +54,16 @@ struct GraphRoot {
   uint64_t offset = 0;  // of the sub-record
 };
 
-class HeapGraph {
+class HeapGraph : public HeapDumpObserver {
  public:
   static constexpr uint32_t kSuperRoot = 0;
+  static constexpr size_t kLastDump = SIZE_MAX;
+
+  // Given as the observer of HprofModel::load, the graph frames the objects of dump `dump` (0 from
+  // the first; kLastDump: the last one, each dump's objects dropped when the next begins) during
+  // the model's pass, and build() of that dump does not frame them again.
+  void collect(size_t dump) { wanted_ = dump; }
+  void sub_record(const HprofBytes& bytes, size_t dump, uint8_t tag, uint64_t offset) override;
 
   // Builds the graph of model.dumps()[dump]. The model and the bytes it reads must outlive the
   // graph. False with *error set when the dump's records cannot be framed again, or when it holds
@@ -123,6 +130,8 @@ class HeapGraph {
     uint8_t state = 0;  // 0 not made, 1 being made (a chain that loops back stops there), 2 made
   };
 
+  void start_collecting(const HprofBytes& bytes);
+  void take(uint8_t tag, uint64_t at);
   bool frame_dump(const HprofModel& model, size_t dump, std::string* error);
   static void sort_objects(BigVector<Object>* objects);
   void index_objects();
@@ -147,7 +156,11 @@ class HeapGraph {
   uint64_t min_id_ = 0;
   uint64_t max_id_ = 0;
   uint64_t varying_ = 0;  // the OR of each ID XOR the first: its trailing zeros are the alignment
+  uint64_t first_id_ = 0;
+  uint64_t last_id_ = 0;
   bool ascending_ = true;  // the dump's order is the IDs'
+  size_t wanted_ = SIZE_MAX - 1;   // the dump sub_record() collects (SIZE_MAX - 1: none)
+  size_t collected_ = SIZE_MAX - 1;  // the dump whose objects offsets_ holds, framed by sub_record()
   unsigned shift_ = 0;
   BigVector<uint32_t> start_;
   BigVector<uint32_t> targets_;

@@ -285,6 +285,32 @@ TEST_P(HeapGraphTest, SecondDump) {
   EXPECT_EQ(error, "the file has no heap dump 3");
 }
 
+// Framed during the model's pass (HeapGraph as its observer), of either dump: the same graph as
+// one framed by build() itself.
+TEST_P(HeapGraphTest, CollectedDuringTheModelsPass) {
+  for (const size_t dump : {size_t{0}, size_t{1}}) {
+    for (const size_t wanted : {dump, HeapGraph::kLastDump}) {
+      HprofModel model;
+      HeapGraph collected;
+      collected.collect(wanted);
+      ReadError read_error;
+      ASSERT_TRUE(model.load(file_.data(), file_.size(), &read_error, nullptr, &collected)) << read_error.message;
+      std::string error;
+      ASSERT_TRUE(collected.build(model, dump, {}, &error)) << error;
+      HeapGraph framed;
+      ASSERT_TRUE(framed.build(model, dump, {}, &error)) << error;
+      ASSERT_EQ(collected.nodes(), framed.nodes()) << dump << " " << wanted;
+      EXPECT_EQ(collected.references(), framed.references());
+      EXPECT_EQ(collected.roots().size(), framed.roots().size());
+      const CsrGraph a = collected.csr();
+      const CsrGraph b = framed.csr();
+      EXPECT_EQ(std::vector<uint32_t>(a.targets, a.targets + a.start[a.nodes]),
+                std::vector<uint32_t>(b.targets, b.targets + b.start[b.nodes]));
+      for (uint32_t v = 1; v < framed.nodes(); ++v) EXPECT_EQ(collected.id(v), framed.id(v));
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(IdSizes, HeapGraphTest, ::testing::Values(8u, 4u));
 
 TEST(HeapGraph, IdsAcrossTheWholeRange) {
