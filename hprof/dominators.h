@@ -31,9 +31,10 @@ struct CsrGraph {
 
 class Dominators {
  public:
-  // Computes the dominator tree of the nodes reachable from root. Allocates about 24 bytes per
-  // reachable node, plus 4 per edge among them (the predecessor lists), freed before it returns
-  // but what the accessors below read (12 bytes per node).
+  // Computes the dominator tree of the nodes reachable from root. Allocates 4 bytes per node and 16
+  // per reachable node, plus 4 per late predecessor (an edge from a node the DFS numbers after its
+  // target, unless the target's semidominator is the root already), freed before it returns but
+  // what the accessors below read (4 bytes per node, 8 per reachable node).
   void compute(const CsrGraph& graph, uint32_t root);
 
   // Nodes reachable from the root (the root included).
@@ -53,13 +54,13 @@ class Dominators {
   // The most bytes compute() held at once, its own arrays only (not the graph's).
   size_t peak_bytes() const { return peak_bytes_; }
   // Bytes the result holds.
-  size_t bytes() const { return (pre_.capacity() + order_.capacity() + idom_.capacity()) * sizeof(uint32_t); }
+  size_t bytes() const { return (pre_.size() + order_.size() + idom_.size()) * sizeof(uint32_t); }
 
  private:
-  void depth_first(const CsrGraph& graph, uint32_t root, BigVector<uint32_t>* parent);
-  // The predecessors of every reachable node, by preorder number: their preorder numbers.
-  void predecessors(const CsrGraph& graph, BigVector<uint32_t>* start, BigVector<uint32_t>* from) const;
-  void semi_nca(const BigVector<uint32_t>& pred_start, const BigVector<uint32_t>& preds);
+  void depth_first(const CsrGraph& graph, uint32_t root, BigVector<uint32_t>* semi, BigVector<uint32_t>* late_start);
+  void late_predecessors(const CsrGraph& graph, const BigVector<uint32_t>& semi, BigVector<uint32_t>* start,
+                         BigVector<uint32_t>* from);
+  void semi_nca(BigVector<uint32_t>* semi, BigVector<uint32_t>* late_start, const BigVector<uint32_t>& late);
   void note_bytes(size_t bytes) {
     if (bytes > peak_bytes_) peak_bytes_ = bytes;
   }

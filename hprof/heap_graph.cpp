@@ -26,15 +26,7 @@ SubRecordView at_offset(uint8_t tag, uint64_t offset) {
 
 bool HeapGraph::build(const HprofModel& model, size_t dump, const HeapGraphOptions& options, std::string* error) {
   model_ = &model;
-  bytes_ = model.bytes();
-  objects_.clear();
-  directory_.clear();
-  start_.clear();
-  targets_.clear();
-  roots_.clear();
-  root_ids_.clear();
-  layouts_.clear();
-  edge_bound_ = references_ = dangling_ = duplicates_ = 0;
+  references_ = dangling_ = 0;
   compressed_ = options.compressed_references;
   weak_ = options.weak_references;
   reference_class_ = 0;
@@ -42,15 +34,82 @@ bool HeapGraph::build(const HprofModel& model, size_t dump, const HeapGraphOptio
     *error = "the file has no heap dump " + std::to_string(dump + 1);
     return false;
   }
-  if (!frame_dump(model, dump, error)) return false;
+  const bool framed = collected_ == dump && bytes_.data() == model.bytes().data();
+  collected_ = wanted_ = SIZE_MAX - 1;
+  if (!framed) {
+    start_collecting(model.bytes());
+    if (!frame_dump(model, dump, error)) return false;
+  }
   index_objects();
   find_reference_class(model);
   return fill_edges(error);
 }
 
-// The first pass: every object's ID and offset, the class dumps, the roots, and a bound on the
-// references (what the reference slots could hold) to reserve the edge array with: its pages
-// that stay unwritten cost no memory.
+void HeapGraph::sub_record(const HprofBytes& bytes, size_t dump, uint8_t tag, uint64_t offset) {
+  if (wanted_ != kLastDump && dump != wanted_) return;
+  if (dump != collected_) {
+    start_collecting(bytes);
+    // The model has not counted the objects yet: reserved for the most the file could hold (pages
+    // never written cost no memory).
+    offsets_.reserve(bytes.size() / (10 + bytes.id_size()) + 1);
+    collected_ = dump;
+  }
+  take(tag, offset);
+}
+
+void HeapGraph::start_collecting(const HprofBytes& bytes) {
+  bytes_ = bytes;
+  offsets_.clear();
+  ids_.clear();
+  index_.release();
+  directory_.clear();
+  start_.clear();
+  targets_.clear();
+  roots_.clear();
+  root_ids_.clear();
+  layouts_.clear();
+  edge_bound_ = duplicates_ = 0;
+  min_id_ = UINT64_MAX;
+  max_id_ = varying_ = first_id_ = last_id_ = 0;
+  ascending_ = true;
+}
+
+// One sub-record of the first pass: an object's offset (what index_objects() needs to know of the
+// IDs with it), a class dump's layout to make, a root; and a bound on the references (what the
+// reference slots could hold) to reserve the edge array with: its pages that stay unwritten cost
+// no memory.
+void HeapGraph::take(uint8_t tag, uint64_t at) {
+  const uint64_t n = bytes_.id_size();
+  if (tag != kInstance && tag != kObjectArray && tag != kPrimitiveArray && tag != kClassDump) {
+    roots_.push_back(GraphRoot{kNoNode, tag, at});
+    root_ids_.push_back(bytes_.id(at + 1));
+    ++edge_bound_;
+    return;
+  }
+  const uint64_t id = bytes_.id(at + 1);
+  if (offsets_.empty()) first_id_ = id;
+  offsets_.push_back(at);
+  min_id_ = std::min(min_id_, id);
+  max_id_ = std::max(max_id_, id);
+  varying_ |= id ^ first_id_;
+  if (id < last_id_) ascending_ = false;
+  last_id_ = id;
+  switch (tag) {
+    case kInstance: edge_bound_ += bytes_.u4(at + 1 + 2 * n + 4) / n + 1; break;
+    case kObjectArray: edge_bound_ += uint64_t{bytes_.u4(at + 1 + n + 4)} + 1; break;
+    case kClassDump: {
+      const ClassDumpView view = decode_class_dump(bytes_, at_offset(kClassDump, at));
+      Layout& layout = layouts_[view.class_id];
+      layout.offset = at;
+      layout.super_id = view.super_id;
+      edge_bound_ += uint64_t{view.static_count} + 1;
+      break;
+    }
+    default: break;
+  }
+}
+
+// The first pass, when the model's did not collect the dump.
 bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* error) {
   HprofReader reader(bytes_.data(), bytes_.size());
   if (!reader.read_header()) {
@@ -59,9 +118,8 @@ bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* er
   }
   const HeapDumpInfo& info = model.dumps()[dump];
   // The model counted the dump's objects: one allocation, no copies as the array grows.
-  objects_.reserve(info.instances + info.object_arrays + info.primitive_arrays + info.classes);
+  offsets_.reserve(info.instances + info.object_arrays + info.primitive_arrays + info.classes);
   reader.seek(info.offset);
-  const uint64_t n = bytes_.id_size();
   RecordView record;
   while (reader.next_record(&record)) {
     if (record.tag == static_cast<uint8_t>(RecordTag::kHeapDumpEnd)) break;
@@ -69,34 +127,7 @@ bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* er
     if (!whole && record.tag != static_cast<uint8_t>(RecordTag::kHeapDumpSegment)) continue;
     SubRecordReader subs(bytes_, record);
     SubRecordView sub;
-    while (subs.next(&sub)) {
-      const uint64_t at = sub.offset;
-      switch (sub.tag) {
-        case kInstance:
-          objects_.push_back(Object{bytes_.id(at + 1), at});
-          edge_bound_ += bytes_.u4(at + 1 + 2 * n + 4) / n + 1;
-          break;
-        case kObjectArray:
-          objects_.push_back(Object{bytes_.id(at + 1), at});
-          edge_bound_ += uint64_t{bytes_.u4(at + 1 + n + 4)} + 1;
-          break;
-        case kPrimitiveArray: objects_.push_back(Object{bytes_.id(at + 1), at}); break;
-        case kClassDump: {
-          const ClassDumpView view = decode_class_dump(bytes_, sub);
-          objects_.push_back(Object{view.class_id, at});
-          Layout& layout = layouts_[view.class_id];
-          layout.offset = at;
-          layout.super_id = view.super_id;
-          edge_bound_ += uint64_t{view.static_count} + 1;
-          break;
-        }
-        default:
-          roots_.push_back(GraphRoot{kNoNode, sub.tag, at});
-          root_ids_.push_back(bytes_.id(at + 1));
-          ++edge_bound_;
-          break;
-      }
-    }
+    while (subs.next(&sub)) take(sub.tag, sub.offset);
     if (!subs.error().message.empty()) {
       *error = subs.error().message + " at byte " + std::to_string(subs.error().offset);
       return false;
@@ -113,74 +144,107 @@ bool HeapGraph::frame_dump(const HprofModel& model, size_t dump, std::string* er
 // A least-significant-digit radix sort by ID, 11 bits a pass over the bits in which the IDs differ
 // (about 3 passes for the addresses of a heap of a few GiB): std::sort took 30 % of `dominators`'
 // time on a JDK dump written by several threads (about 450 ascending runs), this a third of that.
-void HeapGraph::sort_objects() {
+void HeapGraph::sort_objects(BigVector<Object>* objects) {
+  BigVector<Object>& list = *objects;
   uint64_t low = UINT64_MAX, high = 0;
-  for (const Object& object : objects_) {
+  for (const Object& object : list) {
     low = std::min(low, object.id);
     high = std::max(high, object.id);
   }
   uint64_t varying = 0;
-  for (const Object& object : objects_) varying |= object.id - low;
+  for (const Object& object : list) varying |= object.id - low;
   if (varying == 0) return;
   const unsigned skip = static_cast<unsigned>(__builtin_ctzll(varying));
   const uint64_t top = (high - low) >> skip;
   const unsigned bits = 64 - static_cast<unsigned>(__builtin_clzll(top));
   constexpr unsigned kDigit = 11;
-  BigVector<Object> other(objects_.size());
+  BigVector<Object> other(list.size());
   std::vector<uint64_t> count(size_t{1} << kDigit);
-  Object* from = objects_.data();
+  Object* from = list.data();
   Object* to = other.data();
   for (unsigned shift = 0; shift < bits; shift += kDigit) {
     auto digit = [&](const Object& o) { return static_cast<size_t>(((o.id - low) >> (skip + shift)) & ((1u << kDigit) - 1)); };
     std::fill(count.begin(), count.end(), 0);
-    for (size_t i = 0; i < objects_.size(); ++i) ++count[digit(from[i])];
+    for (size_t i = 0; i < list.size(); ++i) ++count[digit(from[i])];
     uint64_t sum = 0;
     for (uint64_t& c : count) {
       const uint64_t here = c;
       c = sum;
       sum += here;
     }
-    for (size_t i = 0; i < objects_.size(); ++i) to[count[digit(from[i])]++] = from[i];
+    for (size_t i = 0; i < list.size(); ++i) to[count[digit(from[i])]++] = from[i];
     std::swap(from, to);
   }
-  if (from != objects_.data()) objects_.swap(other);
+  if (from != list.data()) list.swap(other);
 }
 
+// Node v is the object of the v-th smallest ID. With the bitmap, each offset goes straight to its
+// node's place (the dump's order is the IDs' within each of HotSpot's dumping threads' runs, so
+// this writes nearly in order); of two objects of one ID, the first in the dump is kept.
 void HeapGraph::index_objects() {
+  if (offsets_.empty()) return;
+  if (!index_.plan(min_id_, max_id_, varying_, offsets_.size())) return index_sorted();
+  for (uint64_t& at : offsets_) {
+    if (!index_.add(bytes_.id(at + 1))) {
+      at = UINT64_MAX;
+      ++duplicates_;
+    }
+  }
+  const uint64_t count = index_.finish();
+  if (ascending_ && duplicates_ == 0) return;
+  BigVector<uint64_t> placed(count);
+  for (const uint64_t at : offsets_) {
+    if (at != UINT64_MAX) placed[index_.rank(bytes_.id(at + 1))] = at;
+  }
+  offsets_.swap(placed);
+}
+
+void HeapGraph::index_sorted() {
+  BigVector<Object> objects(offsets_.size());
+  for (size_t i = 0; i < offsets_.size(); ++i) objects[i] = Object{bytes_.id(offsets_[i] + 1), offsets_[i]};
+  BigVector<uint64_t>().swap(offsets_);
   auto by_id = [](const Object& a, const Object& b) { return a.id < b.id; };
   // The JDK's dumper and the agent write most objects in address or tag order already.
-  if (!std::is_sorted(objects_.begin(), objects_.end(), by_id)) sort_objects();
-  const auto kept = std::unique(objects_.begin(), objects_.end(), [](const Object& a, const Object& b) { return a.id == b.id; });
-  duplicates_ = static_cast<uint64_t>(objects_.end() - kept);
-  objects_.erase(kept, objects_.end());
-  if (objects_.empty()) return;
-  min_id_ = objects_.front().id;
-  max_id_ = objects_.back().id;
+  if (!std::is_sorted(objects.begin(), objects.end(), by_id)) sort_objects(&objects);
+  const auto kept = std::unique(objects.begin(), objects.end(), [](const Object& a, const Object& b) { return a.id == b.id; });
+  duplicates_ = static_cast<uint64_t>(objects.end() - kept);
+  objects.erase(kept, objects.end());
+  offsets_.resize(objects.size());
+  ids_.resize(objects.size());
+  for (size_t i = 0; i < objects.size(); ++i) {
+    offsets_[i] = objects[i].offset;
+    ids_[i] = objects[i].id;
+  }
+  BigVector<Object>().swap(objects);
   // About one bucket per four objects: a lookup is one directory read and a search of a few IDs.
-  const uint64_t buckets_wanted = std::max<uint64_t>(1, objects_.size() / 4);
+  const uint64_t buckets_wanted = std::max<uint64_t>(1, ids_.size() / 4);
   shift_ = 0;
   // Never 64: a shift by the width of the type is undefined (x86 shifts by 0: an endless loop).
   while (shift_ < 63 && ((max_id_ - min_id_) >> shift_) >= buckets_wanted) ++shift_;
   const uint64_t buckets = ((max_id_ - min_id_) >> shift_) + 1;
   directory_.assign(buckets + 1, 0);
-  for (const Object& object : objects_) ++directory_[((object.id - min_id_) >> shift_) + 1];
+  for (const uint64_t id : ids_) ++directory_[((id - min_id_) >> shift_) + 1];
   for (size_t b = 1; b < directory_.size(); ++b) directory_[b] += directory_[b - 1];
 }
 
 uint32_t HeapGraph::find(uint64_t id) const {
-  if (objects_.empty() || id < min_id_ || id > max_id_) return kNoNode;
+  if (offsets_.empty() || id < min_id_ || id > max_id_) return kNoNode;
+  if (!index_.empty()) {
+    const uint32_t rank = index_.rank(id);
+    return rank == IdIndex::kAbsent ? kNoNode : rank + 1;
+  }
   const uint64_t bucket = (id - min_id_) >> shift_;
   uint32_t low = directory_[bucket];
   uint32_t high = directory_[bucket + 1];
   while (low < high) {
     const uint32_t middle = low + (high - low) / 2;
-    if (objects_[middle].id < id) {
+    if (ids_[middle] < id) {
       low = middle + 1;
     } else {
       high = middle;
     }
   }
-  return low < objects_.size() && objects_[low].id == id ? low + 1 : kNoNode;
+  return low < ids_.size() && ids_[low] == id ? low + 1 : kNoNode;
 }
 
 void HeapGraph::find_reference_class(const HprofModel& model) {
@@ -247,8 +311,8 @@ uint32_t HeapGraph::append(uint64_t id) {
 // The second pass, in node order (which is the dump's order when its IDs ascend): each node's
 // references, resolved to nodes.
 bool HeapGraph::fill_edges(std::string* error) {
-  if (objects_.size() >= UINT32_MAX - 1) {
-    *error = "the dump holds " + std::to_string(objects_.size()) + " objects, more than 32-bit indices reach";
+  if (offsets_.size() >= UINT32_MAX - 1) {
+    *error = "the dump holds " + std::to_string(offsets_.size()) + " objects, more than 32-bit indices reach";
     return false;
   }
   const uint64_t n = bytes_.id_size();
@@ -270,24 +334,28 @@ bool HeapGraph::fill_edges(std::string* error) {
   roots_.resize(kept_roots);
   root_ids_.clear();
   root_ids_.shrink_to_fit();
-  uint64_t last_class = 0;
-  const Layout* layout = nullptr;
+  // In ID (address) order the class changes at nearly every instance, among a few: a small
+  // direct-mapped cache in front of the map of layouts.
+  struct Cached {
+    uint64_t class_id = 0;
+    const Layout* layout = nullptr;
+  };
+  std::vector<Cached> cache(64);
   for (uint32_t v = 1; v < count; ++v) {
     if (targets_.size() >= UINT32_MAX) {
       *error = "the dump holds more references than 32-bit indices reach";
       return false;
     }
     start_[v] = static_cast<uint32_t>(targets_.size());
-    const uint64_t at = objects_[v - 1].offset;
+    const uint64_t at = offsets_[v - 1];
     switch (bytes_.u1(at)) {
       case kInstance: {
         const uint64_t class_id = bytes_.id(at + 1 + n + 4);
         const uint32_t value_bytes = bytes_.u4(at + 1 + 2 * n + 4);
         const uint64_t values = at + 1 + 2 * n + 8;
-        if (layout == nullptr || class_id != last_class) {
-          layout = this->layout(class_id);
-          last_class = class_id;
-        }
+        Cached& cached = cache[(class_id ^ (class_id >> 6) ^ (class_id >> 12)) & 63];
+        if (cached.class_id != class_id || cached.layout == nullptr) cached = Cached{class_id, this->layout(class_id)};
+        const Layout* layout = cached.layout;
         if (layout != nullptr) {
           for (uint32_t slot : layout->references) {
             if (uint64_t{slot} + n <= value_bytes) append(bytes_.id(values + slot));
@@ -488,7 +556,7 @@ std::string HeapGraph::reference_name(uint32_t from, uint32_t to) const {
 size_t HeapGraph::bytes() const {
   size_t layouts = 0;
   for (const auto& [class_id, layout] : layouts_) layouts += sizeof(layout) + 16 + layout.references.capacity() * 4;
-  return objects_.size() * sizeof(Object) + directory_.capacity() * 4 + start_.capacity() * 4 +
+  return (offsets_.size() + ids_.size()) * 8 + index_.bytes() + directory_.capacity() * 4 + start_.capacity() * 4 +
          targets_.size() * 4 + roots_.capacity() * sizeof(GraphRoot) + layouts;
 }
 

@@ -14,10 +14,12 @@
 // A reference to an ID that no object of the dump has (a JDK dump drops some VM-internal objects)
 // is counted as dangling and left out.
 //
-// The graph never copies the dump: each node keeps its ID and the offset of its sub-record in the
-// mapping (16 bytes), the edges are one CSR array (4 bytes per node, 4 per reference) filled in one
-// pass over the mapped dump, and names, sizes and fields are decoded from the mapping when asked.
-// IDs are found by binary search within the buckets of a small directory (1 byte per object).
+// The graph never copies the dump: each node keeps the offset of its sub-record in the mapping (8
+// bytes; its ID is read there), the edges are one CSR array (4 bytes per node, 4 per reference)
+// filled in one pass over the mapped dump, and names, sizes and fields are decoded from the mapping
+// when asked. IDs are found in a bitmap over the span of the dump's addresses (id_index.h, about
+// 1 byte per object), or when they are too spread for it, by binary search in a sorted copy (8
+// bytes per object) within the buckets of a small directory.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +32,7 @@
 
 #include "dominators.h"
 #include "hprof_model.h"
+#include "id_index.h"
 
 namespace fasthprof {
 
@@ -51,16 +54,23 @@ struct GraphRoot {
   uint64_t offset = 0;  // of the sub-record
 };
 
-class HeapGraph {
+class HeapGraph : public HeapDumpObserver {
  public:
   static constexpr uint32_t kSuperRoot = 0;
+  static constexpr size_t kLastDump = SIZE_MAX;
+
+  // Given as the observer of HprofModel::load, the graph frames the objects of dump `dump` (0 from
+  // the first; kLastDump: the last one, each dump's objects dropped when the next begins) during
+  // the model's pass, and build() of that dump does not frame them again.
+  void collect(size_t dump) { wanted_ = dump; }
+  void sub_record(const HprofBytes& bytes, size_t dump, uint8_t tag, uint64_t offset) override;
 
   // Builds the graph of model.dumps()[dump]. The model and the bytes it reads must outlive the
   // graph. False with *error set when the dump's records cannot be framed again, or when it holds
   // 2^32 - 2 objects or 2^32 references or more (32-bit indices). Allocates.
   bool build(const HprofModel& model, size_t dump, const HeapGraphOptions& options, std::string* error);
 
-  uint32_t nodes() const { return static_cast<uint32_t>(objects_.size() + 1); }
+  uint32_t nodes() const { return static_cast<uint32_t>(offsets_.size() + 1); }
   CsrGraph csr() const { return CsrGraph{nodes(), start_.data(), targets_.data()}; }
   // References kept (edges to objects of the dump, the super-root's included) and left out.
   uint64_t references() const { return references_; }
@@ -70,8 +80,9 @@ class HeapGraph {
   const std::vector<GraphRoot>& roots() const { return roots_; }
   // The node of an object ID, kNoNode when the dump has none.
   uint32_t find(uint64_t id) const;
-  uint64_t id(uint32_t node) const { return node == kSuperRoot ? 0 : objects_[node - 1].id; }
-  uint64_t offset(uint32_t node) const { return objects_[node - 1].offset; }
+  // Every object sub-record has its ID right after its tag.
+  uint64_t id(uint32_t node) const { return node == kSuperRoot ? 0 : bytes_.id(offsets_[node - 1] + 1); }
+  uint64_t offset(uint32_t node) const { return offsets_[node - 1]; }
   ObjectKind kind(uint32_t node) const;
   // Shallow bytes by the rule of `fasthprof summary` (hprof_model.h), or with compressed
   // references (HeapGraphOptions); 0 for class objects and the
@@ -119,9 +130,12 @@ class HeapGraph {
     uint8_t state = 0;  // 0 not made, 1 being made (a chain that loops back stops there), 2 made
   };
 
+  void start_collecting(const HprofBytes& bytes);
+  void take(uint8_t tag, uint64_t at);
   bool frame_dump(const HprofModel& model, size_t dump, std::string* error);
-  void sort_objects();
+  static void sort_objects(BigVector<Object>* objects);
   void index_objects();
+  void index_sorted();
   void find_reference_class(const HprofModel& model);
   const Layout* layout(uint64_t class_id);
   void make_layout(Layout* layout, const Layout* super);
@@ -132,12 +146,21 @@ class HeapGraph {
 
   const HprofModel* model_ = nullptr;
   HprofBytes bytes_;
-  BigVector<Object> objects_;  // sorted by ID: node v is objects_[v - 1]
-  // The directory over the IDs: objects_[directory_[b] .. directory_[b + 1]) have
-  // (id - min_id_) >> shift_ == b.
+  // By ID: node v's sub-record is at offsets_[v - 1] (in the dump's order while framing).
+  BigVector<uint64_t> offsets_;
+  IdIndex index_;
+  // Without index_: the IDs sorted, and the directory over them: ids_[directory_[b] ..
+  // directory_[b + 1]) have (id - min_id_) >> shift_ == b.
+  BigVector<uint64_t> ids_;
   BigVector<uint32_t> directory_;
   uint64_t min_id_ = 0;
   uint64_t max_id_ = 0;
+  uint64_t varying_ = 0;  // the OR of each ID XOR the first: its trailing zeros are the alignment
+  uint64_t first_id_ = 0;
+  uint64_t last_id_ = 0;
+  bool ascending_ = true;  // the dump's order is the IDs'
+  size_t wanted_ = SIZE_MAX - 1;   // the dump sub_record() collects (SIZE_MAX - 1: none)
+  size_t collected_ = SIZE_MAX - 1;  // the dump whose objects offsets_ holds, framed by sub_record()
   unsigned shift_ = 0;
   BigVector<uint32_t> start_;
   BigVector<uint32_t> targets_;

@@ -198,7 +198,9 @@ std::string HprofModel::folded_stack(uint32_t trace_serial, bool with_lines) con
   return out;
 }
 
-bool HprofModel::load(const uint8_t* data, uint64_t size, ReadError* error, HprofInput* input) {
+bool HprofModel::load(const uint8_t* data, uint64_t size, ReadError* error, HprofInput* input,
+                      HeapDumpObserver* observer) {
+  observer_ = observer;
   HprofReader reader(data, size);
   if (!reader.read_header()) {
     *error = reader.error();
@@ -366,6 +368,7 @@ bool HprofModel::dump_record(const RecordView& r, ReadError* error) {
   };
   while (reader.next(&sub)) {
     const uint64_t at = sub.offset;
+    if (observer_ != nullptr) observer_->sub_record(bytes_, dumps_.size(), sub.tag, at);
     switch (static_cast<HeapTag>(sub.tag)) {
       case HeapTag::kInstanceDump: {
         ++dump_.instances;

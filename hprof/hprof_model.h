@@ -105,13 +105,24 @@ struct HeapDumpInfo {
 uint64_t shallow_instance_bytes(uint32_t id_size, uint64_t field_bytes);
 uint64_t shallow_array_bytes(uint32_t id_size, uint64_t element_size, uint64_t count);
 
+// Told of each sub-record of the heap dumps as the model's pass frames them (dump: the dump's
+// index, from 0), so that a reader that needs every object (HeapGraph) need not frame the dump a
+// second time.
+class HeapDumpObserver {
+ public:
+  virtual ~HeapDumpObserver() = default;
+  virtual void sub_record(const HprofBytes& bytes, size_t dump, uint8_t tag, uint64_t offset) = 0;
+};
+
 class HprofModel {
  public:
   // Reads the file in data[0, size), which must outlive the model. False with *error set at the
   // first record that cannot be framed or read (the sections and dumps before it are kept, a dump
   // cut off by it is left out). Allocates. With input (whose bytes data are), the pages behind the
   // pass are released as it goes (HprofInput::release_before).
-  bool load(const uint8_t* data, uint64_t size, ReadError* error, HprofInput* input = nullptr);
+  // With observer, each heap dump sub-record is told to it as well.
+  bool load(const uint8_t* data, uint64_t size, ReadError* error, HprofInput* input = nullptr,
+            HeapDumpObserver* observer = nullptr);
 
   const HprofHeader& header() const { return header_; }
   const HprofBytes& bytes() const { return bytes_; }
@@ -210,6 +221,7 @@ class HprofModel {
   std::vector<HeapDumpInfo> dumps_;
   // The dump being read.
   bool in_dump_ = false;
+  HeapDumpObserver* observer_ = nullptr;
   HeapDumpInfo dump_;
   ClassCounters dump_classes_;  // class object ID -> counts
   std::array<ClassCounter, 16> dump_primitive_arrays_{};     // by basic type

@@ -34,24 +34,30 @@ void RetainedSizes::count_classes(const HeapGraph& graph, const Dominators& domi
   class_of_.assign(reached, 0);
   classes_.clear();
   std::unordered_map<uint64_t, uint32_t> index;
-  uint64_t last_key = 0;
-  uint32_t last_index = UINT32_MAX;
+  // Objects in ID (address) order change class at nearly every object, among a few classes: a
+  // small direct-mapped cache in front of the map.
+  struct Cached {
+    uint64_t key = UINT64_MAX;
+    uint32_t index = 0;
+  };
+  std::vector<Cached> cache(256);
   for (uint32_t v = 1; v < graph.nodes(); ++v) {
     const HeapGraph::Facts facts = graph.facts(v);
     const uint64_t key = class_key(facts);
-    if (last_index == UINT32_MAX || key != last_key) {
+    Cached& cached = cache[(key ^ (key >> 8) ^ (key >> 16)) & 255];
+    if (cached.key != key) {
       const auto [found, added] = index.emplace(key, static_cast<uint32_t>(classes_.size()));
       if (added) classes_.push_back(ClassRetained{key, 0, 0, 0});
-      last_key = key;
-      last_index = found->second;
+      cached = Cached{key, found->second};
     }
     const uint64_t shallow = facts.shallow;
-    ++classes_[last_index].count;
-    classes_[last_index].shallow += shallow;
+    ClassRetained& row = classes_[cached.index];
+    ++row.count;
+    row.shallow += shallow;
     const uint32_t p = dominators.pre(v);
     if (p == kNoNode) continue;
     retained_[p] = shallow;
-    class_of_[p] = last_index;
+    class_of_[p] = cached.index;
   }
 }
 
@@ -61,8 +67,12 @@ void RetainedSizes::tree(const Dominators& dominators) {
   for (uint32_t p = 1; p < reached; ++p) ++child_start_[dominators.idom_pre(p) + 1];
   for (uint32_t p = 0; p < reached; ++p) child_start_[p + 1] += child_start_[p];
   children_.resize(reached > 0 ? reached - 1 : 0);
-  BigVector<uint32_t> next(child_start_.begin(), child_start_.end() - 1);
-  for (uint32_t p = 1; p < reached; ++p) children_[next[dominators.idom_pre(p)]++] = p;
+  // Filled from the back, each list's end (child_start_[q + 1]) moving down to its beginning: no
+  // copy of the starts, and each node's children in ascending order. child_start_[q + 1] ends as
+  // the beginning of q's list: moved down by one, with the total last.
+  for (uint32_t p = reached; p-- > 1;) children_[--child_start_[dominators.idom_pre(p) + 1]] = p;
+  for (uint32_t p = 0; p < reached; ++p) child_start_[p] = child_start_[p + 1];
+  if (reached > 0) child_start_[reached] = reached - 1;
 }
 
 // A walk of the dominator tree that keeps, per class, how many of the nodes on the way down are

@@ -4,7 +4,10 @@ file of two dumps (kill -QUIT twice, dumper=vm), on each JDK.
 
 What is known: the static cache (a HashMap of 32 byte[100000]) retains its 32 arrays and little
 more; the chain's head retains the 1000 links and their arrays; the ring held by main's locals is
-retained by one of its links; a class's retained size counts its top-level instances only; the path
+retained by one of its links; the leaked class loader (a PluginLoader that only a static list keeps)
+retains the two classes it defined and their static arrays, and `leaks` finds where they accumulate,
+naming both classes, with the path through the list and the loader; a class's retained size counts
+its top-level instances only; the path
 to the cache's largest arrays goes through `static RetainedShapes.cache -> java.util.HashMap.table`;
 the path to the Target goes through the ArrayList that holds it strongly, or with --weak through
 the WeakReference's referent.
@@ -30,6 +33,8 @@ COMMAND = os.environ.get("FASTHPROF_COMMAND", "")
 CACHE_ENTRIES, CACHE_BYTES = 32, 100_000
 CHAIN_LINKS, CHAIN_BYTES = 1000, 1000
 RING_NODES, RING_BYTES = 64, 20_000
+PLUGIN_BYTES = 1_000_000
+SHIFTED_BY_THE_LEAK = ("java.util.ArrayList", "java.lang.Object[]")
 CACHE_PATH = re.compile(r"static RetainedShapes\.cache -> java\.util\.HashMap\.table -> \[\d+\] -> "
                         r"(java\.util\.HashMap\$Node\.next -> )*java\.util\.HashMap\$Node\.value$")
 
@@ -74,9 +79,20 @@ def known_retained(label, result):
     check(link_class.get("count") == CHAIN_LINKS + RING_NODES and link_class.get("retained") == expected,
           f"{label}: RetainedShapes$Link: {CHAIN_LINKS + RING_NODES} instances, retained by its top-level ones "
           f"({expected}): {link_class}")
+    plugins(label, result)
     check(result["reachable"] <= result["objects"] and result["references"] > result["objects"],
           f"{label}: counts: {result['objects']} objects, {result['reachable']} reachable, {result['references']} references")
     check(result["memory"]["dominator_bytes_per_object"] > 0, f"{label}: memory stated: {result['memory']}")
+
+
+def plugins(label, result):
+    """The class loader leak: the PluginLoader retains its two classes and their arrays."""
+    top = {}
+    for o in result["top_objects"]:
+        top.setdefault(o["type"], o)
+    loader = top.get("RetainedShapes$PluginLoader", {}).get("retained", 0)
+    check(2 * PLUGIN_BYTES <= loader <= 2 * PLUGIN_BYTES + 16384,
+          f"{label}: the leaked PluginLoader retains its two classes and their arrays: {loader}")
 
 
 def paths(label, path, *extra):
@@ -123,9 +139,19 @@ def against_visualvm(label, path, dump=1):
     big = {name: r for name, r in their_classes.items() if r >= 1_000_000}
     check(len(big) >= 5, f"{label}: VisualVM's classes of 1 MB or more: {big}")
     for name, retained in big.items():
+        if name in SHIFTED_BY_THE_LEAK:
+            # Any class loader leak puts these two over 1 MB (the loader's own `classes` list and its
+            # array are top-level instances): they then show the smaller objects' differences of
+            # docs/command.md's rule (a Reference counted among the referrers: the Target that
+            # Holder.items holds and `weak` refers to, 8 KB; method handles of resolved references),
+            # which the objects compared above do not have. Bounded, not exact.
+            check(ours_classes.get(name) is not None and 0 <= ours_classes[name] - retained <= 32768,
+                  f"{label}: class {name}: VisualVM {retained}, we {ours_classes.get(name)}")
+            continue
         check(ours_classes.get(name) == retained, f"{label}: class {name}: VisualVM {retained}, we {ours_classes.get(name)}")
     differing = [name for name, r in their_classes.items() if ours_classes.get(name, 0) != r]
-    print(f"{label}: VisualVM: {len(compared)} top objects and {len(big)} classes agree exactly; "
+    print(f"{label}: VisualVM: {len(compared)} top objects and {len(set(big) - set(SHIFTED_BY_THE_LEAK))} classes agree "
+          f"exactly, {' and '.join(n for n in SHIFTED_BY_THE_LEAK if n in big)} within 32 KB; "
           f"{len(differing)} of {len(their_classes)} smaller classes differ (weak referrers, docs/command.md)")
 
 
@@ -156,6 +182,14 @@ def leaks(label, path, *extra):
           ring["accumulation"]["object"]["type"] == "RetainedShapes$Link" and
           ring["path"] and ring["path"][0]["via"].startswith("ROOT JAVA FRAME"),
           f"{label}: leaks: the ring, held by main's frame, accumulated at its head: {ring}")
+    def holds(suspect, name):
+        return next((h["retained"] for h in suspect["accumulation"]["holds"] if h["class"] == name), 0)
+
+    # Each class retains its static byte[][] of 16 arrays, and that only.
+    leak = [s for s in result["suspects"]
+            if all(PLUGIN_BYTES <= holds(s, f"class RetainedShapes$Plugin{p}") <= PLUGIN_BYTES + 1024 for p in "AB")]
+    check(len(leak) == 1 and "static RetainedShapes$Plugins.LOADERS" in [step["via"] for step in leak[0]["path"]],
+          f"{label}: leaks: the leaked loader's two classes hold its bytes, kept through Plugins.LOADERS: {leak}")
     text = fasthprof("leaks", *extra, path)
     check(text.returncode == 0 and re.search(r"^suspect \d: class RetainedShapes 0x\w+ retains \d+ bytes", text.stdout, re.M)
           and "  kept alive by: ROOT " in text.stdout, f"{label}: leaks in text:\n{text.stdout[:1500]}")

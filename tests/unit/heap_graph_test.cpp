@@ -285,6 +285,32 @@ TEST_P(HeapGraphTest, SecondDump) {
   EXPECT_EQ(error, "the file has no heap dump 3");
 }
 
+// Framed during the model's pass (HeapGraph as its observer), of either dump: the same graph as
+// one framed by build() itself.
+TEST_P(HeapGraphTest, CollectedDuringTheModelsPass) {
+  for (const size_t dump : {size_t{0}, size_t{1}}) {
+    for (const size_t wanted : {dump, HeapGraph::kLastDump}) {
+      HprofModel model;
+      HeapGraph collected;
+      collected.collect(wanted);
+      ReadError read_error;
+      ASSERT_TRUE(model.load(file_.data(), file_.size(), &read_error, nullptr, &collected)) << read_error.message;
+      std::string error;
+      ASSERT_TRUE(collected.build(model, dump, {}, &error)) << error;
+      HeapGraph framed;
+      ASSERT_TRUE(framed.build(model, dump, {}, &error)) << error;
+      ASSERT_EQ(collected.nodes(), framed.nodes()) << dump << " " << wanted;
+      EXPECT_EQ(collected.references(), framed.references());
+      EXPECT_EQ(collected.roots().size(), framed.roots().size());
+      const CsrGraph a = collected.csr();
+      const CsrGraph b = framed.csr();
+      EXPECT_EQ(std::vector<uint32_t>(a.targets, a.targets + a.start[a.nodes]),
+                std::vector<uint32_t>(b.targets, b.targets + b.start[b.nodes]));
+      for (uint32_t v = 1; v < framed.nodes(); ++v) EXPECT_EQ(collected.id(v), framed.id(v));
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(IdSizes, HeapGraphTest, ::testing::Values(8u, 4u));
 
 TEST(HeapGraph, IdsAcrossTheWholeRange) {
@@ -307,6 +333,37 @@ TEST(HeapGraph, IdsAcrossTheWholeRange) {
   dominators.compute(graph.csr(), HeapGraph::kSuperRoot);
   EXPECT_EQ(dominators.idom(graph.find(0x8000000000000040)), graph.find(1));
   EXPECT_EQ(graph.reference_name(graph.find(1), graph.find(0x8000000000000040)), "static Holder.cache");
+}
+
+// The bitmap index (IDs a few steps apart, as a heap's addresses) and the sorted array (IDs too
+// spread for a bitmap) number the same: by ID, whatever the dump's order, the first of two
+// objects of one ID kept, and IDs between or beside them found in neither.
+TEST(HeapGraph, IdsOutOfOrderAndRepeated) {
+  for (const uint64_t step : {uint64_t{16}, uint64_t{1} << 40}) {
+    const std::vector<uint64_t> order = {5, 2, 9, 0, 7, 2, 1, 8, 3, 6, 4};
+    Writer w(8);
+    for (uint64_t k : order) w.byte_array(0x10000 + k * step, k == 2 ? 10 : 20);
+    w.root(0x05, 0x10000 + 2 * step);
+    w.end_dump();
+    HprofModel model;
+    ReadError read_error;
+    ASSERT_TRUE(model.load(w.file.data(), w.file.size(), &read_error)) << read_error.message;
+    HeapGraph graph;
+    std::string error;
+    ASSERT_TRUE(graph.build(model, 0, {}, &error)) << error;
+    EXPECT_EQ(graph.nodes(), 11u) << step;
+    EXPECT_EQ(graph.duplicates(), 1u) << step;
+    for (uint64_t k = 0; k < 10; ++k) {
+      EXPECT_EQ(graph.find(0x10000 + k * step), k + 1) << step;
+      EXPECT_EQ(graph.id(static_cast<uint32_t>(k + 1)), 0x10000 + k * step) << step;
+    }
+    // The first byte[] of ID 2 (10 bytes) is the one kept.
+    EXPECT_EQ(graph.shallow_bytes(graph.find(0x10000 + 2 * step)), shallow_array_bytes(8, 1, 10)) << step;
+    EXPECT_EQ(graph.find(0x10000 + 8), kNoNode) << step;
+    EXPECT_EQ(graph.find(0x10000 + step + 8), kNoNode) << step;
+    EXPECT_EQ(graph.find(0x10000 + 10 * step), kNoNode) << step;
+    EXPECT_EQ(graph.find(0xffff), kNoNode) << step;
+  }
 }
 
 }  // namespace

@@ -166,7 +166,8 @@ bool open_input(const char* verb, const char* path, const Args& args, HprofInput
 
 }  // namespace
 
-std::unique_ptr<Loaded> load(const char* verb, const char* path, const Args& args, bool text_too, bool keep_pages) {
+std::unique_ptr<Loaded> load(const char* verb, const char* path, const Args& args, bool text_too, bool keep_pages,
+                             HeapDumpObserver* observer) {
   auto loaded = std::make_unique<Loaded>();
   if (!open_input(verb, path, args, &loaded->input)) return nullptr;
   const uint8_t* data = loaded->input.data();
@@ -185,7 +186,7 @@ std::unique_ptr<Loaded> load(const char* verb, const char* path, const Args& arg
     return nullptr;
   }
   ReadError read_error;
-  if (!loaded->model.load(data, size, &read_error, keep_pages ? nullptr : &loaded->input)) {
+  if (!loaded->model.load(data, size, &read_error, keep_pages ? nullptr : &loaded->input, observer)) {
     fail(verb, "%s: %s at byte %" PRIu64 "%s", path, read_error.message.c_str(), read_error.offset,
          loaded->input.compressed() ? " (of the decompressed data)" : "");
     return nullptr;

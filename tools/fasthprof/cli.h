@@ -104,8 +104,9 @@ struct Loaded {
 // limit, not HPROF, truncated or malformed at byte N or line N) and returns nullptr. text_too:
 // the verb reads text files too (TextProfile). keep_pages: the pages read stay in the process
 // (a verb that goes over the dump again at once, such as dominators, would only fault them back).
+// observer: told of each heap dump sub-record during the model's pass (HprofModel::load).
 std::unique_ptr<Loaded> load(const char* verb, const char* path, const Args& args, bool text_too = false,
-                             bool keep_pages = false);
+                             bool keep_pages = false, HeapDumpObserver* observer = nullptr);
 
 // Whether data starts like a format=a (text) file of the original agent or fasthprof.
 bool looks_like_text_profile(const uint8_t* data, uint64_t size);
