@@ -50,11 +50,11 @@ def main():
             for name in names[shift:] + names[:shift]:
                 agent = [] if OPTIONS[name] is None else [f"-agentpath:{AGENT}={OPTIONS[name]},verbose=n,file={work}/out.txt"]
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
-                proc = subprocess.run([f"{home}/bin/java", *agent, "-cp", folder, "CallLoop", str(args.iterations)],
-                                      capture_output=True, text=True, timeout=3600)
+                proc = subprocess.run([f"{home}/bin/java", "-Xcheck:jni", *agent, "-cp", folder, "CallLoop",
+                                       str(args.iterations)], capture_output=True, text=True, timeout=3600)
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 match = LOOP.search(proc.stdout)
-                if proc.returncode != 0 or match is None:
+                if proc.returncode != 0 or match is None or "WARNING" in proc.stdout + proc.stderr:
                     sys.exit(f"{name}: failed\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
                 loop_ms[name].append(int(match.group(2)))
                 cpu_s[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
