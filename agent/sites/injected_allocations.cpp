@@ -77,10 +77,18 @@ uint32_t InjectedAllocations::add_site(std::string_view class_name, const Inject
   InjectedMethods& methods = *instrumenter_->methods();
   uint32_t method = methods.find_or_add(class_name, site.method_name, site.descriptor);
   methods.add_line(method, site.offset, site.line);
-  SiteKind kind = site_kind(site.type, site.dimensions);
+  // A multianewarray of d >= 2 dimensions makes arrays at d levels, each its own class: d sites in
+  // a row (under the one lock, so no other class's come between), the ID naming the innermost
+  // (FasthprofAllocs.countMulti).
+  size_t levels = site.dimensions >= 2 ? site.dimensions : 1;
   std::lock_guard<std::mutex> lock(sites_mutex_);
-  auto index = static_cast<uint32_t>(sites_.size());
-  sites_.push_back({method, site.offset, kind, signature_of(site.type)});
+  SiteKind kind = SiteKind::kInstance;
+  for (size_t level = 0; level < levels; ++level) {
+    std::string type = site.type.substr(level);
+    kind = site_kind(type);
+    sites_.push_back({method, site.offset, kind, signature_of(type)});
+  }
+  auto index = static_cast<uint32_t>(sites_.size() - 1);
   return (index << 4) | static_cast<uint32_t>(kind);
 }
 

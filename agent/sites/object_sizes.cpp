@@ -42,9 +42,8 @@ const uintptr_t* handle_slot(jobject reference) {
 
 }  // namespace
 
-SiteKind site_kind(const std::string& type, int allocated_dimensions) {
+SiteKind site_kind(const std::string& type) {
   if (type.empty() || type[0] != '[') return SiteKind::kInstance;
-  if (allocated_dimensions >= 4) return SiteKind::kDeepMulti;
   switch (type.size() > 1 ? type[1] : 'L') {
     case 'Z': case 'B': return SiteKind::kArray1;
     case 'C': case 'S': return SiteKind::kArray2;

@@ -42,13 +42,12 @@ enum class SiteKind : uint8_t {
   kArray2 = 2,        // char[], short[]
   kArray4 = 3,        // int[], float[]
   kArray8 = 4,        // long[], double[]
-  kReferences = 5,    // anewarray, and the outermost array of a multianewarray of 1 to 3 dimensions
-  kDeepMulti = 6,     // multianewarray of 4 dimensions or more: no length, no bytes
+  kReferences = 5,    // anewarray, and the levels of a multianewarray above its innermost
 };
 
-// The kind of a site from its type as the rewriter names it ("java/lang/String", "[I", "[[J", ...)
-// and, for a multi-dimensional array, its dimensions as allocated (0 for new/newarray/anewarray).
-SiteKind site_kind(const std::string& type, int allocated_dimensions);
+// The kind of a site from its type as the rewriter names it ("java/lang/String", "[I", "[[J", ...):
+// for a multianewarray, one level's type (a level's arrays are all of one type).
+SiteKind site_kind(const std::string& type);
 
 class ObjectSizes {
  public:

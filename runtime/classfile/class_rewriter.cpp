@@ -21,6 +21,7 @@
 #include "base/byte_decoder.h"
 #include "classfile/bytecode.h"
 #include "classfile/class_file.h"
+#include "classfile/multi_allocation.h"
 #include "classfile/tracker_pool.h"
 
 namespace fasthprof {
@@ -50,7 +51,7 @@ struct Injection {
   uint16_t id_index = 0, enter_ref = 0, exit_ref = 0;
   const uint16_t* site_constants = nullptr;  // one per allocation instruction, in code order
   size_t site_count = 0;                // 0: no allocation calls
-  uint16_t alloc_ref = 0, alloc_array_ref = 0;
+  uint16_t alloc_ref = 0, alloc_array_ref = 0, alloc_multi_ref = 0;
   uint16_t at_ref = 0;                  // 0: no position calls before invokes
 };
 
@@ -74,13 +75,16 @@ class CodeRewriter {
     CodeOutcome read_outcome = read(info, size, name, descriptor);
     if (read_outcome != CodeOutcome::kRewritten) return read_outcome;
     uint32_t growth = injection.calls ? 1 : 0;  // the ID on top of whatever a *return (or an invoke's arguments) leaves
+    uint32_t locals = 0;  // for the counts of a multianewarray (multi_allocation.h)
     size_t site = 0;
     for (Instruction& insn : insns_) {
       if (!is_allocation(insn.op) || site >= injection.site_count) continue;
       insn.site_constant = injection.site_constants[site++];
       growth = std::max(growth, insn.op == kNew ? 1u : 2u);  // an array's copied length, then the ID
+      if (dimensions_of(insn) >= 2) locals = std::max(locals, uint32_t{dimensions_of(insn)});
     }
-    if (max_stack_ + growth > 0xffff) return CodeOutcome::kLeftAlone;
+    static_assert(kMultiStackGrowth <= 2);
+    if (max_stack_ + growth > 0xffff || max_locals_ + locals > 0xffff) return CodeOutcome::kLeftAlone;
     uint32_t call_size = (injection.id_index < 256 ? 2 : 3) + 3;
     entry_size_ = injection.calls ? call_size : 0;
     exit_size_ = entry_size_;
@@ -90,7 +94,7 @@ class CodeRewriter {
 
     Writer w(out);
     w.u2(max_stack_ + growth);
-    w.u2(max_locals_);
+    w.u2(max_locals_ + locals);
     w.u4(new_length_);
     emit_code(w, injection);
     w.u2(handler_count_);
@@ -187,32 +191,24 @@ class CodeRewriter {
     if (insn.site_constant == 0) return 0;
     uint32_t call = (insn.site_constant < 256 ? 2 : 3) + 3;
     if (insn.op == kNew) return call;
-    if (insn.op != kMultianewarray) return call + 1;  // dup
-    uint8_t dimensions = code_[insn.at + 3];
-    return call + (dimensions == 2 ? 2 : dimensions == 3 ? 3 : 1);
+    if (dimensions_of(insn) >= 2) return multi_allocation_size(dimensions_of(insn), max_locals_, insn.site_constant);
+    return call + 1;  // dup
   }
 
-  // The counting call before an allocation: its length or first count copied to the top of the
-  // stack for an array (class_rewriter.h), then the site ID and the call.
+  uint8_t dimensions_of(const Instruction& insn) const { return insn.op == kMultianewarray ? code_[insn.at + 3] : 0; }
+
+  // The counting call before an allocation: an array's length copied to the top of the stack
+  // (class_rewriter.h), then the site ID and the call; every count of a multianewarray of 2
+  // dimensions or more through fresh locals (multi_allocation.h).
   void allocation_call(Writer& w, const Instruction& insn, const Injection& injection) const {
     if (insn.op == kNew) {
       emit_call(w, insn.site_constant, injection.alloc_ref);
-      return;
-    }
-    uint8_t dimensions = insn.op == kMultianewarray ? code_[insn.at + 3] : 1;
-    if (dimensions == 1) {  // ..., count -> ..., count, count
+    } else if (dimensions_of(insn) >= 2) {
+      multi_allocation_call(w, dimensions_of(insn), max_locals_, insn.site_constant, injection.alloc_multi_ref);
+    } else {  // ..., count -> ..., count, count
       w.u1(kDup);
-    } else if (dimensions == 2) {  // ..., c1, c2 -> ..., c1, c2, c1, c2 -> ..., c1, c2, c1
-      w.u1(kDup2);
-      w.u1(kPop);
-    } else if (dimensions == 3) {  // ..., c1, c2, c3 -> c2, c3, c1, c2, c3 -> c2, c3, c1 -> c1, c2, c3, c1
-      w.u1(kDup2X1);
-      w.u1(kPop2);
-      w.u1(kDupX2);
-    } else {  // no stack instruction reaches a fourth count: the length is unknown
-      w.u1(kIconstM1);
+      emit_call(w, insn.site_constant, injection.alloc_array_ref);
     }
-    emit_call(w, insn.site_constant, injection.alloc_array_ref);
   }
 
   CodeOutcome malformed(const std::string& what) {
@@ -683,7 +679,8 @@ RewriteResult rewrite_methods(const uint8_t* data, size_t size, const ClassFile&
     site_constants.clear();
     for (const InjectedSite& site : method.sites) site_constants.push_back(id_index(site.id));
     Injection injection{plan.calls, plan.calls ? id_index(method.id) : uint16_t{0}, refs.enter, refs.exit,
-                        site_constants.data(), site_constants.size(), refs.alloc, refs.alloc_array, refs.at};
+                        site_constants.data(), site_constants.size(), refs.alloc, refs.alloc_array, refs.alloc_multi,
+                        refs.at};
     code.clear();
     CodeOutcome outcome = rewriter.rewrite(data + m.code_at, m.code_length, m.name, m.descriptor, injection, code);
     if (outcome == CodeOutcome::kMalformed) {
@@ -750,7 +747,7 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const RewritePlan&
     if (plan.calls) distinct.push_back(method.id);
     for (const InjectedSite& site : method.sites) {
       distinct.push_back(site.id);
-      (site.type[0] == '[' ? needs.arrays : needs.news) = true;
+      (site.dimensions >= 2 ? needs.multi : site.type[0] == '[' ? needs.arrays : needs.news) = true;
     }
   }
   if (injecting == 0) return result;

@@ -9,16 +9,19 @@
 // and, with RewritePlan::allocations, for an allocation site given ID s:
 //   before new C:                      ldc s; invokestatic <tracker>.<alloc>(I)V
 //   before newarray T / anewarray C:   dup; ldc s; invokestatic <tracker>.<alloc_array>(II)V  (length, s)
-//   before multianewarray C dims:      the first (outermost) count copied to the top (dims 1 to 3:
-//                                      dup / dup2 pop / dup2_x1 pop2 dup_x2; from 4 on iconst_m1,
-//                                      as no stack instruction reaches that deep), then as above
+//   before multianewarray C 1:         as before newarray
+//   before multianewarray C dims >= 2: the counts stored in fresh locals (max_locals grows by
+//                                      dims), an int[] of them built, ldc s; invokestatic
+//                                      <tracker>.<alloc_multi>([II)V, the counts loaded back
+//                                      (multi_allocation.h); the int[] itself is not counted
 // and, with RewritePlan::call_positions (entry and exit calls too), before every invoke* instruction
 // at original offset p:                sipush (short) p; invokestatic <tracker>.<at>(I)V
 // so that the tracker knows from which instruction each call was made (allocation traces deeper
 // than one frame, docs/allocation-sites.md).
 // (athrow is not touched: exits by exception are taken by the agent through ExceptionCatch, or by
 // the tracker when a later exit finds frames above its own.) The injected code leaves stack and
-// locals as they were, so StackMapTable frames keep their types; offsets everywhere move.
+// locals as they were (a multianewarray's counts pass through locals past the method's own, which
+// no frame names), so StackMapTable frames keep their types; offsets everywhere move.
 //
 // Pure C++: no JVM needed, any thread, allocates. A class file it cannot parse, or whose rewrite
 // would be invalid, is never "fixed": the caller keeps the original bytes.
@@ -40,7 +43,8 @@ struct TrackerCalls {
   std::string enter_name = "enter";
   std::string exit_name = "exit";
   std::string alloc_name = "alloc";             // (I)V: the site ID; before a `new`
-  std::string alloc_array_name = "allocArray";  // (II)V: the length (-1 when unknown), the site ID
+  std::string alloc_array_name = "allocArray";  // (II)V: the length, the site ID
+  std::string alloc_multi_name = "allocMulti";  // ([II)V: a multianewarray's counts (2 or more), the site ID
   std::string at_name = "at";                   // (I)V: the original offset of the invoke that follows (as a short)
 };
 
@@ -52,7 +56,10 @@ struct InjectedSite {
   std::string type;         // as written: "java/lang/String" for new, "[I", "[Ljava/lang/String;", "[[J"
   uint32_t id = 0;          // what the injected code pushes
   int32_t line = -1;        // the instruction's source line (LineNumberTable), -1 without one
-  uint8_t dimensions = 0;   // multianewarray: the dimensions it allocates (its length is passed for 1 to 3); else 0
+  // multianewarray: the dimensions it allocates, else 0. From 2 on it makes arrays at each level
+  // (type, then type without its first '[', ...) under one ID, the caller's: the agent's names the
+  // innermost level and gives the levels above it the indexes just before (FasthprofAllocs.java).
+  uint8_t dimensions = 0;
 };
 
 struct InjectedMethod {

@@ -103,7 +103,7 @@ LONG_METHODS = {
 
 
 # Allocations.java: (class, method, type as written): (allocations, sum of the array lengths passed;
-# -1 for each multianewarray of 4 dimensions, whose first count is not passed).
+# every count of a multianewarray of 2 dimensions or more).
 ALLOCATION_SITES = {
     ("Allocations", "choose", "Allocations$A"): (3, 0),
     ("Allocations", "choose", "Allocations$B"): (2, 0),
@@ -113,10 +113,10 @@ ALLOCATION_SITES = {
     ("Allocations", "arrays", "[J"): (2, 10),
     ("Allocations", "arrays", "[Ljava/lang/String;"): (2, 10),
     ("Allocations", "arrays", "[[I"): (2, 10),
-    ("Allocations", "arrays", "[[C"): (2, 4),
-    ("Allocations", "arrays", "[[[J"): (2, 4),
-    ("Allocations", "arrays", "[[[[B"): (2, -2),
-    ("Allocations", "arrays", "[[Ljava/lang/String;"): (2, 10),
+    ("Allocations", "arrays", "[[C"): (2, 14),
+    ("Allocations", "arrays", "[[[J"): (2, 20),
+    ("Allocations", "arrays", "[[[[B"): (2, 22),
+    ("Allocations", "arrays", "[[Ljava/lang/String;"): (2, 14),
     ("Allocations", "nested", "Allocations$Pair"): (1, 0),
     ("Allocations", "nested", "Allocations$A"): (1, 0),
     ("Allocations", "nested", "[I"): (1, 3),

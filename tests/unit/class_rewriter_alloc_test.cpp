@@ -56,16 +56,32 @@ int64_t pushed_integer(const Parsed& after, const Code& code, const Insn& ldc) {
   return be4(&after.data[after.offsets[index] + 1]);
 }
 
-// The opcodes injected before an allocation, before its ldc (class_rewriter.h).
-std::vector<uint8_t> copy_ops(const Insn& o, const Data& old_code) {
+uint8_t dimensions_of(const Insn& o, const Data& old_code) { return o.op == kMultianewarray ? old_code[o.at + 3] : 0; }
+
+// An iload (0x15) or istore (0x36) of `local`, wide from 256 on.
+Data local_insn(uint8_t op, uint32_t local) {
+  if (local < 256) return {op, uint8_t(local)};
+  return {0xc4, op, uint8_t(local >> 8), uint8_t(local)};
+}
+
+// The instructions injected before an allocation, before its ldc (class_rewriter.h): an array's
+// length copied; for a multianewarray of d >= 2 every count stored past the old locals (the
+// innermost first), an int[] of them.
+std::vector<Data> copy_insns(const Insn& o, const Data& old_code, uint32_t old_locals) {
   if (o.op == kNew) return {};
-  if (o.op != kMultianewarray) return {0x59};  // dup
-  switch (old_code[o.at + 3]) {
-    case 1: return {0x59};              // dup
-    case 2: return {0x5c, 0x57};        // dup2 pop
-    case 3: return {0x5d, 0x58, 0x5b};  // dup2_x1 pop2 dup_x2
-    default: return {0x02};             // iconst_m1
+  uint8_t d = dimensions_of(o, old_code);
+  if (d < 2) return {{0x59}};  // dup
+  std::vector<Data> out;
+  for (uint32_t k = d; k-- > 0;) out.push_back(local_insn(0x36, old_locals + k));
+  out.push_back({0x11, 0, d});  // sipush d
+  out.push_back({0xbc, 10});    // newarray int
+  for (uint32_t k = 0; k < d; ++k) {
+    out.push_back({0x59});
+    out.push_back({0x11, uint8_t(k >> 8), uint8_t(k)});
+    out.push_back(local_insn(0x15, old_locals + k));
+    out.push_back({0x4f});  // iastore
   }
+  return out;
 }
 
 struct Walk {
@@ -101,15 +117,24 @@ void walk(const Parsed& after, const Code& old_code, const Code& new_code, std::
     if (is_allocation(o.op)) {
       ASSERT_LT(site, sites.size()) << "a site listed for the allocation at " << o.at;
       EXPECT_EQ(sites[site].offset, o.at);
-      for (uint8_t op : copy_ops(o, old_code.code)) {
+      for (const Data& insn : copy_insns(o, old_code.code, old_code.max_locals)) {
         ASSERT_LT(k, new_insns.size());
-        EXPECT_EQ(new_insns[k++].op, op) << "the length copied before the allocation at " << o.at;
+        EXPECT_EQ(Data(new_code.code.begin() + new_insns[k].at, new_code.code.begin() + new_insns[k].at + new_insns[k].length),
+                  insn) << "the length copied before the allocation at " << o.at;
+        ++k;
       }
-      bool plain = o.op == kNew;
-      EXPECT_TRUE(call(k, sites[site].id, plain ? tracker.alloc_name : tracker.alloc_array_name, plain ? "(I)V" : "(II)V"))
+      bool plain = o.op == kNew, multi = dimensions_of(o, old_code.code) >= 2;
+      EXPECT_TRUE(call(k, sites[site].id, plain ? tracker.alloc_name : multi ? tracker.alloc_multi_name : tracker.alloc_array_name,
+                       plain ? "(I)V" : multi ? "([II)V" : "(II)V"))
           << "the allocation call before " << o.at;
       k += 2;
       ++site;
+      for (uint32_t c = 0; multi && c < dimensions_of(o, old_code.code); ++c, ++k) {  // the counts back
+        ASSERT_LT(k, new_insns.size());
+        Data insn = local_insn(0x15, old_code.max_locals + c);
+        EXPECT_EQ(Data(new_code.code.begin() + new_insns[k].at, new_code.code.begin() + new_insns[k].at + insn.size()), insn)
+            << "count " << c << " loaded back before " << o.at;
+      }
     }
     if (positions && o.op >= 0xb6 && o.op <= 0xba) {  // invoke*: sipush <its old offset>; invokestatic at
       ASSERT_LT(k + 1, new_insns.size());
@@ -152,13 +177,16 @@ void check_alloc_method(const Parsed& after, const Method& old_method, const Met
   std::map<uint32_t, const Insn*> new_by_at;
   for (const Insn& n : new_insns) new_by_at[n.at] = &n;
   bool arrays = false, news = false;
+  uint32_t counts = 0;  // locals for a multianewarray's counts
   for (size_t i = 0; i < old_insns.size(); ++i) {
     arrays |= is_allocation(old_insns[i].op) && old_insns[i].op != kNew;
+    if (dimensions_of(old_insns[i], old_code.code) >= 2) counts = std::max(counts, uint32_t{dimensions_of(old_insns[i], old_code.code)});
     news |= old_insns[i].op == kNew;
     for (size_t t = 0; t < old_insns[i].targets.size(); ++t)
       EXPECT_EQ(new_by_at.at(w.insn_at[i])->targets[t], group_of(old_insns[i].targets[t])) << "branch at " << old_insns[i].at;
   }
   EXPECT_EQ(new_code.max_stack, old_code.max_stack + (arrays ? 2 : news || method_id ? 1 : 0));
+  EXPECT_EQ(new_code.max_locals, old_code.max_locals + counts);
   ASSERT_EQ(new_code.handlers.size(), old_code.handlers.size());
   for (size_t h = 0; h < old_code.handlers.size(); ++h)
     for (int part = 0; part < 3; ++part) EXPECT_EQ(new_code.handlers[h][part], group_of(old_code.handlers[h][part]));
@@ -354,6 +382,49 @@ TEST(ClassRewriterAllocations, HandMadeKindsExactBytes) {
   EXPECT_EQ(ints.max_stack, 3u);
   EXPECT_EQ(method_named(after, "plain").code->max_stack, 2u) << "a new needs room for the ID only";
   EXPECT_EQ(after.methods.back().bytes, parse(d).methods.back().bytes) << "none: nothing to inject, as it was";
+}
+
+// A multianewarray's counts go to locals past the method's own: exact bytes for 2 dimensions, wide
+// loads and stores past local 255, 255 dimensions, and a method whose locals would pass 65535 left
+// alone.
+TEST(ClassRewriterAllocations, MultianewarrayCountsThroughFreshLocals) {
+  ClassBuilder b;
+  uint16_t ints2 = b.class_entry("[[I"), deep = b.class_entry(std::string(255, '[') + "I");
+  auto method = [&](const char* name, uint8_t dims, uint16_t type, uint16_t locals) {
+    Data code(dims, 0x1a);  // iload_0 for every count
+    code.insert(code.end(), {kMultianewarray, uint8_t(type >> 8), uint8_t(type), dims, 0xb0});
+    b.methods.push_back({0x0009, name, "(I)Ljava/lang/Object;", true, dims, locals, std::move(code)});
+  };
+  method("two", 2, ints2, 1);
+  method("wide", 3, deep, 300);
+  method("deepest", 255, deep, 1);
+  Data d = b.build();
+  method("full", 2, ints2, 65534);
+  AllocRewrite full = alloc_rewrite(b.build(), false);
+  EXPECT_EQ(full.result.methods_left_alone, 1u) << "full: 65534 + 2 locals do not fit";
+  for (bool calls : {false, true}) check_alloc_class(d, calls);
+  AllocRewrite r = alloc_rewrite(d, false);
+  ASSERT_EQ(r.result.outcome, RewriteOutcome::kRewritten);
+  ASSERT_EQ(r.result.sites.size(), 3u);
+  EXPECT_EQ(r.result.sites[2].dimensions, 255);
+  Parsed after = parse(r.result.bytes);
+  const Code& two = *method_named(after, "two").code;
+  uint16_t site = 0;
+  for (uint16_t i = 1; i < after.tags.size(); ++i)
+    if (after.tags[i] == 3 && be4(&after.data[after.offsets[i] + 1]) == r.result.sites[0].id) site = i;
+  ASSERT_NE(site, 0);
+  Data expected = {0x1a, 0x1a, 0x36, 2, 0x36, 1, 0x11, 0, 2, 0xbc, 10,  // istore 2, istore 1, an int[2]
+                   0x59, 0x11, 0, 0, 0x15, 1, 0x4f, 0x59, 0x11, 0, 1, 0x15, 2, 0x4f,
+                   0x12, uint8_t(site), 0xb8};
+  ASSERT_GT(two.code.size(), expected.size() + 2);
+  EXPECT_EQ(Data(two.code.begin(), two.code.begin() + expected.size()), expected);
+  EXPECT_EQ(after.methodref(be2(&two.code[expected.size()])), "java/lang/FasthprofTracker.allocMulti ([II)V");
+  Data rest = {0x15, 1, 0x15, 2, kMultianewarray, uint8_t(ints2 >> 8), uint8_t(ints2), 2, 0xb0};
+  EXPECT_EQ(Data(two.code.begin() + expected.size() + 2, two.code.end()), rest) << "the counts back, then the instruction";
+  EXPECT_EQ(two.max_locals, 3u);
+  EXPECT_EQ(two.max_stack, 4u);
+  EXPECT_EQ(method_named(after, "wide").code->max_locals, 303u);
+  EXPECT_EQ(method_named(after, "deepest").code->max_locals, 256u);
 }
 
 // Each site names its source line (the LineNumberTable's), and that line of Allocations.java

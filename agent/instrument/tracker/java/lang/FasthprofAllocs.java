@@ -6,11 +6,13 @@
  * A site ID is (index << 4) | kind, both chosen by the agent when it rewrote the class:
  *   kind 0        new C: one object; its bytes are the agent's (C's instance size, at the report)
  *   kind 1 .. 4   an array of 1, 2, 4 or 8-byte elements (newarray)
- *   kind 5        an array of references (anewarray, and the outermost array of multianewarray)
- *   kind 6        multianewarray of 4 or more dimensions: the outer length is not known (-1), only
- *                 the object is counted, no bytes
+ *   kind 5        an array of references (anewarray, and the levels of a multianewarray above its
+ *                 innermost)
  * so the bytes of an array are computed here from its length (header, elements, alignment: the
- * agent gives the layout it checked against the JVM's own object sizes, start()).
+ * agent gives the layout it checked against the JVM's own object sizes, start()). A multianewarray
+ * of d >= 2 dimensions makes arrays at d levels, each its own site: the ID given names the
+ * innermost level, the levels above it are the d - 1 indexes just before, all of kind 5
+ * (levelCounts says how many arrays each level gets, as HotSpot makes them).
  *
  * Each thread counts into its own arrays (objects and bytes by site index), found by thread ID in
  * an open-addressing table that is replaced whole when it grows. The agent's writer thread takes
@@ -285,7 +287,7 @@ final class FasthprofAllocs {
         State s = tracedState(t);
         if (s == null) {
             countArray(length, site);
-        } else if (!s.off && (length >= 0 || (site & 15) == 6)) {
+        } else if (!s.off && length >= 0) {
             addTraced(s, t, site >>> 4, arrayBytes(length, site & 15));
         }
     }
@@ -308,6 +310,10 @@ final class FasthprofAllocs {
     }
 
     private static void addTraced(State s, FasthprofThreadState t, int index, long size) {
+        addTraced(s, t, index, 1, size);
+    }
+
+    private static void addTraced(State s, FasthprofThreadState t, int index, long count, long size) {
         int node = t.stNode[t.sp - 1];
         long key = ((long) node << 32) | index;
         long[] keys = s.tKeys;
@@ -324,14 +330,14 @@ final class FasthprofAllocs {
             if (k == 0) {
                 slot = newSlot(s, t, node, index, key);
                 if (slot < 0) {
-                    addTo(s, index, size);  // no budget left: the site alone
+                    addTo(s, index, count, size);  // no budget left: the site alone
                     return;
                 }
                 break;
             }
             i = (i + 1) & mask;
         }
-        s.tObjects[slot]++;
+        s.tObjects[slot] += count;
         s.tBytes[slot] += size;
     }
 
@@ -421,7 +427,7 @@ final class FasthprofAllocs {
     }
 
     static void countArray(int length, int site) {
-        if (!engaged || length < 0 && (site & 15) != 6) {
+        if (!engaged || length < 0) {
             return;
         }
         State s = state();
@@ -431,21 +437,91 @@ final class FasthprofAllocs {
         add(s, site >>> 4, arrayBytes(length, site & 15));
     }
 
+    static void countMulti(int[] lengths, int site) {
+        if (!engaged) {
+            return;
+        }
+        State s = state();
+        if (s == null || s.off) {
+            return;
+        }
+        long[] arrays = levelCounts(lengths);
+        int last = lengths.length - 1;
+        for (int k = 0; k <= last && arrays[k] != 0; k++) {
+            int kind = k < last ? 5 : site & 15;
+            add(s, (site >>> 4) - last + k, arrays[k], times(arrays[k], arrayBytes(lengths[k], kind)));
+        }
+    }
+
+    static void countMultiTraced(FasthprofThreadState t, int[] lengths, int site) {
+        State s = tracedState(t);
+        if (s == null) {
+            countMulti(lengths, site);
+        } else if (!s.off) {
+            long[] arrays = levelCounts(lengths);
+            int last = lengths.length - 1;
+            for (int k = 0; k <= last && arrays[k] != 0; k++) {
+                int kind = k < last ? 5 : site & 15;
+                addTraced(s, t, (site >>> 4) - last + k, arrays[k], times(arrays[k], arrayBytes(lengths[k], kind)));
+            }
+        }
+    }
+
+    /**
+     * How many arrays each level of a multianewarray with these counts makes. HotSpot makes them
+     * depth first (ArrayKlass::multi_allocate), each an allocation of its own, and a negative
+     * count throws only when it is reached: what was made before stays made (the event path sees
+     * each). So with a negative count somewhere, level 0 down gets one array each until the level
+     * of the negative count, or just past a zero one (whose deeper counts are then checked); else
+     * level k gets the product of the counts above it, saturated at 2^31 (far past what a heap
+     * holds: the instruction then throws OutOfMemoryError, counted as asked for like any other).
+     */
+    static long[] levelCounts(int[] lengths) {
+        long[] arrays = new long[lengths.length];
+        boolean negative = false;
+        for (int length : lengths) {
+            negative |= length < 0;
+        }
+        long n = 1;
+        for (int k = 0; k < lengths.length && n != 0; k++) {
+            if (negative) {
+                if (lengths[k] < 0) {
+                    break;
+                }
+                arrays[k] = 1;
+                n = lengths[k];
+            } else {
+                arrays[k] = n;
+                n = n * lengths[k] > (1L << 31) ? (1L << 31) : n * lengths[k];
+            }
+        }
+        return arrays;
+    }
+
+    // count * size, saturated: neither is negative, count at most 2^31.
+    private static long times(long count, long size) {
+        return size > Long.MAX_VALUE / 4 / count ? Long.MAX_VALUE / 4 : count * size;
+    }
+
     private static void add(State s, int index, long size) {
+        add(s, index, 1, size);
+    }
+
+    private static void add(State s, int index, long count, long size) {
         if (s == SHARED) {
             LOCK.lock();
             try {
                 sharedCounts++;
-                addTo(s, index, size);
+                addTo(s, index, count, size);
             } finally {
                 LOCK.unlock();
             }
             return;
         }
-        addTo(s, index, size);
+        addTo(s, index, count, size);
     }
 
-    private static void addTo(State s, int index, long size) {
+    private static void addTo(State s, int index, long count, long size) {
         long[] objects = s.objects;
         long[] bytes = s.bytes;
         if (index >= objects.length || index >= bytes.length) {
@@ -453,7 +529,7 @@ final class FasthprofAllocs {
             bytes = s.bytes = grown(bytes, n);
             objects = s.objects = grown(objects, n);
         }
-        objects[index]++;
+        objects[index] += count;
         bytes[index] += size;
     }
 

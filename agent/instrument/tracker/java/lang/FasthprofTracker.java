@@ -346,12 +346,24 @@ public final class FasthprofTracker {
         }
     }
 
-    /** Before an array allocation: its (outermost) length, -1 when unknown, and the site. */
+    /** Before an array allocation (newarray, anewarray, multianewarray of 1 dimension): its length and the site. */
     public static void allocArray(int length, int site) {
         if (allocTraces) {
             FasthprofAllocs.countArrayTraced(traceState(), length, site);
         } else {
             FasthprofAllocs.countArray(length, site);
+        }
+    }
+
+    /**
+     * Before a multianewarray of 2 or more dimensions: its counts (an array the injected code
+     * built, not counted) and the site of its innermost level (FasthprofAllocs.countMulti).
+     */
+    public static void allocMulti(int[] lengths, int site) {
+        if (allocTraces) {
+            FasthprofAllocs.countMultiTraced(traceState(), lengths, site);
+        } else {
+            FasthprofAllocs.countMulti(lengths, site);
         }
     }
 

@@ -29,10 +29,18 @@ public final class FasthprofTracker {
     ALLOCATIONS.incrementAndGet(site);
   }
 
-  /** Before an array allocation of site `site`: its length (the outermost one; -1 when unknown). */
+  /** Before an array allocation of site `site`: its length. */
   public static void allocArray(int length, int site) {
     ALLOCATIONS.incrementAndGet(site);
     LENGTHS.addAndGet(site, length);
+  }
+
+  /** Before a multianewarray of 2 dimensions or more of site `site`: all its counts, summed. */
+  public static void allocMulti(int[] lengths, int site) {
+    ALLOCATIONS.incrementAndGet(site);
+    for (int length : lengths) {
+      LENGTHS.addAndGet(site, length);
+    }
   }
 
   /**
