@@ -20,6 +20,19 @@ SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "AllocSite
 LINES = site_markers(SOURCE)
 H2_JAR = "/usr/share/java/h2.jar"
 OWN = ("AllocSites$Item", "AllocSites$Churn", "int[]", "java.lang.String[]")
+# AllocSites multi: every level of each multianewarray, at makeMulti only (main's string
+# concatenation makes Object[] too, and the JVM a byte[] for the message of the exception it throws
+# there, which no instruction stands for).
+MULTI_OWN = ("int[][]", "int[]", "java.lang.Object[][][]", "java.lang.Object[][]", "java.lang.Object[]",
+             "java.lang.String[][][]", "java.lang.String[][]", "java.lang.String[]", "long[][]", "long[]",
+             "short[][][][]", "short[][][]", "short[][]", "short[]")
+
+
+def own_row(cls, frames, own=OWN):
+    """Whether a row of class cls with these frames is one of AllocSites' own sites."""
+    if not frames or "AllocSites.java" not in frames[0]:
+        return False
+    return cls in own or (cls in MULTI_OWN and frames[0].startswith("AllocSites.makeMulti("))
 
 
 def frame(method, marker):
@@ -44,7 +57,7 @@ def sites_of(label, home, options, mode, run_args=(), jvm_args=()):
     own = {}
     for r in rows:
         frames = traces.get(r["trace"], [])
-        if r["class"] in OWN and frames and "AllocSites.java" in frames[0]:
+        if own_row(r["class"], frames):
             key = (r["class"], frames[0])
             objects, size = own.get(key, (0, 0))
             own[key] = (objects + r["alloc_objs"], size + r["alloc_bytes"])
@@ -80,6 +93,34 @@ def run_equals_event(label, home):
     sized = [r["text"] for r in rows if r["alloc_objs"] > 0 and (r["alloc_bytes"] == 0 or r["alloc_bytes"] % 8 != 0)]
     check(not sized, f"{label}: every row's bytes are whole objects of 8-byte multiples: {sized[:3]}", run)
     check(all(r["live_objs"] == r["alloc_objs"] for r in rows), f"{label}: live=n repeats the allocated counts", run)
+    for _, _, r in results.values():
+        cleanup(r.folder)
+    run_multi(label, home)
+
+
+def run_multi(label, home):
+    """Every array a multianewarray makes, level by level, as the event path counts them: the known
+    answers (AllocSites multi), and every row equal to the event path's, objects and bytes."""
+    results = both_paths(label, home, "multi")
+    if results is None:
+        return
+    own, _, run = results["inject"]
+    expected = {("int[][]", "multiInts"): 100, ("int[]", "multiInts"): 300,
+                ("java.lang.Object[][][]", "multiObjects"): 100, ("java.lang.Object[][]", "multiObjects"): 200,
+                ("java.lang.Object[]", "multiObjects"): 600,
+                ("java.lang.String[][][]", "multiStrings"): 100, ("java.lang.String[][]", "multiStrings"): 200,
+                ("long[][]", "multiLongs"): 100, ("int[][]", "multiEmpty"): 100,
+                # int[2][-1]: HotSpot makes the outer array, then throws at the first inner one
+                ("int[][]", "multiNegative"): 100,
+                ("short[][][][]", "multiShorts"): 100, ("short[][][]", "multiShorts"): 200,
+                ("short[][]", "multiShorts"): 400, ("short[]", "multiShorts"): 800}
+    counted = {(cls, marker): own.get((cls, frame("makeMulti", marker)), (0, 0))[0] for cls, marker in expected}
+    check(counted == expected, f"{label}: alloc=inject counts every level of each multianewarray: {counted}", run)
+    allowed = {(cls, frame("makeMulti", marker)) for cls, marker in expected}
+    unexpected = [key for key in own if key[1].startswith("AllocSites.makeMulti(") and key not in allowed]
+    check(not unexpected, f"{label}: no other rows (String[] of String[2][0][5], long[] of long[5][]): {unexpected}", run)
+    check(own == results["event"][0], f"{label}: multi: alloc=inject equals the event path site by site:\n"
+          f"  inject {own}\n  event  {results['event'][0]}", run)
     for _, _, r in results.values():
         cleanup(r.folder)
 
@@ -245,7 +286,7 @@ def deep_rows(label, home, options, mode, depth):
     own = {}
     for r in (r for r in sections[0][3] if r):
         frames = traces.get(r["trace"], ())
-        if r["class"] in DEEP_OWN and frames and "AllocSites.java" in frames[0]:
+        if own_row(r["class"], frames, DEEP_OWN):
             objects, size = own.get((r["class"], frames), (0, 0))
             own[(r["class"], frames)] = (objects + r["alloc_objs"], size + r["alloc_bytes"])
     return own, run
@@ -282,14 +323,16 @@ def expected_deep(mode, depth):
         a = (frame("makeItems", "item"), frame("callerA", "callerA"))
         b = (frame("makeItems", "item"), frame("callerB", "callerB"))
         return {a: 1000, b: 2000}
+    if mode == "multi":
+        return {}
     caught = (frame("makeItems", "item"), frame("afterCatch", "caught"), frame("exceptions", "afterCatch"), main)
     recursion = (frame("makeItems", "item"), frame("catchIn", "recursion")) + (frame("catchIn", "recursing"),) * 3 + \
         (frame("exceptions", "catchIn"), main)
     return {caught[:depth]: 1000, recursion[:depth]: 1000}
 
 
-def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("exceptions", 4), ("basic", 16),
-                                           ("threads", 16), ("exceptions", 16))):
+def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("exceptions", 4), ("multi", 4),
+                                           ("basic", 16), ("threads", 16), ("exceptions", 16))):
     """Depth 4 and 16: the same rows, traces and totals as the event path, site by site."""
     for mode, depth in cases:
         tag = f"{label} {mode} depth={depth}{' ' + extra if extra else ''}"
@@ -302,7 +345,10 @@ def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("excep
               f"{sorted(keyed_inject.items())}\n  event  {sorted(keyed_event.items())}", irun)
         total = [sum(c[i] for c in inject.values()) for i in (0, 1)]
         check(total == [sum(c[i] for c in event.values()) for i in (0, 1)], f"{tag}: the same totals: {total}", irun)
-        if mode != "threads":
+        if mode == "multi":
+            check(sum(c[0] for (cls, _), c in inject.items() if cls == "short[]") == 800,
+                  f"{tag}: 800 short[] of short[2][2][2][3], every one under its trace", irun)
+        elif mode != "threads":
             items = {frames: counts[0] for (cls, frames), counts in inject.items() if cls == "AllocSites$Item"}
             got = {w: sum(c for t, c in items.items() if t[:len(w)] == w) for w in expected_deep(mode, depth)}
             check(got == expected_deep(mode, depth), f"{tag}: the known traces and counts: {got}", irun)

@@ -10,6 +10,12 @@
  *   exceptions  100 x (an exception thrown through 3 frames and caught, then 10 Items), and 100 x
  *            (an exception thrown by the 5th of 5 recursive activations, caught by the 4th, which makes 10
  *            Items): the traces after each catch must not keep the frames the exception left
+ *   multi    multianewarray, 100 times each (lengths from a parameter, not constants): int[3][4]
+ *            (100 int[][], 300 int[]), Object[2][3][2] (100 + 200 Object[][] + 600 Object[]),
+ *            String[2][0][5] (100 + 200 String[][] of length 0, no String[]), the partial long[5][]
+ *            (100 long[][] alone), int[0][7] (100 int[][] of length 0 alone), short[2][2][2][3]
+ *            (100 + 200 + 400 + 800), and int[2][-1] (throws once the outer
+ *            array is made: HotSpot makes them depth first)
  *   sleep N  after either mode: sleep N ms (for kill -QUIT)
  *   attach F waits (in a loop already running when an agent is attached) for the file F, then
  *            does what basic does
@@ -124,6 +130,22 @@ public class AllocSites {
         }
     }
 
+    static void makeMulti(int one) {
+        for (int i = 0; i < 100; i++) {
+            kept[next++] = new int[3 * one][4 * one]; // SITE:multiInts
+            kept[next++] = new Object[2 * one][3 * one][2 * one]; // SITE:multiObjects
+            kept[next++] = new String[2 * one][0][5 * one]; // SITE:multiStrings
+            kept[next++] = new long[5 * one][]; // SITE:multiLongs
+            kept[next++] = new int[0][7 * one]; // SITE:multiEmpty
+            kept[next++] = new short[2 * one][2 * one][2 * one][3 * one]; // SITE:multiShorts
+            try {
+                kept[next] = new int[2 * one][-one]; // SITE:multiNegative
+            } catch (NegativeArraySizeException e) {
+                next += 0;
+            }
+        }
+    }
+
     static void exceptions() {
         afterCatch(); // SITE:afterCatch
         for (int i = 0; i < 100; i++) {
@@ -139,6 +161,8 @@ public class AllocSites {
         String mode = args.length > 0 ? args[0] : "basic";
         if (mode.equals("threads")) {
             threads();
+        } else if (mode.equals("multi")) {
+            makeMulti(1);
         } else if (mode.equals("exceptions")) {
             exceptions(); // SITE:exceptions
         } else if (mode.equals("attach")) {
