@@ -110,7 +110,8 @@ class CodeRewriter {
 
   // The allocation instructions of one Code attribute, in code order, with the type each
   // allocates as written (InjectedSite::type). kMalformed when the code, or an allocation's
-  // operand (no Class entry, a newarray type outside 4-11, a multianewarray of 0 dimensions), is.
+  // operand (no Class entry, a newarray type outside 4-11, a multianewarray of 0 dimensions or of
+  // more than its type has), is.
   CodeOutcome find_allocations(const uint8_t* info, size_t size, std::string_view name, std::string_view descriptor,
                                std::vector<Allocation>& out) {
     out.clear();
@@ -183,7 +184,10 @@ class CodeRewriter {
     if (!pool_.class_name(load_be16(code_ + insn.at + 1), &name) || name.empty()) return false;
     if (insn.op == kAnewarray) *type = name[0] == '[' ? "[" + std::string(name) : "[L" + std::string(name) + ";";
     else *type = std::string(name);
-    return insn.op != kMultianewarray || code_[insn.at + 3] > 0;
+    // A multianewarray makes arrays at as many levels as it has dimensions (the agent names each
+    // level's class): more than the type's own the JVM rejects too.
+    size_t depth = std::min(name.find_first_not_of('['), name.size());
+    return insn.op != kMultianewarray || (code_[insn.at + 3] > 0 && code_[insn.at + 3] <= depth);
   }
 
   // Bytes injected before an allocation instruction (allocation_call writes them).

@@ -2,10 +2,11 @@
 // classes javac compiles from tests/class_rewriter/java/Allocations.java (--release 8 and 17) and
 // on class files built byte by byte. Each rewritten method is checked by a reader written apart
 // from the rewriter: before every new, newarray, anewarray and multianewarray the counting call
-// (with the length or first count copied for an array), the entry and exit calls when asked for
+// (with the length copied for an array, every count through fresh locals and an int[] for a
+// multianewarray of 2 dimensions or more), the entry and exit calls when asked for
 // too, the original instructions in their order, every branch, handler and frame naming the start
 // of its instruction's group (so a branch to a `new` runs its call), every uninitialized(offset)
-// naming the `new` itself, max_stack, and the sites listed with their IDs. With
+// naming the `new` itself, max_stack and max_locals, and the sites listed with their IDs. With
 // RewritePlan::call_positions, also the position call before every invoke* (sipush of its original
 // offset, then `at`) and the call lines listed for each method.
 #include <fstream>
@@ -400,6 +401,11 @@ TEST(ClassRewriterAllocations, MultianewarrayCountsThroughFreshLocals) {
   method("deepest", 255, deep, 1);
   Data d = b.build();
   method("full", 2, ints2, 65534);
+  ClassBuilder over;
+  uint16_t ints = over.class_entry("[I");
+  over.methods.push_back({0x0009, "m", "(I)Ljava/lang/Object;", true, 2, 1,
+                          {0x1a, 0x1a, kMultianewarray, uint8_t(ints >> 8), uint8_t(ints), 2, 0xb0}});
+  EXPECT_EQ(alloc_rewrite(over.build(), false).result.outcome, RewriteOutcome::kMalformed) << "[I of 2 dimensions";
   AllocRewrite full = alloc_rewrite(b.build(), false);
   EXPECT_EQ(full.result.methods_left_alone, 1u) << "full: 65534 + 2 locals do not fit";
   for (bool calls : {false, true}) check_alloc_class(d, calls);
@@ -500,7 +506,8 @@ TEST(ClassRewriterAllocations, MalformedOperandsOfAllocations) {
            {{0x1a, kNewarray, 3, 0xb0}, "newarray of type 3"},
            {{0x1a, kNewarray, 12, 0xb0}, "newarray of type 12"},
            {{0x1a, kAnewarray, 0, 0, 0xb0}, "anewarray naming entry 0"},
-           {{kMultianewarray, 0, 2, 0, 0xb0}, "multianewarray of 0 dimensions"}}) {
+           {{kMultianewarray, 0, 2, 0, 0xb0}, "multianewarray of 0 dimensions"},
+           {{0x1a, kMultianewarray, 0, 2, 1, 0xb0}, "multianewarray of a class that is no array"}}) {
     AllocRewrite r = alloc_rewrite(with_code(code), true);
     EXPECT_EQ(r.result.outcome, RewriteOutcome::kMalformed) << why;
     EXPECT_NE(r.result.error.find("allocation at"), std::string::npos) << why << ": " << r.result.error;
