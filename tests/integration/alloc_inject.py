@@ -1,7 +1,8 @@
 """heap=sites,live=n,alloc=inject: allocations counted by injected code (docs/allocation-sites.md
 "Counted by injection") against the JVMTI event path on the same program, site by site, on JDK 17
 and 25: tests/java/AllocSites.java's known answers (3000 Items, 500 int[10], 300 String[3], the
-16 worker threads and 64 short threads), in text and in binary (verified), with thread=y, with
+16 worker threads and 64 short threads; every level of each multianewarray of its `multi` mode, a
+negative count included), in text and in binary (verified), with thread=y, with
 cpu=times in the same run (one rewriter pass for both), the fallback to the event with ZGC, and the
 refused combinations; at depth 4 and 16 (`deep`, `deep_cpu_times`) whole traces equal the event
 path's, by the documented rule for frames of hidden classes. Each case is
