@@ -19,6 +19,8 @@ import sys
 import tempfile
 import time
 
+import attach_sockets  # noqa: F401 (removes the attach sockets of JVMs it killed, at exit)
+
 HERE = pathlib.Path(__file__).resolve().parent
 
 

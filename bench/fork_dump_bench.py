@@ -47,6 +47,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from heap_dump_bench import agent_accepts, fs_type, median, span  # noqa: E402
 
+import attach_sockets  # noqa: F401 (removes the attach sockets of JVMs it killed, at exit)
+
 CONTENDERS = ("fork", "vm", "jcmd")
 DONE = re.compile(r" done\.\n")
 SAFEPOINT = re.compile(r'Safepoint "([^"]+)".*?Total: (\d+) ns')

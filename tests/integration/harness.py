@@ -25,26 +25,10 @@ TEST_CLASSES = os.environ.get("TEST_CLASSES", "")
 
 failures = []
 
-_STARTED = time.time()
-
-
-def _remove_dead_attach_sockets():
-    """A JVM killed after something attached to it (jcmd, the attach verb, a dump by fork) leaves
-    its attach socket /tmp/.java_pid<pid> behind: the JVM removes it only on a clean exit. At the
-    test's end, those made since it started whose process is gone are removed."""
-    for socket in pathlib.Path("/tmp").glob(".java_pid*"):
-        try:
-            pid = int(socket.name[len(".java_pid"):])
-            if socket.lstat().st_mtime < _STARTED - 1:
-                continue
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            socket.unlink(missing_ok=True)
-        except (ValueError, OSError):
-            continue
-
-
-atexit.register(_remove_dead_attach_sockets)
+# At the test's end, the attach sockets (/tmp/.java_pid<pid>) of the JVMs it killed are removed
+# (bench/attach_sockets.py: a killed JVM leaves its socket behind).
+sys.path.append(str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
+import attach_sockets  # noqa: E402,F401
 
 JNI_CHECK = "-Xcheck:jni"
 
