@@ -168,6 +168,14 @@ std::vector<uint8_t> heap_file(uint32_t id_size) {
   return w.file;
 }
 
+// The model of a file a test wrote itself and the graph of its first dump.
+void load_and_build(const Writer& w, HprofModel* model, HeapGraph* graph) {
+  ReadError read_error;
+  ASSERT_TRUE(model->load(w.file.data(), w.file.size(), &read_error)) << read_error.message;
+  std::string error;
+  ASSERT_TRUE(graph->build(*model, 0, {}, &error)) << error;
+}
+
 class HeapGraphTest : public ::testing::TestWithParam<uint32_t> {
  protected:
   void SetUp() override {
@@ -324,11 +332,8 @@ TEST(HeapGraph, IdsAcrossTheWholeRange) {
   w.root(0x05, 1);
   w.end_dump();
   HprofModel model;
-  ReadError read_error;
-  ASSERT_TRUE(model.load(w.file.data(), w.file.size(), &read_error)) << read_error.message;
   HeapGraph graph;
-  std::string error;
-  ASSERT_TRUE(graph.build(model, 0, {}, &error)) << error;
+  ASSERT_NO_FATAL_FAILURE(load_and_build(w, &model, &graph));
   Dominators dominators;
   dominators.compute(graph.csr(), HeapGraph::kSuperRoot);
   EXPECT_EQ(dominators.idom(graph.find(0x8000000000000040)), graph.find(1));
@@ -346,11 +351,8 @@ TEST(HeapGraph, IdsOutOfOrderAndRepeated) {
     w.root(0x05, 0x10000 + 2 * step);
     w.end_dump();
     HprofModel model;
-    ReadError read_error;
-    ASSERT_TRUE(model.load(w.file.data(), w.file.size(), &read_error)) << read_error.message;
     HeapGraph graph;
-    std::string error;
-    ASSERT_TRUE(graph.build(model, 0, {}, &error)) << error;
+    ASSERT_NO_FATAL_FAILURE(load_and_build(w, &model, &graph));
     EXPECT_EQ(graph.nodes(), 11u) << step;
     EXPECT_EQ(graph.duplicates(), 1u) << step;
     for (uint64_t k = 0; k < 10; ++k) {
