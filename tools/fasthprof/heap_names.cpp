@@ -27,6 +27,14 @@ bool choose_dump(const char* verb, const Args& args, const HprofModel& model, si
   return true;
 }
 
+std::unique_ptr<Loaded> load_for_graph(const char* verb, const char* path, const Args& args, HeapGraph* graph) {
+  // A --dump that names no dump of the file is refused by choose_dump() once the file is read.
+  uint64_t wanted = 0;
+  const bool named = args.has(kDumpOption) && parse_count(args.value(kDumpOption), &wanted) && wanted > 0;
+  graph->collect(named ? static_cast<size_t>(wanted - 1) : HeapGraph::kLastDump);
+  return load(verb, path, args, false, true, graph);
+}
+
 std::string hex_id(uint64_t id) {
   char text[24];
   std::snprintf(text, sizeof text, "0x%" PRIx64, id);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ inline constexpr char kDumpOption[] = "--dump";
 // The dump --dump names (0-based into model.dumps()), by default the last. False after a message
 // when the file has no heap dump or N is not one of its dumps.
 bool choose_dump(const char* verb, const Args& args, const HprofModel& model, size_t* index);
+
+// load() for a verb that then builds the object graph of the dump --dump names (the last by
+// default): graph frames that dump's objects during the model's pass (HeapGraph::collect), so that
+// its build() does not read the records a second time. The pages read stay in the process.
+std::unique_ptr<Loaded> load_for_graph(const char* verb, const char* path, const Args& args, HeapGraph* graph);
 
 // An object ID as the dumps' readers print it: 0x7f3a2c10.
 std::string hex_id(uint64_t id);

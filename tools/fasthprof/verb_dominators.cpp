@@ -296,12 +296,7 @@ int dominators_main(int argc, char** argv) {
   const std::string path(args.operands[0]);
   Clock clock(settings.verbose);
   HeapGraph graph;
-  // The graph frames the dump's objects during the model's pass, not in a pass of its own.
-  uint64_t wanted = 0;
-  graph.collect(args.has(kDumpOption) && parse_count(args.value(kDumpOption), &wanted) && wanted > 0
-                    ? static_cast<size_t>(wanted - 1)
-                    : HeapGraph::kLastDump);
-  std::unique_ptr<Loaded> loaded = load("dominators", path.c_str(), args, false, true, &graph);
+  std::unique_ptr<Loaded> loaded = load_for_graph("dominators", path.c_str(), args, &graph);
   if (loaded == nullptr) return kExitBadInput;
   clock.step("read the file");
   size_t dump = 0;

@@ -157,11 +157,11 @@ int leaks_main(int argc, char** argv) {
   if (args.has("--share") && !parse_share("leaks", args.value("--share"), &share)) return kExitBadInput;
   if (args.operands.size() != 1) return fail("leaks", "needs one FILE (see fasthprof leaks --help)");
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("leaks", path.c_str(), args, false, true);
+  HeapAnalysis analysis;
+  std::unique_ptr<Loaded> loaded = load_for_graph("leaks", path.c_str(), args, &analysis.graph);
   if (loaded == nullptr) return kExitBadInput;
   size_t dump = 0;
   if (!choose_dump("leaks", args, loaded->model, &dump)) return kExitBadInput;
-  HeapAnalysis analysis;
   if (!analyse("leaks", path, loaded->model, dump, HeapGraphOptions{args.has("--weak"), args.has("--compressed")},
                &analysis)) {
     return kExitBadInput;

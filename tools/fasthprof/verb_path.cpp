@@ -165,12 +165,12 @@ int path_main(int argc, char** argv) {
   if (args.operands.size() != 2) return fail("path", "needs FILE and OBJECT or CLASS (see fasthprof path --help)");
   const std::string path(args.operands[0]);
   const std::string_view wanted = args.operands[1];
-  std::unique_ptr<Loaded> loaded = load("path", path.c_str(), args, false, true);
+  HeapGraph graph;
+  std::unique_ptr<Loaded> loaded = load_for_graph("path", path.c_str(), args, &graph);
   if (loaded == nullptr) return kExitBadInput;
   size_t dump = 0;
   if (!choose_dump("path", args, loaded->model, &dump)) return kExitBadInput;
   const bool weak = args.has("--weak");
-  HeapGraph graph;
   std::string error;
   if (!graph.build(loaded->model, dump, HeapGraphOptions{weak}, &error)) {
     return fail("path", "%s: %s", path.c_str(), error.c_str());

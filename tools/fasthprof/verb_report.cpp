@@ -196,12 +196,12 @@ int report_main(int argc, char** argv) {
   if (args.operands.size() != 1) return fail("report", "needs one FILE (see fasthprof report --help)");
   if (args.output == nullptr) return fail("report", "needs -o DIR, the folder the page goes in");
   const std::string path(args.operands[0]);
-  std::unique_ptr<Loaded> loaded = load("report", path.c_str(), args, false, true);
+  HeapAnalysis analysis;
+  std::unique_ptr<Loaded> loaded = load_for_graph("report", path.c_str(), args, &analysis.graph);
   if (loaded == nullptr) return kExitBadInput;
   size_t dump = 0;
   if (!choose_dump("report", args, loaded->model, &dump)) return kExitBadInput;
   const bool weak = args.has("--weak");
-  HeapAnalysis analysis;
   if (!analyse("report", path, loaded->model, dump, HeapGraphOptions{weak, args.has("--compressed")}, &analysis)) {
     return kExitBadInput;
   }
