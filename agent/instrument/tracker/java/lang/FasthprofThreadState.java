@@ -21,11 +21,12 @@ final class FasthprofThreadState {
     final boolean off;
 
     // The position (original offset + 1) of the invoke the thread's top frame made last, written
-    // by FasthprofTracker.at() before each call; 0: unknown (no position calls injected).
+    // by FasthprofTracker.at() before a call and given back to the caller at the callee's exit
+    // (from stPos); 0: unknown (no position calls injected).
     int pos;
-    // Shadow stack: node, method, start time and time spent in callees of every open call. Without
-    // cpu=times a call's node is found only when an allocation needs it (UNKNOWN until then), from
-    // the nodes below it and the position its caller called it from (stPos, s.pos at its entry).
+    // Shadow stack: node, method, start time and time spent in callees of every open call, and the
+    // position its caller called it from (stPos, pos at its entry). Without cpu=times a call's node
+    // is found only when an allocation needs it (UNKNOWN until then), from the nodes below it.
     int sp;
     int[] stNode;
     int[] stMethod;
