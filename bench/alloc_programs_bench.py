@@ -14,6 +14,9 @@ rotating by one every round (the machine is shared and noisy):
   inject1 fasthprof heap=sites,live=n,alloc=inject,depth=1 (traces of one frame: no calls injected
           but the allocation calls)
   s512k   fasthprof heap=sites,sample=512k,depth=4
+  times   fasthprof cpu=times,depth=4 (the shadow stack with times, no allocation counted)
+  inject_base, times_base   inject and times with FASTHPROF_BASE_AGENT, another build of the agent
+          (before a change), for a side by side comparison
 
 Programs:
   javac   the JDK's own javac compiling the first 60 (by name) top-level sources of java.util from the
@@ -56,13 +59,17 @@ import zipfile
 HERE = pathlib.Path(__file__).resolve().parent
 AGENT = os.environ.get("FASTHPROF_AGENT", "")
 FLOOR = os.environ.get("FASTHPROF_FLOOR_AGENT", "")
+BASE = os.environ.get("FASTHPROF_BASE_AGENT", "")
 JAVA25 = os.environ.get("JAVA25_HOME") or "/usr/lib/jvm/temurin-25-jdk-amd64"
 JAVA17 = os.environ.get("JAVA17_HOME") or "/usr/lib/jvm/java-17-openjdk-amd64"
 H2_JAR = os.environ.get("FASTHPROF_H2_JAR") or "/usr/share/java/h2.jar"
 DEPTH = 4
-CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "inject1", "s512k"]
+CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "inject1", "s512k", "times", "inject_base", "times_base"]
+DEFAULT_CONTENDERS = CONTENDERS[:7]
 AGENT_OPTIONS = {"sites": "heap=sites", "live_n": "heap=sites,live=n", "inject": "heap=sites,live=n,alloc=inject",
-                 "inject1": "heap=sites,live=n,alloc=inject", "s512k": "heap=sites,sample=512k"}
+                 "inject1": "heap=sites,live=n,alloc=inject", "s512k": "heap=sites,sample=512k", "times": "cpu=times"}
+AGENT_OPTIONS["inject_base"] = AGENT_OPTIONS["inject"]
+AGENT_OPTIONS["times_base"] = AGENT_OPTIONS["times"]
 # Contenders at another depth than DEPTH.
 DEPTHS = {"inject1": 1}
 H2_LINE = re.compile(r"H2Load rows=(\d+) threads=(\d+) elapsed_ms=(\d+) count=(\d+) qty_sum=(\d+) "
@@ -89,7 +96,8 @@ def agent_flags(name, work, tag):
         return [f"-agentpath:{FLOOR}=depth={DEPTH}"], None
     report = work / f"{tag}-{name}.txt"
     report.unlink(missing_ok=True)
-    return [f"-agentpath:{AGENT}={AGENT_OPTIONS[name]},depth={DEPTHS.get(name, DEPTH)},verbose=n,file={report}"], report
+    path = BASE if name.endswith("_base") else AGENT
+    return [f"-agentpath:{path}={AGENT_OPTIONS[name]},depth={DEPTHS.get(name, DEPTH)},verbose=n,file={report}"], report
 
 
 def timed(command, cwd, label):
@@ -119,6 +127,10 @@ def check_report(report, label, sampled):
         text = report.read_text(errors="replace")
     except OSError as error:
         raise Failed(f"{label}: no agent output: {error}") from None
+    if " times" in label:
+        if "CPU TIME (ms) BEGIN" not in text:
+            raise Failed(f"{label}: {report} has no CPU TIME section")
+        return
     begin = text.find("SITES BEGIN")
     end = text.find("SITES END", begin)
     if begin < 0 or end < 0:
@@ -207,7 +219,7 @@ def report_part(part, description, runs, rounds, figures):
     for name in CONTENDERS:
         wall, cpu = medians[name]["wall"], medians[name]["cpu"]
         spread = f"{min(runs[name]['wall']):.2f}..{max(runs[name]['wall']):.2f}"
-        print(f"  {name:7s} wall {wall:8.2f} s ({spread})  CPU {cpu:8.2f} s   / none: wall {wall / base['wall']:6.2f} x, "
+        print(f"  {name:11s} wall {wall:8.2f} s ({spread})  CPU {cpu:8.2f} s   / none: wall {wall / base['wall']:6.2f} x, "
               f"CPU {cpu / base['cpu']:6.2f} x")
         if name != "none":
             figures[f"{part}_{name}_wall_ratio"] = wall / base["wall"]
@@ -216,7 +228,9 @@ def report_part(part, description, runs, rounds, figures):
     figures["runs"][part] = runs
     for name, shown in (("sites", "heap=sites"), ("live_n", "heap=sites,live=n"),
                         ("inject", "heap=sites,live=n,alloc=inject,depth=4"),
-                        ("inject1", "heap=sites,live=n,alloc=inject,depth=1"), ("s512k", "sample=512k"), ("floor", "floor")):
+                        ("inject1", "heap=sites,live=n,alloc=inject,depth=1"), ("s512k", "sample=512k"), ("floor", "floor"),
+                        ("times", "cpu=times,depth=4"), ("inject_base", "base: heap=sites,live=n,alloc=inject,depth=4"),
+                        ("times_base", "base: cpu=times,depth=4")):
         if name not in CONTENDERS:
             continue
         print(f"alloc_programs: {part} {shown} / none: {figures[f'{part}_{name}_wall_ratio']:.2f} x wall, "
@@ -232,7 +246,7 @@ def main():
     parser.add_argument("--rows", type=int, default=40000)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--json", metavar="FILE", help="write the figures to FILE")
-    parser.add_argument("--contenders", default=",".join(CONTENDERS), help="comma separated; none is always run")
+    parser.add_argument("--contenders", default=",".join(DEFAULT_CONTENDERS), help="comma separated; none is always run")
     args = parser.parse_args()
     if args.smoke:
         args.rounds, args.sources, args.rows, args.threads = 1, 5, 2000, 2
@@ -245,6 +259,8 @@ def main():
     CONTENDERS[:] = chosen
     if not (AGENT and FLOOR):
         parser.error("FASTHPROF_AGENT and FASTHPROF_FLOOR_AGENT must name the agent and the floor agent")
+    if not BASE and any(c.endswith("_base") for c in CONTENDERS):
+        parser.error("the _base contenders need FASTHPROF_BASE_AGENT")
     home, note = java_home()
     print(f"alloc_programs: JDK {home}{note}; contenders {', '.join(CONTENDERS)}; depth {DEPTH}", flush=True)
     figures = {"jdk": home, "rounds": args.rounds, "medians": {}, "runs": {}}

@@ -10,9 +10,12 @@ order rotating every round, by:
   cpu=times   cpu=times,depth=4 (entry and exit calls, clock and times)
   both        both in one run (one rewrite, one shadow stack, positions and times)
 
+With FASTHPROF_BASE_AGENT naming another build of the agent (before a change), inject4 and
+cpu=times also run with it, as inject4@base and cpu=times@base, in the same rounds.
+
 Prints per contender the median of the loop's own time (CallLoop's System.nanoTime) and of the
 process's CPU time, and the loop's extra nanoseconds per call over none (3 calls an iteration).
-Environment: FASTHPROF_AGENT; JAVA17_HOME or FASTHPROF_BENCH_JAVA_HOME for the JDK."""
+Environment: FASTHPROF_AGENT, FASTHPROF_BASE_AGENT (optional); JAVA17_HOME or FASTHPROF_BENCH_JAVA_HOME for the JDK."""
 import argparse
 import os
 import pathlib
@@ -25,6 +28,7 @@ import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 AGENT = os.environ.get("FASTHPROF_AGENT", "")
+BASE = os.environ.get("FASTHPROF_BASE_AGENT", "")
 LOOP = re.compile(r"CallLoop calls=(\d+) loop_ms=(\d+)")
 OPTIONS = {"none": None, "inject1": "heap=sites,live=n,alloc=inject,depth=1",
            "inject4": "heap=sites,live=n,alloc=inject,depth=4", "cpu=times": "cpu=times,depth=4",
@@ -39,6 +43,9 @@ def main():
     if not AGENT:
         parser.error("FASTHPROF_AGENT must name the agent")
     home = os.environ.get("FASTHPROF_BENCH_JAVA_HOME", os.environ.get("JAVA17_HOME", "/usr/lib/jvm/java-17-openjdk-amd64"))
+    if BASE:
+        OPTIONS["inject4@base"] = OPTIONS["inject4"]
+        OPTIONS["cpu=times@base"] = OPTIONS["cpu=times"]
     names = list(OPTIONS)
     loop_ms = {name: [] for name in names}
     cpu_s = {name: [] for name in names}
@@ -48,7 +55,8 @@ def main():
         for round_number in range(args.rounds):
             shift = round_number % len(names)
             for name in names[shift:] + names[:shift]:
-                agent = [] if OPTIONS[name] is None else [f"-agentpath:{AGENT}={OPTIONS[name]},verbose=n,file={work}/out.txt"]
+                path = BASE if name.endswith("@base") else AGENT
+                agent = [] if OPTIONS[name] is None else [f"-agentpath:{path}={OPTIONS[name]},verbose=n,file={work}/out.txt"]
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 proc = subprocess.run([f"{home}/bin/java", "-Xcheck:jni", *agent, "-cp", folder, "CallLoop",
                                        str(args.iterations)], capture_output=True, text=True, timeout=3600)
@@ -64,7 +72,7 @@ def main():
           f"load {os.getloadavg()[0]:.1f}")
     for name in names:
         ms = statistics.median(loop_ms[name])
-        print(f"  {name:9s} loop {ms:7.0f} ms ({min(loop_ms[name])}..{max(loop_ms[name])})  process CPU "
+        print(f"  {name:14s} loop {ms:7.0f} ms ({min(loop_ms[name])}..{max(loop_ms[name])})  process CPU "
               f"{statistics.median(cpu_s[name]):6.2f} s  +{(ms - base) * 1e6 / calls:6.1f} ns per call over none")
 
 

@@ -41,6 +41,7 @@ struct Instruction {
   bool wide = false;  // a short branch written in its long form
   uint16_t site_constant = 0;  // an allocation's CONSTANT_Integer of its site ID; 0: no allocation call
   uint32_t first_target = 0, target_count = 0;  // into CodeRewriter::targets_ (absolute, original)
+  bool positioned = false;  // an invoke that gets a position call (mark_positions)
 };
 
 enum class CodeOutcome { kRewritten, kLeftAlone, kMalformed };
@@ -89,6 +90,7 @@ class CodeRewriter {
     entry_size_ = injection.calls ? call_size : 0;
     exit_size_ = entry_size_;
     position_size_ = injection.at_ref != 0 ? 3 + 3 : 0;  // sipush p; invokestatic
+    if (injection.at_ref != 0) mark_positions();
     CodeOutcome laid = lay_out();
     if (laid != CodeOutcome::kRewritten) return laid;
 
@@ -171,6 +173,24 @@ class CodeRewriter {
   }
 
   int32_t line_of(uint32_t offset) const { return source_line(info_ + attributes_at_, pool_, offset); }
+
+  // The invokes that get a position call: the first of each line in a straight run of code (none
+  // of a branch's, a handler's or a subroutine's return point inside), as a trace shows the
+  // caller's line and the tracker gives a frame its position back when a call it made returns.
+  void mark_positions() {
+    std::vector<bool> starts(code_length_, false);
+    for (uint32_t t : targets_) starts[t] = true;
+    for (uint32_t i = 0; i < handler_count_; ++i) starts[load_be16(handlers_ + i * 8 + 4)] = true;
+    int64_t line = INT64_MIN;  // of the last position call in this run
+    for (size_t i = 0; i < insns_.size(); ++i) {
+      Instruction& insn = insns_[i];
+      if (starts[insn.at] || (i > 0 && insns_[i - 1].target_count > 0)) line = INT64_MIN;
+      if (!is_invoke(insn.op)) continue;
+      int32_t here = line_of(insn.at);
+      insn.positioned = here != line;
+      line = here;
+    }
+  }
 
   bool allocation_type(const Instruction& insn, std::string* type) const {
     if (insn.op == kNewarray) {
@@ -316,7 +336,7 @@ class CodeRewriter {
       for (size_t i = 0; i < insns_.size(); ++i) {
         group_at_[i] = static_cast<uint32_t>(at);
         if (is_return(insns_[i].op)) at += exit_size_;
-        if (is_invoke(insns_[i].op)) at += position_size_;
+        if (insns_[i].positioned) at += position_size_;
         at += allocation_size(insns_[i]);
         insn_at_[i] = static_cast<uint32_t>(at);
         at += instruction_size(insns_[i], static_cast<uint32_t>(at));
@@ -380,7 +400,7 @@ class CodeRewriter {
       const Instruction& insn = insns_[i];
       if (injection.calls && is_return(insn.op)) emit_call(w, injection.id_index, injection.exit_ref);
       if (insn.site_constant != 0) allocation_call(w, insn, injection);
-      if (injection.at_ref != 0 && is_invoke(insn.op)) {  // the offset as a short: the tracker takes its low 16 bits
+      if (injection.at_ref != 0 && insn.positioned) {  // the offset as a short: the tracker takes its low 16 bits
         w.u1(kSipush);
         w.u2(static_cast<uint16_t>(insn.at));
         w.u1(kInvokestatic);

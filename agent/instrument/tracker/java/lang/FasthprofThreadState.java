@@ -13,6 +13,7 @@ package java.lang;
 
 final class FasthprofThreadState {
     static final int EMPTY = -1;
+    static final int UNKNOWN = -1;
 
     final Thread thread;
     final long tid;
@@ -20,12 +21,16 @@ final class FasthprofThreadState {
     final boolean off;
 
     // The position (original offset + 1) of the invoke the thread's top frame made last, written
-    // by FasthprofTracker.at() before each call; 0: unknown (no position calls injected).
+    // by FasthprofTracker.at() before a call and given back to the caller at the callee's exit
+    // (from stPos); 0: unknown (no position calls injected).
     int pos;
-    // Shadow stack: node, method, start time and time spent in callees of every open call.
+    // Shadow stack: node, method, start time and time spent in callees of every open call, and the
+    // position its caller called it from (stPos, pos at its entry). Without cpu=times a call's node
+    // is found only when an allocation needs it (UNKNOWN until then), from the nodes below it.
     int sp;
     int[] stNode;
     int[] stMethod;
+    int[] stPos;
     long[] stStart;
     long[] stCallees;
 
@@ -75,6 +80,7 @@ final class FasthprofThreadState {
         }
         stNode = new int[32];
         stMethod = new int[32];
+        stPos = new int[32];
         stStart = new long[32];
         stCallees = new long[32];
         int nodes = 16;

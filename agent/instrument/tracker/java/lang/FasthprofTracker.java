@@ -192,6 +192,7 @@ public final class FasthprofTracker {
         if (at >= 0 && !timing) {
             s.sp = at + 1;
         } else if (at >= 0) {
+            known(s);
             long now = exitTime(s.stStart[sp - 1]);
             for (int j = sp - 1; j > at; j--) {
                 pop(s, j, now);
@@ -388,10 +389,36 @@ public final class FasthprofTracker {
             return null;
         }
         try {
-            return state();
+            FasthprofThreadState s = state();
+            if (s != null && !s.off && s.sp > 0 && s.stNode[s.sp - 1] == FasthprofThreadState.UNKNOWN) {
+                resolve(s);
+            }
+            return s;
         } catch (Throwable e) {
             failed(e);
             return null;
+        }
+    }
+
+    // With cpu=times: the nodes of calls entered before its start() (after startAllocTraces()).
+    private static void known(FasthprofThreadState s) {
+        if (s.stNode[s.sp - 1] == FasthprofThreadState.UNKNOWN) {
+            resolve(s);
+        }
+    }
+
+    // Finds the nodes of the calls entered since the topmost one whose node is known (allocation
+    // traces without cpu=times): the edges push() would have followed, in the same order.
+    private static void resolve(FasthprofThreadState s) {
+        int[] nodes = s.stNode;
+        int top = s.sp - 1;
+        int i = top;
+        while (i > 0 && nodes[i - 1] == FasthprofThreadState.UNKNOWN) {
+            i--;
+        }
+        for (; i <= top; i++) {
+            int node = depth == 0 ? 0 : FasthprofNodes.child(s, i > 0 ? nodes[i - 1] : 0, i > 0 ? s.stPos[i] : 0, s.stMethod[i]);
+            nodes[i] = node;
         }
     }
 
@@ -429,18 +456,24 @@ public final class FasthprofTracker {
         if (sp == s.stNode.length) {
             growStack(s);
         }
+        s.stMethod[sp] = id;
+        if (!timing) {
+            // The node waits for an allocation (resolve()): no edge probe on every call.
+            s.stNode[sp] = FasthprofThreadState.UNKNOWN;
+            s.stPos[sp] = s.pos;
+            s.sp = sp + 1;
+            return;
+        }
         int parent = 0;
         int pos = 0;
         if (sp > 0) {
+            known(s);
             parent = s.stNode[sp - 1];
             pos = s.pos;
         }
         s.stNode[sp] = depth == 0 ? 0 : FasthprofNodes.child(s, parent, pos, id);
-        s.stMethod[sp] = id;
-        if (timing) {
-            s.stStart[sp] = enterTime();
-            s.stCallees[sp] = 0;
-        }
+        s.stStart[sp] = enterTime();
+        s.stCallees[sp] = 0;
         s.sp = sp + 1;
     }
 
@@ -457,6 +490,7 @@ public final class FasthprofTracker {
             unwind(s, top, id);
             return;
         }
+        known(s);
         long now = exitTime(s.stStart[top]);
         if (s.stMethod[top] != id) {
             // The frames above this call's ended by an exception that no ExceptionCatch reported
@@ -684,6 +718,7 @@ public final class FasthprofTracker {
         int size = s.stNode.length * 2;
         s.stNode = copy(s.stNode, size);
         s.stMethod = copy(s.stMethod, size);
+        s.stPos = copy(s.stPos, size);
         s.stStart = copy(s.stStart, size);
         s.stCallees = copy(s.stCallees, size);
     }
