@@ -5,6 +5,8 @@
  *
  *   basic    1000 Items from callerA, 2000 from callerB (the second half of those dropped),
  *            500 int[10] from callerA, 300 String[] of length 3 from callerB (all dropped)
+ *            (callerB's call line makes a call of its own first, which makes calls: the traces
+ *            must still show callerB's line)
  *   threads  16 threads x 5000 Items through worker() (a quarter dropped), while 64 short threads
  *            start and end, each allocating 100 Churn objects (all kept)
  *   exceptions  100 x (an exception thrown through 3 frames and caught, then 10 Items), and 100 x
@@ -58,9 +60,23 @@ public class AllocSites {
         makeArrays(500);
     }
 
+    // A call that makes calls of its own, before another call on the same line: the traces of what
+    // the second one allocates show this line (alloc=inject makes one position call per line).
+    static int same(int n) {
+        touch();
+        touch();
+        return n;
+    }
+
+    static int touched;
+
+    static void touch() {
+        touched += Math.abs(touched - 3);
+    }
+
     static void callerB() {
         int start = next;
-        makeItems(kept, next, 2000); // SITE:callerB
+        makeItems(kept, same(next), 2000); // SITE:callerB (a call made before it on its line)
         next += 2000;
         int stringsFrom = next;
         makeStringArrays(300);

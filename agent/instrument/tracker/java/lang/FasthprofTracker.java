@@ -189,6 +189,10 @@ public final class FasthprofTracker {
                 }
             }
         }
+        if (at >= 0 && at + 1 < sp) {
+            // The catching frame goes on from its position when it made the call that threw.
+            s.pos = s.stPos[at + 1];
+        }
         if (at >= 0 && !timing) {
             s.sp = at + 1;
         } else if (at >= 0) {
@@ -457,10 +461,10 @@ public final class FasthprofTracker {
             growStack(s);
         }
         s.stMethod[sp] = id;
+        s.stPos[sp] = s.pos;
         if (!timing) {
             // The node waits for an allocation (resolve()): no edge probe on every call.
             s.stNode[sp] = FasthprofThreadState.UNKNOWN;
-            s.stPos[sp] = s.pos;
             s.sp = sp + 1;
             return;
         }
@@ -508,6 +512,7 @@ public final class FasthprofTracker {
             }
         }
         pop(s, top, now);
+        s.pos = s.stPos[top];
     }
 
     // popTo() without times: the stack down to below the topmost call of id (none found: nothing).
@@ -517,6 +522,7 @@ public final class FasthprofTracker {
             top--;
         }
         if (top >= 0) {
+            s.pos = s.stPos[top];
             s.sp = top;
         }
     }
