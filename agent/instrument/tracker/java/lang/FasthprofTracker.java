@@ -394,8 +394,8 @@ public final class FasthprofTracker {
         }
         try {
             FasthprofThreadState s = state();
-            if (s != null && !s.off && s.sp > 0 && s.stNode[s.sp - 1] == FasthprofThreadState.UNKNOWN) {
-                resolve(s);
+            if (s != null && !s.off && s.sp > 0) {
+                known(s);
             }
             return s;
         } catch (Throwable e) {
@@ -404,7 +404,8 @@ public final class FasthprofTracker {
         }
     }
 
-    // With cpu=times: the nodes of calls entered before its start() (after startAllocTraces()).
+    // Finds the nodes still UNKNOWN on s's stack (sp > 0): those of the calls entered without
+    // cpu=times, at an allocation, or with cpu=times before it times them (started after the traces).
     private static void known(FasthprofThreadState s) {
         if (s.stNode[s.sp - 1] == FasthprofThreadState.UNKNOWN) {
             resolve(s);
