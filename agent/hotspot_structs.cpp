@@ -3,7 +3,9 @@
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace fasthprof {
 
@@ -93,13 +95,22 @@ std::optional<uint64_t> hotspot_static_address(const char* type, const char* fie
   return address;
 }
 
-std::optional<bool> hotspot_bool_flag(std::string_view name) {
+namespace {
+
+// One entry of HotSpot's table of -XX flags, as the struct tables describe it.
+struct FlagEntry {
+  void* value = nullptr;     // the flag's storage (JVMFlag::_addr)
+  std::optional<int> type;   // JVMFlag::_type, when the tables list it
+};
+
+std::optional<FlagEntry> find_flag(std::string_view name) {
   StructTable table;
   if (!table.load()) return std::nullopt;
   auto flags = table.find("JVMFlag", "flags", true);
   auto count = table.find("JVMFlag", "numFlags", true);
   auto name_at = table.find("JVMFlag", "_name", false);
   auto value_at = table.find("JVMFlag", "_addr", false);
+  auto type_at = table.find("JVMFlag", "_type", false);
   auto size = type_size("JVMFlag");
   if (!flags || !count || !name_at || !value_at || !size || *flags == 0 || *count == 0 || *size == 0) {
     return std::nullopt;
@@ -112,11 +123,38 @@ std::optional<bool> hotspot_bool_flag(std::string_view name) {
     const char* entry = table_start + i * *size;
     const char* flag_name = *reinterpret_cast<const char* const*>(entry + *name_at);
     if (flag_name == nullptr || name != flag_name) continue;
-    const bool* value = *reinterpret_cast<const bool* const*>(entry + *value_at);
-    if (value == nullptr) return std::nullopt;
-    return *value;
+    FlagEntry found;
+    found.value = *reinterpret_cast<void* const*>(entry + *value_at);
+    if (found.value == nullptr) return std::nullopt;
+    if (type_at) found.type = *reinterpret_cast<const int*>(entry + *type_at);
+    return found;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<bool> hotspot_bool_flag(std::string_view name) {
+  auto flag = find_flag(name);
+  if (!flag) return std::nullopt;
+  return *static_cast<const bool*>(flag->value);
+}
+
+bool hotspot_append_to_list_flag(std::string_view name, std::string_view like, std::string_view items) {
+  auto flag = find_flag(name);
+  auto model = find_flag(like);
+  // The type's number differs between JDKs: the flag must have the type of one known to be a list.
+  if (!flag || !model || !flag->type || !model->type || *flag->type != *model->type) return false;
+  auto** value = static_cast<const char**>(flag->value);
+  std::string joined = *value != nullptr ? std::string(*value) : std::string();
+  if (!joined.empty()) joined += ',';
+  joined += items;
+  // The VM keeps the pointer for its lifetime: the copy is never freed.
+  char* kept = static_cast<char*>(std::malloc(joined.size() + 1));
+  if (kept == nullptr) return false;
+  std::memcpy(kept, joined.c_str(), joined.size() + 1);
+  *value = kept;
+  return true;
 }
 
 }  // namespace fasthprof

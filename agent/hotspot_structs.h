@@ -17,6 +17,13 @@ namespace fasthprof {
 // time after the VM's flags are parsed (Agent_OnLoad included).
 std::optional<bool> hotspot_bool_flag(std::string_view name);
 
+// Appends `items` (comma separated) to the list flag `name` (a ccstrlist such as
+// DisableIntrinsic), whose type must be that of the list flag `like` (e.g. CompileCommand): the
+// tables give each flag's type as a number that differs between JDKs. False, with nothing
+// written, when the VM does not describe its flags or their types, has no such flag or the types
+// differ. Only while the VM has not read the flag: Agent_OnLoad, before the compilers start.
+bool hotspot_append_to_list_flag(std::string_view name, std::string_view like, std::string_view items);
+
 // The offset of the non-static field type::field in its VM struct (e.g. "Klass", "_layout_helper"),
 // or nothing when the VM does not list it. Any thread.
 std::optional<uint64_t> hotspot_field_offset(const char* type, const char* field);

@@ -96,6 +96,7 @@ void AllocationTracker::on_load() {
   // set before the VM's threads exist: set at VMInit, the main thread of JDK 23+ would keep a point
   // drawn with the default 512 KiB interval and its first allocations would go unseen.
   set_sampling_interval();
+  if (injected_ != nullptr) injected_->hold_back_allocating_intrinsics(context_.attached);
 }
 
 bool AllocationTracker::set_sampling_interval() {

@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/stderr_line.h"
 #include "class_tracker.h"
+#include "hotspot_structs.h"
 #include "cpu/cpu_timer.h"
 #include "instrument/tracker_threads.h"
 #include "jvmti_support.h"
@@ -378,6 +379,27 @@ void InjectedAllocations::take_traced_rows(JNIEnv* jni, jobjectArray result, con
   jni->DeleteLocalRef(keys);
   jni->DeleteLocalRef(values);
   jni->DeleteLocalRef(frames);
+}
+
+namespace {
+
+// HotSpot's intrinsics whose compiled code allocates with no allocation instruction and no
+// VMObjectAlloc event: the Java method or native behind each counts (an instruction in
+// Arrays.copyOfRange, the VMObjectAlloc event of Object.clone's native) only while the intrinsic
+// is off. Names as -XX:DisableIntrinsic takes them, the same in JDK 17 and 25.
+constexpr const char* kAllocatingIntrinsics =
+    "_clone,_copyOf,_copyOfRange,_newArray,_allocateInstance,_allocateUninitializedArray";
+
+}  // namespace
+
+void InjectedAllocations::hold_back_allocating_intrinsics(bool attached) {
+  if (!attached) intrinsics_held_ = hotspot_append_to_list_flag("DisableIntrinsic", "CompileCommand", kAllocatingIntrinsics);
+  if (intrinsics_held_) return;
+  jvmti::print_error(std::string("alloc=inject: ") +
+                     (attached ? "loaded into a running VM, the JIT's intrinsics stay on"
+                               : "this VM does not let the agent turn the JIT's allocating intrinsics off") +
+                     ": what compiled code allocates by Object.clone, Arrays.copyOf(Range), Array.newInstance and "
+                     "Unsafe.allocateInstance is not counted");
 }
 
 void InjectedAllocations::stop(JNIEnv* jni) {

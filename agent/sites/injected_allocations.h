@@ -17,8 +17,9 @@
 // (the stack's top node, the site): its trace is the site's frame, then the node's frames below
 // the top at the lines they call from.
 // What no allocation instruction makes (natives, JNI, reflection) the allocation tracker counts
-// by the VMObjectAlloc event; what compiled intrinsics make (Object.clone, Arrays.copyOf, ...) is
-// not counted yet (docs/allocation-sites.md).
+// by the VMObjectAlloc event. What compiled code would make in a JIT intrinsic (Object.clone,
+// Arrays.copyOf, ...) it makes by the intrinsic's own code or native instead: the agent turns those
+// intrinsics off at load (hold_back_allocating_intrinsics, docs/allocation-sites.md).
 #pragma once
 
 #include <jni.h>
@@ -52,6 +53,11 @@ class InjectedAllocations {
   // VM death: no more counting. Says on stderr (verbose=y) what was counted and left out.
   void stop(JNIEnv* jni);
   void add_capabilities(jvmtiCapabilities* wanted) const { instrumenter_->add_capabilities(wanted); }
+  // Load time (Agent_OnLoad, or Agent_OnAttach: `attached`): keeps the JIT from compiling the
+  // intrinsics that allocate without an instruction or an event (Object.clone, Arrays.copyOf, ...),
+  // so that what they allocate is counted by the instructions or the natives they run instead.
+  // Says on stderr when it cannot (attached, or a VM that does not describe its flags).
+  void hold_back_allocating_intrinsics(bool attached);
 
  private:
   struct Site {
@@ -89,6 +95,7 @@ class InjectedAllocations {
   jclass counter_ = nullptr;  // java.lang.FasthprofAllocs, a global reference
   jmethodID collect_ = nullptr, stop_ = nullptr, ignore_ = nullptr;
   bool writer_ignored_ = false;
+  bool intrinsics_held_ = false;  // hold_back_allocating_intrinsics() succeeded
   // Allocation traces (depth > 1): the tracker keeps the shadow stack; without cpu=times this side
   // started it (its words, never freed: a daemon thread may still count after VM death).
   bool traced_ = false, owns_tracker_ = false;

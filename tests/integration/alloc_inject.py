@@ -4,7 +4,7 @@ and 25: tests/java/AllocSites.java's known answers (3000 Items, 500 int[10], 300
 16 worker threads and 64 short threads; every level of each multianewarray of its `multi` mode, a
 negative count included), in text and in binary (verified), with thread=y, with
 cpu=times in the same run (one rewriter pass for both), the fallback to the event with ZGC, and the
-refused combinations; at depth 4 and 16 (`deep`, `deep_cpu_times`) whole traces equal the event
+refused combinations; what compiled code makes in HotSpot's allocating intrinsics (`copies`); at depth 4 and 16 (`deep`, `deep_cpu_times`) whole traces equal the event
 path's, by the documented rule for frames of hidden classes. Each case is
 a Meson test (`alloc_inject.py <case>`)."""
 import os
@@ -126,6 +126,43 @@ def run_multi(label, home):
         cleanup(r.folder)
 
 
+def class_totals(label, home, options, mode, classes):
+    """({class: allocated objects} over every row, for the given classes; the run), or None."""
+    run = run_java(home, agentpath(f"heap=sites,live=n,cutoff=0,{options},file=sites.txt"), "AllocSites", [mode],
+                   jvm_args=["-Xcheck:jni"], timeout=240)
+    if not check(run.code == 0 and "AllocSites done" in run.stdout, f"{label}: exits normally", run):
+        return None
+    check_no_warnings(label, run.stdout, run.stderr)
+    sections = hprof_records.text_sites(run.text("sites.txt"))
+    if not check(len(sections) == 1 and sections[0][4], f"{label}: one whole SITES section", run):
+        return None
+    totals = dict.fromkeys(classes, 0)
+    for r in sections[0][3]:
+        if r and r["class"] in totals:
+            totals[r["class"]] += r["alloc_objs"]
+    return totals, run
+
+
+def run_copies(label, home):
+    """What compiled code makes in HotSpot's allocating intrinsics (Object.clone, Arrays.copyOf and
+    copyOfRange, Array.newInstance), which no instruction and no event would show: the agent turns
+    those intrinsics off at load, so every object is counted (AllocSites copies: 200 000 Copied,
+    800 000 Copied[], the loop compiled long before its end), at depth 1 and 4, equal to the event
+    path's counts."""
+    classes = ("AllocSites$Copied", "AllocSites$Copied[]")
+    # The model object and the array literal, then the copies.
+    expected = {"AllocSites$Copied": 200_001, "AllocSites$Copied[]": 800_001}
+    runs = []
+    for how, depth in (("event", 4), ("inject", 4), ("inject", 1)):
+        got = class_totals(f"{label} alloc={how} depth={depth}", home, f"alloc={how},depth={depth}", "copies", classes)
+        if got is None:
+            return
+        runs.append(got[1])
+        check(got[0] == expected, f"{label}: alloc={how} depth={depth} counts every copy: {got[0]}", got[1])
+    for run in runs:
+        cleanup(run.folder)
+
+
 def run_threads(label, home):
     """16 workers x 5000 Items while 64 short threads allocate 100 Churn each: every count, both paths
     equal; with thread=y one row per worker thread."""
@@ -234,6 +271,8 @@ def run_attach(label, home):
         check(got == expected, f"{label}: attached: the sites after the attach, exactly: {got}")
         stderr = (folder / "stderr.txt").read_text() if (folder / "stderr.txt").exists() else ""
         check_no_warnings(f"{label} attached", "", stderr)
+        check("alloc=inject: loaded into a running VM, the JIT's intrinsics stay on" in stderr,
+              f"{label}: attached: says that compiled intrinsics' allocations are not counted\n{stderr[-1500:]}")
 
 
 def run_h2(label, home):
@@ -415,6 +454,7 @@ def run_options(label, home):
 run_cases("alloc_inject", {
     "equals_event": on_each_jdk(run_equals_event),
     "threads": on_each_jdk(run_threads),
+    "copies": on_each_jdk(run_copies),
     "binary": on_each_jdk(run_binary),
     "with_cpu_times": on_each_jdk(run_with_cpu_times),
     "zgc": on_each_jdk(run_zgc),

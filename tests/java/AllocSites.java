@@ -18,6 +18,9 @@
  *            (100 long[][] alone), int[0][7] (100 int[][] of length 0 alone), short[2][2][2][3]
  *            (100 + 200 + 400 + 800), and int[2][-1] (throws once the outer
  *            array is made: HotSpot makes them depth first)
+ *   copies   40 rounds x 5000 of Copied.clone(), Copied[].clone(), Arrays.copyOf and copyOfRange of a
+ *            Copied[] and Array.newInstance(Copied.class): 200 000 Copied and 800 000 Copied[], made
+ *            by what HotSpot compiles as allocating intrinsics once the loop is compiled
  *   sleep N  after either mode: sleep N ms (for kill -QUIT)
  *   attach F waits (in a loop already running when an agent is attached) for the file F, then
  *            does what basic does
@@ -31,6 +34,12 @@ public class AllocSites {
     static final class Churn {
         final long value;
         Churn(long value) { this.value = value; }
+    }
+
+    static final class Copied implements Cloneable {
+        final int value;
+        Copied(int value) { this.value = value; }
+        Copied copy() throws CloneNotSupportedException { return (Copied) clone(); }
     }
 
     static Object[] kept = new Object[200_000];
@@ -173,12 +182,32 @@ public class AllocSites {
         }
     }
 
+    static Object[] copies = new Object[5 * 5000];
+
+    static void copyRound(Copied model, Copied[] array, int count) throws CloneNotSupportedException {
+        for (int i = 0, at = 0; i < count; i++) {
+            copies[at++] = model.copy();
+            copies[at++] = array.clone();
+            copies[at++] = java.util.Arrays.copyOf(array, 3);
+            copies[at++] = java.util.Arrays.copyOfRange(array, 1, 3);
+            copies[at++] = java.lang.reflect.Array.newInstance(Copied.class, 2);
+        }
+    }
+
+    static void copies() throws CloneNotSupportedException {
+        Copied model = new Copied(7);
+        Copied[] array = {model, model};
+        for (int round = 0; round < 40; round++) copyRound(model, array, 5000);
+    }
+
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "basic";
         if (mode.equals("threads")) {
             threads();
         } else if (mode.equals("multi")) {
             makeMulti(1);
+        } else if (mode.equals("copies")) {
+            copies();
         } else if (mode.equals("exceptions")) {
             exceptions(); // SITE:exceptions
         } else if (mode.equals("attach")) {
