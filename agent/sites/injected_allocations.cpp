@@ -393,6 +393,8 @@ constexpr const char* kAllocatingIntrinsics =
 }  // namespace
 
 void InjectedAllocations::hold_back_allocating_intrinsics(bool attached) {
+  // Counted by the SampledObjectAlloc event instead (start() fails): the intrinsics may stay.
+  if (ObjectSizes::unreadable_collector() != nullptr) return;
   if (!attached) intrinsics_held_ = hotspot_append_to_list_flag("DisableIntrinsic", "CompileCommand", kAllocatingIntrinsics);
   if (intrinsics_held_) return;
   jvmti::print_error(std::string("alloc=inject: ") +

@@ -53,16 +53,21 @@ SiteKind site_kind(const std::string& type) {
   }
 }
 
-bool ObjectSizes::init(JNIEnv* jni, jvmtiEnv* jvmti, std::string* why) {
-  if (!measure_arrays(jni, jvmti, why)) return false;
+const char* ObjectSizes::unreadable_collector() {
   // ZGC's references carry color bits (generational ZGC's cannot be followed without its load
   // barrier) and Shenandoah's may name a copy being evacuated: only collectors whose references
   // are plain addresses are read through.
   for (const char* collector : {"UseZGC", "UseShenandoahGC"}) {
-    if (hotspot_bool_flag(collector).value_or(false)) {
-      *why = std::string("instance sizes are not read with -XX:+") + collector;
-      return false;
-    }
+    if (hotspot_bool_flag(collector).value_or(false)) return collector;
+  }
+  return nullptr;
+}
+
+bool ObjectSizes::init(JNIEnv* jni, jvmtiEnv* jvmti, std::string* why) {
+  if (!measure_arrays(jni, jvmti, why)) return false;
+  if (const char* collector = unreadable_collector()) {
+    *why = std::string("instance sizes are not read with -XX:+") + collector;
+    return false;
   }
   auto klass = hotspot_static_address("java_lang_Class", "_klass_offset");
   auto helper = hotspot_field_offset("Klass", "_layout_helper");

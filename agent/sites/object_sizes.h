@@ -52,6 +52,9 @@ SiteKind site_kind(const std::string& type);
 class ObjectSizes {
  public:
   bool init(JNIEnv* jni, jvmtiEnv* jvmti, std::string* why);
+  // The flag of the collector in use ("UseZGC") when its references cannot be read through (init()
+  // then fails), else null. Any time after the VM's flags are parsed.
+  static const char* unreadable_collector();
 
   // Kinds 1 to 5 (SiteKind), and the alignment in bytes.
   const ArrayLayout& array_layout(SiteKind kind) const { return arrays_[static_cast<int>(kind)]; }

@@ -372,11 +372,12 @@ constexpr OptionRow kRows[] = {
      "(a JVMTI event and a stack walk per object). inject:\n"
      "code put before each allocation instruction counts it\n"
      "in Java, with no event and no stack walk (natives and\n"
-     "JNI by the VMObjectAlloc event): much faster, but the\n"
-     "trace is the allocating method alone, and what the\n"
-     "JIT's own code for Object.clone, Arrays.copyOf and\n"
-     "the like allocates is not counted. Needs heap=sites\n"
-     "and live=n.",
+     "JNI by the VMObjectAlloc event): much faster. Traces\n"
+     "deeper than one frame come from a stack kept by calls\n"
+     "put into every method. The JIT's intrinsics that\n"
+     "allocate (Object.clone, Arrays.copyOf, ...) are turned\n"
+     "off, so that what they make is counted (not when the\n"
+     "agent is attached). Needs heap=sites and live=n.",
      false},
     {"sites", "<n>", "most allocation sites kept", "262144", B::kFasthprof, S::kText,
      "syntax error parsing sites=N", "sites option value must be a number from 1024 to 1048575",
