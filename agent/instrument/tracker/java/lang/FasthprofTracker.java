@@ -33,6 +33,7 @@
 package java.lang;
 
 import jdk.internal.misc.Unsafe;
+import jdk.internal.vm.annotation.DontInline;
 
 public final class FasthprofTracker {
     private FasthprofTracker() {}
@@ -345,7 +346,7 @@ public final class FasthprofTracker {
     /** Before `new`: heap=sites counted by injection (FasthprofAllocs). */
     public static void alloc(int site) {
         if (allocTraces) {
-            FasthprofAllocs.countTraced(traceState(), site);
+            allocTraced(site);
         } else {
             FasthprofAllocs.count(site);
         }
@@ -354,10 +355,22 @@ public final class FasthprofTracker {
     /** Before an array allocation (newarray, anewarray, multianewarray of 1 dimension): its length and the site. */
     public static void allocArray(int length, int site) {
         if (allocTraces) {
-            FasthprofAllocs.countArrayTraced(traceState(), length, site);
+            allocArrayTraced(length, site);
         } else {
             FasthprofAllocs.countArray(length, site);
         }
+    }
+
+    // The traced counts are a real call (as enter()): inlined, their thread-state lookup and
+    // (node, site) probe would be compiled again into every method that allocates.
+    @DontInline
+    private static void allocTraced(int site) {
+        FasthprofAllocs.countTraced(traceState(), site);
+    }
+
+    @DontInline
+    private static void allocArrayTraced(int length, int site) {
+        FasthprofAllocs.countArrayTraced(traceState(), length, site);
     }
 
     /**
@@ -372,7 +385,14 @@ public final class FasthprofTracker {
         }
     }
 
+    // enter, exit and at are @DontInline (honoured in a boot class): each is compiled once on its
+    // own and every instrumented method makes a plain call. Inlined, C2 compiled the thread-state
+    // lookup, the stack's stores and the unwinding loop again at every call, return and position
+    // call of every method it compiled, and javac at depth 4 spent most of its added CPU in the
+    // JIT (bench/README.md "Where javac's extra cost at depth 4 goes").
+
     /** Before an invoke at original offset `pos` (a short): where the calling frame is. */
+    @DontInline
     public static void at(int pos) {
         if (!engaged) {
             return;
@@ -427,6 +447,7 @@ public final class FasthprofTracker {
         }
     }
 
+    @DontInline
     public static void enter(int id) {
         if (!engaged) {
             return;
@@ -440,6 +461,7 @@ public final class FasthprofTracker {
         }
     }
 
+    @DontInline
     public static void exit(int id) {
         if (!engaged) {
             return;
