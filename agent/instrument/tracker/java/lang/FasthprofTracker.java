@@ -372,6 +372,14 @@ public final class FasthprofTracker {
         }
     }
 
+    /** Before Unsafe.allocateInstance(c) at the call site `call`: an instance of c (FasthprofAllocs.classSite). */
+    public static void allocClass(Class<?> c, int call) {
+        int site = FasthprofAllocs.classSite(c, call);
+        if (site >= 0) {
+            alloc(site);
+        }
+    }
+
     /** Before an invoke at original offset `pos` (a short): where the calling frame is. */
     public static void at(int pos) {
         if (!engaged) {
