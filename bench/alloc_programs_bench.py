@@ -15,8 +15,8 @@ rotating by one every round (the machine is shared and noisy):
           but the allocation calls)
   s512k   fasthprof heap=sites,sample=512k,depth=4
   times   fasthprof cpu=times,depth=4 (the shadow stack with times, no allocation counted)
-  inject_base, times_base   inject and times with FASTHPROF_BASE_AGENT, another build of the agent
-          (before a change), for a side by side comparison
+  inject_base, inject1_base, times_base   inject, inject1 and times with FASTHPROF_BASE_AGENT,
+          another build of the agent (before a change), for a side by side comparison
 
 Programs:
   javac   the JDK's own javac compiling the first 60 (by name) top-level sources of java.util from the
@@ -64,14 +64,16 @@ JAVA25 = os.environ.get("JAVA25_HOME") or "/usr/lib/jvm/temurin-25-jdk-amd64"
 JAVA17 = os.environ.get("JAVA17_HOME") or "/usr/lib/jvm/java-17-openjdk-amd64"
 H2_JAR = os.environ.get("FASTHPROF_H2_JAR") or "/usr/share/java/h2.jar"
 DEPTH = 4
-CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "inject1", "s512k", "times", "inject_base", "times_base"]
+CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "inject1", "s512k", "times", "inject_base", "inject1_base",
+              "times_base"]
 DEFAULT_CONTENDERS = CONTENDERS[:7]
 AGENT_OPTIONS = {"sites": "heap=sites", "live_n": "heap=sites,live=n", "inject": "heap=sites,live=n,alloc=inject",
                  "inject1": "heap=sites,live=n,alloc=inject", "s512k": "heap=sites,sample=512k", "times": "cpu=times"}
 AGENT_OPTIONS["inject_base"] = AGENT_OPTIONS["inject"]
+AGENT_OPTIONS["inject1_base"] = AGENT_OPTIONS["inject1"]
 AGENT_OPTIONS["times_base"] = AGENT_OPTIONS["times"]
 # Contenders at another depth than DEPTH.
-DEPTHS = {"inject1": 1}
+DEPTHS = {"inject1": 1, "inject1_base": 1}
 H2_LINE = re.compile(r"H2Load rows=(\d+) threads=(\d+) elapsed_ms=(\d+) count=(\d+) qty_sum=(\d+) "
                      r"lookup_sum=(\d+) range_sum=(\d+) aggregate_sum=(\d+)")
 SITE_ROW = re.compile(r"^\s*\d+\s+[\d.]+%\s+[\d.]+%\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\S+$", re.M)
@@ -232,6 +234,7 @@ def report_part(part, description, runs, rounds, figures):
                         ("inject", "heap=sites,live=n,alloc=inject,depth=4"),
                         ("inject1", "heap=sites,live=n,alloc=inject,depth=1"), ("s512k", "sample=512k"), ("floor", "floor"),
                         ("times", "cpu=times,depth=4"), ("inject_base", "base: heap=sites,live=n,alloc=inject,depth=4"),
+                        ("inject1_base", "base: heap=sites,live=n,alloc=inject,depth=1"),
                         ("times_base", "base: cpu=times,depth=4")):
         if name not in CONTENDERS:
             continue

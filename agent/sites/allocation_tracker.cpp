@@ -132,6 +132,12 @@ void AllocationTracker::start(JNIEnv* jni) {
     counting_by_injection_ = injected_->start(jni, &why);
     if (counting_by_injection_) {
       event_ = JVMTI_EVENT_VM_OBJECT_ALLOC;
+      // What Unsafe.allocateInstance makes the injected code counts (FasthprofAllocs.classSite).
+      if (jclass unsafe = jni->FindClass("jdk/internal/misc/Unsafe")) {
+        allocate_instance_ = jni->GetMethodID(unsafe, "allocateInstance", "(Ljava/lang/Class;)Ljava/lang/Object;");
+        jni->DeleteLocalRef(unsafe);
+      }
+      jvmti::clear_exception(jni);
     } else {
       jvmti::print_error("alloc=inject: " + why + "; heap=sites counts by the SampledObjectAlloc event instead");
     }
@@ -237,6 +243,12 @@ void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthre
   jint depth = context_.current_depth();
   if (depth > 0 && jvmti->GetStackTrace(nullptr, 0, depth, state.frames, &count) != JVMTI_ERROR_NONE) {
     count = 0;
+  }
+  if (allocate_instance_ != nullptr) {
+    jmethodID top = count > 0 ? state.frames[0].method : nullptr;
+    jlocation at = 0;
+    if (depth == 0 && jvmti->GetFrameLocation(nullptr, 0, &top, &at) != JVMTI_ERROR_NONE) top = nullptr;
+    if (top == allocate_instance_) return;  // counted by the injected code at its call
   }
   jlong class_tag = 0;
   jvmti->GetTag(klass, &class_tag);

@@ -100,6 +100,7 @@ class AllocationTracker final : public Feature, public AllocationTraces {
   bool live_;  // live=y: objects tagged at allocation and counted live at each report
   std::unique_ptr<InjectedAllocations> injected_;  // alloc=inject
   bool counting_by_injection_ = false;             // start() started it
+  jmethodID allocate_instance_ = nullptr;  // Unsafe.allocateInstance: its VMObjectAlloc events are counted by injection
   jvmtiEvent event_ = JVMTI_EVENT_SAMPLED_OBJECT_ALLOC;  // the event enabled at start()
 
   AllocationRecorder recorder_;  // its drain side and sites: the owner's

@@ -83,6 +83,12 @@ uint32_t InjectedAllocations::add_site(std::string_view class_name, const Inject
   // (FasthprofAllocs.countMulti).
   size_t levels = site.dimensions >= 2 ? site.dimensions : 1;
   std::lock_guard<std::mutex> lock(sites_mutex_);
+  if (site.instantiates) {
+    // A call of Unsafe.allocateInstance: never counted as such, only the sites class_site() makes
+    // from it for each class it is given.
+    sites_.push_back({method, site.offset, SiteKind::kInstance, std::string()});
+    return static_cast<uint32_t>(sites_.size() - 1) << 4;
+  }
   SiteKind kind = SiteKind::kInstance;
   for (size_t level = 0; level < levels; ++level) {
     std::string type = site.type.substr(level);
@@ -91,6 +97,38 @@ uint32_t InjectedAllocations::add_site(std::string_view class_name, const Inject
   }
   auto index = static_cast<uint32_t>(sites_.size() - 1);
   return (index << 4) | static_cast<uint32_t>(kind);
+}
+
+namespace {
+
+InjectedAllocations* class_sites_owner = nullptr;  // the one instance, once started
+
+// FasthprofAllocs.newClassSite (native), on the Java thread that made the object.
+jint JNICALL new_class_site(JNIEnv* jni, jclass, jclass klass, jint call) {
+  InjectedAllocations* owner = class_sites_owner;
+  return owner == nullptr ? -1 : owner->class_site(jni, klass, call);
+}
+
+}  // namespace
+
+jint InjectedAllocations::class_site(JNIEnv*, jclass klass, jint call) {
+  char* signature = nullptr;
+  if (klass == nullptr || context_.jvmti->GetClassSignature(klass, &signature, nullptr) != JVMTI_ERROR_NONE) return -1;
+  std::string type(signature);
+  context_.jvmti->Deallocate(reinterpret_cast<unsigned char*>(signature));
+  // An array class would make an array (Unsafe.allocateInstance throws): not counted.
+  if (type.empty() || type[0] == '[') return -1;
+  std::lock_guard<std::mutex> lock(sites_mutex_);
+  auto index = static_cast<uint32_t>(call) >> 4;
+  if (index >= sites_.size()) return -1;
+  const uint64_t key = (uint64_t{index} << 32) ^ std::hash<std::string>()(type);
+  auto [it, added] = class_sites_.try_emplace(key, 0);
+  if (!added && sites_[it->second].signature == type) return static_cast<jint>(it->second << 4);
+  Site site = sites_[index];
+  site.signature = std::move(type);
+  sites_.push_back(std::move(site));
+  it->second = static_cast<uint32_t>(sites_.size() - 1);
+  return static_cast<jint>(it->second << 4);
 }
 
 bool InjectedAllocations::start(JNIEnv* jni, std::string* why) {
@@ -130,6 +168,14 @@ bool InjectedAllocations::start(JNIEnv* jni, std::string* why) {
     return false;
   }
   if (traced_ && !start_traces(jni, tracker, why)) return false;
+  class_sites_owner = this;
+  JNINativeMethod native{const_cast<char*>("newClassSite"), const_cast<char*>("(Ljava/lang/Class;I)I"),
+                         reinterpret_cast<void*>(&new_class_site)};
+  if (jni->RegisterNatives(counter, &native, 1) != JNI_OK) {
+    jvmti::clear_exception(jni);
+    *why = "the allocation counter's native cannot be bound";
+    return false;
+  }
   counter_ = static_cast<jclass>(jni->NewGlobalRef(counter));
   last_collect_ns_ = monotonic_ns();
   return true;

@@ -53,6 +53,9 @@ class InjectedAllocations {
   // VM death: no more counting. Says on stderr (verbose=y) what was counted and left out.
   void stop(JNIEnv* jni);
   void add_capabilities(jvmtiCapabilities* wanted) const { instrumenter_->add_capabilities(wanted); }
+  // FasthprofAllocs.newClassSite (any Java thread): the site ID of instances of `klass` made by the
+  // Unsafe.allocateInstance call whose site ID is `call` (one per pair, made when first asked), or -1.
+  jint class_site(JNIEnv* jni, jclass klass, jint call);
   // Load time (Agent_OnLoad, or Agent_OnAttach: `attached`): keeps the JIT from compiling the
   // intrinsics that allocate without an instruction or an event (Object.clone, Arrays.copyOf, ...),
   // so that what they allocate is counted by the instructions or the natives they run instead.
@@ -90,6 +93,8 @@ class InjectedAllocations {
 
   std::mutex sites_mutex_;
   std::vector<Site> sites_;  // by index; guarded by sites_mutex_
+  // class_site()'s: (call index << 32 ^ the class signature's hash) -> site index; sites_mutex_.
+  std::unordered_map<uint64_t, uint32_t> class_sites_;
 
   // The owner's.
   jclass counter_ = nullptr;  // java.lang.FasthprofAllocs, a global reference

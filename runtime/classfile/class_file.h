@@ -90,6 +90,16 @@ struct ConstantPool {
   bool class_name(uint32_t index, std::string_view* out) const {
     return is(index, kClass) && utf8(load_be16(data + offset[index] + 1), out);
   }
+  // Whether entry `index` is the Methodref class.name:descriptor.
+  bool is_method(uint32_t index, std::string_view cls, std::string_view name, std::string_view descriptor) const {
+    if (!is(index, kMethodref)) return false;
+    const uint8_t* p = data + offset[index];
+    std::string_view c, n, d;
+    uint16_t nat = load_be16(p + 3);
+    if (!is(nat, kNameAndType) || !class_name(load_be16(p + 1), &c)) return false;
+    const uint8_t* q = data + offset[nat];
+    return utf8(load_be16(q + 1), &n) && n == name && utf8(load_be16(q + 3), &d) && d == descriptor && c == cls;
+  }
 };
 
 // A method as found in the class file.

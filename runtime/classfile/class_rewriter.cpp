@@ -54,6 +54,7 @@ struct Injection {
   size_t site_count = 0;                // 0: no allocation calls
   uint16_t alloc_ref = 0, alloc_array_ref = 0, alloc_multi_ref = 0;
   uint16_t at_ref = 0;                  // 0: no position calls before invokes
+  uint16_t alloc_class_ref = 0;
 };
 
 // An allocation instruction found by CodeRewriter::find_allocations.
@@ -62,6 +63,7 @@ struct Allocation {
   std::string type;
   int32_t line;        // from the LineNumberTable, -1 without one
   uint8_t dimensions;  // multianewarray's, else 0
+  bool instantiates;   // Unsafe.allocateInstance (InjectedSite)
 };
 
 class CodeRewriter {
@@ -79,7 +81,7 @@ class CodeRewriter {
     uint32_t locals = 0;  // for the counts of a multianewarray (multi_allocation.h)
     size_t site = 0;
     for (Instruction& insn : insns_) {
-      if (!is_allocation(insn.op) || site >= injection.site_count) continue;
+      if (!counted(insn) || site >= injection.site_count) continue;
       insn.site_constant = injection.site_constants[site++];
       growth = std::max(growth, insn.op == kNew ? 1u : 2u);  // an array's copied length, then the ID
       if (dimensions_of(insn) >= 2) locals = std::max(locals, uint32_t{dimensions_of(insn)});
@@ -120,10 +122,10 @@ class CodeRewriter {
     CodeOutcome read_outcome = read(info, size, name, descriptor);
     if (read_outcome != CodeOutcome::kRewritten) return read_outcome;
     for (const Instruction& insn : insns_) {
-      if (!is_allocation(insn.op)) continue;
+      if (!counted(insn)) continue;
       Allocation allocation{insn.at, {}, line_of(insn.at),
-                            static_cast<uint8_t>(insn.op == kMultianewarray ? code_[insn.at + 3] : 0)};
-      if (!allocation_type(insn, &allocation.type))
+                            static_cast<uint8_t>(insn.op == kMultianewarray ? code_[insn.at + 3] : 0), !is_allocation(insn.op)};
+      if (!allocation.instantiates && !allocation_type(insn, &allocation.type))
         return malformed("allocation at " + std::to_string(insn.at) + " names no array type or class");
       out.push_back(std::move(allocation));
     }
@@ -220,18 +222,23 @@ class CodeRewriter {
   }
 
   uint8_t dimensions_of(const Instruction& insn) const { return insn.op == kMultianewarray ? code_[insn.at + 3] : 0; }
+  bool counted(const Instruction& insn) const {
+    return is_allocation(insn.op) ||
+           (insn.op == kInvokevirtual && pool_.is_method(load_be16(code_ + insn.at + 1), "jdk/internal/misc/Unsafe",
+                                                         "allocateInstance", "(Ljava/lang/Class;)Ljava/lang/Object;"));
+  }
 
   // The counting call before an allocation: an array's length copied to the top of the stack
   // (class_rewriter.h), then the site ID and the call; every count of a multianewarray of 2
-  // dimensions or more through fresh locals (multi_allocation.h).
+  // dimensions or more through fresh locals (multi_allocation.h); Unsafe.allocateInstance's class.
   void allocation_call(Writer& w, const Instruction& insn, const Injection& injection) const {
     if (insn.op == kNew) {
       emit_call(w, insn.site_constant, injection.alloc_ref);
     } else if (dimensions_of(insn) >= 2) {
       multi_allocation_call(w, dimensions_of(insn), max_locals_, insn.site_constant, injection.alloc_multi_ref);
-    } else {  // ..., count -> ..., count, count
+    } else {  // ..., count -> ..., count, count (or the class to allocateInstance)
       w.u1(kDup);
-      emit_call(w, insn.site_constant, injection.alloc_array_ref);
+      emit_call(w, insn.site_constant, is_allocation(insn.op) ? injection.alloc_array_ref : injection.alloc_class_ref);
     }
   }
 
@@ -664,7 +671,7 @@ bool assign_ids(const uint8_t* data, const ClassFile& cf, const std::string& cla
       }
       for (Allocation& a : allocations) {
         InjectedSite site{std::string(m.name), std::string(m.descriptor), a.offset, std::move(a.type), 0, a.line,
-                          a.dimensions};
+                          a.dimensions, a.instantiates};
         site.id = plan.assign_site_id(class_name, site);
         method.sites.push_back(std::move(site));
       }
@@ -704,7 +711,7 @@ RewriteResult rewrite_methods(const uint8_t* data, size_t size, const ClassFile&
     for (const InjectedSite& site : method.sites) site_constants.push_back(id_index(site.id));
     Injection injection{plan.calls, plan.calls ? id_index(method.id) : uint16_t{0}, refs.enter, refs.exit,
                         site_constants.data(), site_constants.size(), refs.alloc, refs.alloc_array, refs.alloc_multi,
-                        refs.at};
+                        refs.at, refs.alloc_class};
     code.clear();
     CodeOutcome outcome = rewriter.rewrite(data + m.code_at, m.code_length, m.name, m.descriptor, injection, code);
     if (outcome == CodeOutcome::kMalformed) {
@@ -771,7 +778,7 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const RewritePlan&
     if (plan.calls) distinct.push_back(method.id);
     for (const InjectedSite& site : method.sites) {
       distinct.push_back(site.id);
-      (site.dimensions >= 2 ? needs.multi : site.type[0] == '[' ? needs.arrays : needs.news) = true;
+      (site.instantiates ? needs.classes : site.dimensions >= 2 ? needs.multi : site.type[0] == '[' ? needs.arrays : needs.news) = true;
     }
   }
   if (injecting == 0) return result;
@@ -786,14 +793,6 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const RewritePlan&
     return result;
   }
   return rewrite_methods(data, size, cf, plan, plans, distinct, tracker_entries, refs, std::move(result));
-}
-
-RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls& tracker,
-                            const MethodIdAssigner& assign_id) {
-  RewritePlan plan;
-  plan.tracker = tracker;
-  plan.assign_method_id = assign_id;
-  return rewrite_class(data, size, plan);
 }
 
 }  // namespace fasthprof

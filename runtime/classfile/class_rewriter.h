@@ -46,6 +46,7 @@ struct TrackerCalls {
   std::string alloc_array_name = "allocArray";  // (II)V: the length, the site ID
   std::string alloc_multi_name = "allocMulti";  // ([II)V: a multianewarray's counts (2 or more), the site ID
   std::string at_name = "at";                   // (I)V: the original offset of the invoke that follows (as a short)
+  std::string alloc_class_name = "allocClass";  // (Ljava/lang/Class;I)V: before Unsafe.allocateInstance: its class, the site ID
 };
 
 // One allocation instruction that got a counting call.
@@ -60,6 +61,9 @@ struct InjectedSite {
   // (type, then type without its first '[', ...) under one ID, the caller's: the agent's names the
   // innermost level and gives the levels above it the indexes just before (FasthprofAllocs.java).
   uint8_t dimensions = 0;
+  // A call of jdk.internal.misc.Unsafe.allocateInstance(Class) (type ""): an instance of the class
+  // it is given, known when it runs (the JDK makes lambdas' objects this way).
+  bool instantiates = false;
 };
 
 struct InjectedMethod {
@@ -105,7 +109,7 @@ using SiteIdAssigner = std::function<uint32_t(std::string_view class_name, const
 struct RewritePlan {
   TrackerCalls tracker;
   bool calls = true;         // entry and exit calls; assign_method_id is needed
-  bool allocations = false;  // a call before every allocation instruction; assign_site_id is needed
+  bool allocations = false;  // a call before every allocation instruction and Unsafe.allocateInstance; assign_site_id is needed
   bool call_positions = false;  // with calls: a call before every invoke* naming its offset
   MethodIdAssigner assign_method_id;
   SiteIdAssigner assign_site_id;
@@ -116,7 +120,12 @@ struct RewritePlan {
 RewriteResult rewrite_class(const uint8_t* data, size_t size, const RewritePlan& plan);
 
 // Entry and exit calls only (cpu=times).
-RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls& tracker,
-                            const MethodIdAssigner& assign_id);
+inline RewriteResult rewrite_class(const uint8_t* data, size_t size, const TrackerCalls& tracker,
+                                   const MethodIdAssigner& assign_id) {
+  RewritePlan plan;
+  plan.tracker = tracker;
+  plan.assign_method_id = assign_id;
+  return rewrite_class(data, size, plan);
+}
 
 }  // namespace fasthprof

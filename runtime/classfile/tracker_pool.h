@@ -13,12 +13,12 @@ namespace fasthprof::class_file {
 
 // The tracker's Methodrefs, appended to the pool; 0 for those not needed.
 struct TrackerRefs {
-  uint16_t enter = 0, exit = 0, alloc = 0, alloc_array = 0, alloc_multi = 0, at = 0;
+  uint16_t enter = 0, exit = 0, alloc = 0, alloc_array = 0, alloc_multi = 0, at = 0, alloc_class = 0;
 };
 
 // What one class needs of the tracker.
 struct TrackerNeeds {
-  bool calls = false, news = false, arrays = false, multi = false, positions = false;
+  bool calls = false, news = false, arrays = false, multi = false, positions = false, classes = false;
 };
 
 // The tracker's class, names, descriptors, NameAndTypes and Methodrefs, as far as needed.
@@ -51,6 +51,10 @@ inline TrackerRefs append_tracker(PoolAppender& pool, const TrackerCalls& tracke
   if (needs.multi) {
     uint16_t nat = pool.entry(kNameAndType, pool.utf8(tracker.alloc_multi_name), pool.utf8("([II)V"));
     refs.alloc_multi = pool.entry(kMethodref, class_entry, nat);
+  }
+  if (needs.classes) {
+    uint16_t nat = pool.entry(kNameAndType, pool.utf8(tracker.alloc_class_name), pool.utf8("(Ljava/lang/Class;I)V"));
+    refs.alloc_class = pool.entry(kMethodref, class_entry, nat);
   }
   if (needs.positions) {
     uint16_t nat = pool.entry(kNameAndType, pool.utf8(tracker.at_name), int_void);

@@ -21,6 +21,8 @@
  *   copies   40 rounds x 5000 of Copied.clone(), Copied[].clone(), Arrays.copyOf and copyOfRange of a
  *            Copied[] and Array.newInstance(Copied.class): 200 000 Copied and 800 000 Copied[], made
  *            by what HotSpot compiles as allocating intrinsics once the loop is compiled
+ *   lambdas  40 rounds x 5000 capturing lambdas (an IntSupplier of the round's number), whose
+ *            objects the JDK makes through Unsafe.allocateInstance: 200 000 of one hidden class
  *   sleep N  after either mode: sleep N ms (for kill -QUIT)
  *   attach F waits (in a loop already running when an agent is attached) for the file F, then
  *            does what basic does
@@ -200,6 +202,12 @@ public class AllocSites {
         for (int round = 0; round < 40; round++) copyRound(model, array, 5000);
     }
 
+    static void lambdaRound(int round, int count) {
+        for (int i = 0; i < count; i++) {
+            copies[i] = (java.util.function.IntSupplier) () -> round;
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "basic";
         if (mode.equals("threads")) {
@@ -208,6 +216,8 @@ public class AllocSites {
             makeMulti(1);
         } else if (mode.equals("copies")) {
             copies();
+        } else if (mode.equals("lambdas")) {
+            for (int round = 0; round < 40; round++) lambdaRound(round, 5000);
         } else if (mode.equals("exceptions")) {
             exceptions(); // SITE:exceptions
         } else if (mode.equals("attach")) {

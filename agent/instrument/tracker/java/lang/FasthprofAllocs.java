@@ -25,6 +25,12 @@
  * the first time a pair is met its node's frames (methods and the positions they call from) are
  * copied here, so that collect() gives whole traces whatever becomes of the tracker's nodes. An
  * empty shadow stack, or no budget left for the pair, counts under the site alone (one frame).
+ *
+ * A call of Unsafe.allocateInstance(c) (how the JDK makes the objects of lambdas and other method
+ * handle constructors) makes an instance of a class known only when it runs: the agent gives each
+ * (call, class) pair a site of its own when first asked (newClassSite, a native), and classSite
+ * keeps the answers in a table that collect() drops, so that no class is held here for longer than
+ * between two collections (a class loader that goes away is not kept alive).
  */
 package java.lang;
 
@@ -76,6 +82,22 @@ final class FasthprofAllocs {
     }
 
     private static volatile boolean engaged;
+
+    // classSite's answers: (call, class) -> site, open addressing; replaced whole, under LOCK.
+    private static final class ClassSites {
+        final Class<?>[] classes;
+        final int[] calls;
+        final int[] sites;
+        int size;
+
+        ClassSites(int capacity) {
+            classes = new Class<?>[capacity];
+            calls = new int[capacity];
+            sites = new int[capacity];
+        }
+    }
+
+    private static volatile ClassSites classSites = new ClassSites(64);
     // Array layout (start()): the base offset and the shift of the element size per kind, the
     // object alignment minus one.
     private static final int[] BASE = new int[7];
@@ -132,6 +154,7 @@ final class FasthprofAllocs {
     static Object[] collect(Thread[] ended) {
         LOCK.lock();
         try {
+            classSites = new ClassSites(64);
             State[] tab = table;
             int states = 1;
             for (State s : tab) {
@@ -414,6 +437,66 @@ final class FasthprofAllocs {
         }
         return 0;
     }
+
+    /** The site of an instance of c made by the Unsafe.allocateInstance call `call`; -1: none. */
+    static int classSite(Class<?> c, int call) {
+        if (c == null || !engaged) {
+            return -1;
+        }
+        int site = findClassSite(classSites, c, call);
+        if (site != -1) {
+            return site;
+        }
+        site = newClassSite(c, call);
+        if (site < 0) {
+            return -1;
+        }
+        LOCK.lock();
+        try {
+            ClassSites t = classSites;
+            if (findClassSite(t, c, call) == -1) {
+                ClassSites grown = new ClassSites(t.size * 2 + 2 > t.classes.length ? t.classes.length * 2 : t.classes.length);
+                for (int i = 0; i < t.classes.length; i++) {
+                    if (t.classes[i] != null) {
+                        putClassSite(grown, t.classes[i], t.calls[i], t.sites[i]);
+                    }
+                }
+                putClassSite(grown, c, call, site);
+                classSites = grown;
+            }
+        } finally {
+            LOCK.unlock();
+        }
+        return site;
+    }
+
+    private static int findClassSite(ClassSites t, Class<?> c, int call) {
+        int mask = t.classes.length - 1;
+        for (int i = (System.identityHashCode(c) ^ call) & mask; ; i = (i + 1) & mask) {
+            Class<?> k = t.classes[i];
+            if (k == null) {
+                return -1;
+            }
+            if (k == c && t.calls[i] == call) {
+                return t.sites[i];
+            }
+        }
+    }
+
+    private static void putClassSite(ClassSites t, Class<?> c, int call, int site) {
+        int mask = t.classes.length - 1;
+        int i = (System.identityHashCode(c) ^ call) & mask;
+        while (t.classes[i] != null) {
+            i = (i + 1) & mask;
+        }
+        t.classes[i] = c;
+        t.calls[i] = call;
+        t.sites[i] = site;
+        t.size++;
+    }
+
+    // The agent's (bound at start): a new site for (call, c), or -1.
+    private static native int newClassSite(Class<?> c, int call);
 
     static void count(int site) {
         if (!engaged) {

@@ -385,6 +385,14 @@ public final class FasthprofTracker {
         }
     }
 
+    /** Before Unsafe.allocateInstance(c) at the call site `call`: an instance of c (FasthprofAllocs.classSite). */
+    public static void allocClass(Class<?> c, int call) {
+        int site = FasthprofAllocs.classSite(c, call);
+        if (site >= 0) {
+            alloc(site);
+        }
+    }
+
     // enter, exit and at are @DontInline (honoured in a boot class): each is compiled once on its
     // own and every instrumented method makes a plain call. Inlined, C2 compiled the thread-state
     // lookup, the stack's stores and the unwinding loop again at every call, return and position
