@@ -432,9 +432,10 @@ namespace {
 // HotSpot's intrinsics whose compiled code allocates with no allocation instruction and no
 // VMObjectAlloc event: the Java method or native behind each counts (an instruction in
 // Arrays.copyOfRange, the VMObjectAlloc event of Object.clone's native) only while the intrinsic
-// is off. Names as -XX:DisableIntrinsic takes them, the same in JDK 17 and 25.
-constexpr const char* kAllocatingIntrinsics =
-    "_clone,_copyOf,_copyOfRange,_newArray,_allocateInstance,_allocateUninitializedArray";
+// is off. Names as -XX:DisableIntrinsic takes them, the same in JDK 17 and 25. Not
+// _allocateInstance: the injected code counts Unsafe.allocateInstance at its call (class_site()),
+// so its intrinsic may stay, and save the compiled callers the native and its event.
+constexpr const char* kAllocatingIntrinsics = "_clone,_copyOf,_copyOfRange,_newArray,_allocateUninitializedArray";
 
 }  // namespace
 
@@ -446,8 +447,8 @@ void InjectedAllocations::hold_back_allocating_intrinsics(bool attached) {
   jvmti::print_error(std::string("alloc=inject: ") +
                      (attached ? "loaded into a running VM, the JIT's intrinsics stay on"
                                : "this VM does not let the agent turn the JIT's allocating intrinsics off") +
-                     ": what compiled code allocates by Object.clone, Arrays.copyOf(Range), Array.newInstance and "
-                     "Unsafe.allocateInstance is not counted");
+                     ": what compiled code allocates by Object.clone, Arrays.copyOf(Range) and Array.newInstance "
+                     "is not counted");
 }
 
 void InjectedAllocations::stop(JNIEnv* jni) {
