@@ -9,8 +9,8 @@
 #include "base/clock.h"
 #include "base/stderr_line.h"
 #include "class_tracker.h"
-#include "hotspot_structs.h"
 #include "cpu/cpu_timer.h"
+#include "hotspot_structs.h"
 #include "instrument/tracker_threads.h"
 #include "jvmti_support.h"
 #include "sections/site_table.h"
@@ -442,8 +442,7 @@ constexpr const char* kAllocatingIntrinsics = "_clone,_copyOf,_copyOfRange,_newA
 void InjectedAllocations::hold_back_allocating_intrinsics(bool attached) {
   // Counted by the SampledObjectAlloc event instead (start() fails): the intrinsics may stay.
   if (ObjectSizes::unreadable_collector() != nullptr) return;
-  if (!attached) intrinsics_held_ = hotspot_append_to_list_flag("DisableIntrinsic", "CompileCommand", kAllocatingIntrinsics);
-  if (intrinsics_held_) return;
+  if (!attached && hotspot_append_to_list_flag("DisableIntrinsic", "CompileCommand", kAllocatingIntrinsics)) return;
   jvmti::print_error(std::string("alloc=inject: ") +
                      (attached ? "loaded into a running VM, the JIT's intrinsics stay on"
                                : "this VM does not let the agent turn the JIT's allocating intrinsics off") +

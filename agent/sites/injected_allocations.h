@@ -100,7 +100,6 @@ class InjectedAllocations {
   jclass counter_ = nullptr;  // java.lang.FasthprofAllocs, a global reference
   jmethodID collect_ = nullptr, stop_ = nullptr, ignore_ = nullptr;
   bool writer_ignored_ = false;
-  bool intrinsics_held_ = false;  // hold_back_allocating_intrinsics() succeeded
   // Allocation traces (depth > 1): the tracker keeps the shadow stack; without cpu=times this side
   // started it (its words, never freed: a daemon thread may still count after VM death).
   bool traced_ = false, owns_tracker_ = false;
