@@ -121,13 +121,13 @@ jint InjectedAllocations::class_site(JNIEnv*, jclass klass, jint call) {
   std::lock_guard<std::mutex> lock(sites_mutex_);
   auto index = static_cast<uint32_t>(call) >> 4;
   if (index >= sites_.size()) return -1;
-  const uint64_t key = (uint64_t{index} << 32) ^ std::hash<std::string>()(type);
-  auto [it, added] = class_sites_.try_emplace(key, 0);
-  if (!added && sites_[it->second].signature == type) return static_cast<jint>(it->second << 4);
-  Site site = sites_[index];
-  site.signature = std::move(type);
-  sites_.push_back(std::move(site));
-  it->second = static_cast<uint32_t>(sites_.size() - 1);
+  auto [it, added] = class_sites_.try_emplace({index, type}, 0);
+  if (added) {
+    Site site = sites_[index];
+    site.signature = std::move(type);
+    sites_.push_back(std::move(site));
+    it->second = static_cast<uint32_t>(sites_.size() - 1);
+  }
   return static_cast<jint>(it->second << 4);
 }
 

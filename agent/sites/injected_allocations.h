@@ -26,6 +26,7 @@
 #include <jvmti.h>
 
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -93,8 +94,8 @@ class InjectedAllocations {
 
   std::mutex sites_mutex_;
   std::vector<Site> sites_;  // by index; guarded by sites_mutex_
-  // class_site()'s: (call index << 32 ^ the class signature's hash) -> site index; sites_mutex_.
-  std::unordered_map<uint64_t, uint32_t> class_sites_;
+  // class_site()'s: (call index, class signature) -> site index; sites_mutex_.
+  std::map<std::pair<uint32_t, std::string>, uint32_t> class_sites_;
 
   // The owner's.
   jclass counter_ = nullptr;  // java.lang.FasthprofAllocs, a global reference

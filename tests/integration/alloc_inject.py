@@ -40,21 +40,30 @@ def frame(method, marker):
     return f"AllocSites.{method}(AllocSites.java:{LINES[marker]})"
 
 
-def sites_of(label, home, options, mode, run_args=(), jvm_args=()):
-    """Runs AllocSites with heap=sites,live=n,depth=1,cutoff=0 and `options`; returns ({(class, top
-    frame, thread or None): (objects, bytes)} of AllocSites' own sites, every row, the run), or None."""
-    run = run_java(home, agentpath(f"heap=sites,live=n,depth=1,cutoff=0,{options}file=sites.txt"), "AllocSites",
-                   [mode, *run_args], jvm_args=["-Xcheck:jni", *jvm_args], timeout=240)
+def run_sites(label, home, options, mode, run_args=(), jvm_args=()):
+    """Runs AllocSites `mode` with the agent's `options` (writing sites.txt) under -Xcheck:jni;
+    returns (the file's text, the SITES rows, the run) when it exits normally with no WARNING and
+    one whole SITES section, else None."""
+    run = run_java(home, agentpath(f"{options},file=sites.txt"), "AllocSites", [mode, *run_args],
+                   jvm_args=["-Xcheck:jni", *jvm_args], timeout=240)
     if not check(run.code == 0 and "AllocSites done" in run.stdout, f"{label}: exits normally", run):
         return None
     check_no_warnings(label, run.stdout, run.stderr)
     text = run.text("sites.txt")
-    found = hprof_records.text_traces(text)
-    traces = {serial: frames for serial, (_, frames) in found.items()}
     sections = hprof_records.text_sites(text)
     if not check(len(sections) == 1 and sections[0][4], f"{label}: one whole SITES section", run):
         return None
-    rows = [r for r in sections[0][3] if r]
+    return text, [r for r in sections[0][3] if r], run
+
+
+def sites_of(label, home, options, mode, run_args=(), jvm_args=()):
+    """Runs AllocSites with heap=sites,live=n,depth=1,cutoff=0 and `options`; returns ({(class, top
+    frame, thread or None): (objects, bytes)} of AllocSites' own sites, every row, the run), or None."""
+    got = run_sites(label, home, f"heap=sites,live=n,depth=1,cutoff=0,{options}".rstrip(","), mode, run_args, jvm_args)
+    if got is None:
+        return None
+    text, rows, run = got
+    traces = {serial: frames for serial, (_, frames) in hprof_records.text_traces(text).items()}
     own = {}
     for r in rows:
         frames = traces.get(r["trace"], [])
@@ -129,18 +138,14 @@ def run_multi(label, home):
 def class_totals(label, home, options, mode, classes):
     """({class: allocated objects} over every row, for the given classes, a name ending in `*` for
     every class whose name begins so; the run), or None."""
-    run = run_java(home, agentpath(f"heap=sites,live=n,cutoff=0,{options},file=sites.txt"), "AllocSites", [mode],
-                   jvm_args=["-Xcheck:jni"], timeout=240)
-    if not check(run.code == 0 and "AllocSites done" in run.stdout, f"{label}: exits normally", run):
+    got = run_sites(label, home, f"heap=sites,live=n,cutoff=0,{options}", mode)
+    if got is None:
         return None
-    check_no_warnings(label, run.stdout, run.stderr)
-    sections = hprof_records.text_sites(run.text("sites.txt"))
-    if not check(len(sections) == 1 and sections[0][4], f"{label}: one whole SITES section", run):
-        return None
+    _, rows, run = got
     totals = dict.fromkeys(classes, 0)
-    for r in sections[0][3]:
+    for r in rows:
         for name in classes:
-            if r and (r["class"] == name or (name.endswith("*") and r["class"].startswith(name[:-1]))):
+            if r["class"] == name or (name.endswith("*") and r["class"].startswith(name[:-1])):
                 totals[name] += r["alloc_objs"]
     return totals, run
 
