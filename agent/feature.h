@@ -60,7 +60,7 @@ struct AgentContext {
 // Events beyond those every agent gets (thread start/end, class prepare) that a feature handles.
 struct FeatureEvents {
   bool class_load = false;            // enabled by the feature itself; the hook may be empty
-  bool compiled_method_load = false;  // the same
+  bool compiled_method_load = false;  // the same; CompiledMethodUnload goes to the same hooks
   // cpu=times (agent/cpu/cpu_timer.h) alone: ExceptionCatch goes straight to it. (ClassFileLoadHook
   // goes to the class instrumenter, agent/instrument/class_instrumenter.h, which the Profiler owns.)
   bool exception_catch = false;
@@ -123,7 +123,9 @@ class Feature {
   virtual void on_thread_end(JNIEnv* /*jni*/, jthread /*thread*/) {}
   virtual void on_class_prepare(JNIEnv* /*jni*/, jclass /*klass*/) {}
   virtual void on_class_load(JNIEnv* /*jni*/, jclass /*klass*/) {}
-  virtual void on_compiled_method_load(jmethodID /*method*/) {}
+  // The instructions of a compiled method (`code`, `size` bytes), loaded or unloaded.
+  virtual void on_compiled_method_load(jmethodID /*method*/, const void* /*code*/, jint /*size*/) {}
+  virtual void on_compiled_method_unload(jmethodID /*method*/, const void* /*code*/) {}
   // SampledObjectAlloc, the hot event, is no hook: the callback table calls the allocation tracker
   // (heap=sites|all) directly.
 

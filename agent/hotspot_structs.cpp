@@ -140,6 +140,14 @@ std::optional<bool> hotspot_bool_flag(std::string_view name) {
   return *static_cast<const bool*>(flag->value);
 }
 
+bool hotspot_set_bool_flag(std::string_view name, bool value, std::string_view like) {
+  auto flag = find_flag(name);
+  auto model = find_flag(like);
+  if (!flag || !model || !flag->type || !model->type || *flag->type != *model->type) return false;
+  *static_cast<bool*>(flag->value) = value;
+  return true;
+}
+
 bool hotspot_append_to_list_flag(std::string_view name, std::string_view like, std::string_view items) {
   auto flag = find_flag(name);
   auto model = find_flag(like);

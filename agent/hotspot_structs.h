@@ -17,6 +17,12 @@ namespace fasthprof {
 // time after the VM's flags are parsed (Agent_OnLoad included).
 std::optional<bool> hotspot_bool_flag(std::string_view name);
 
+// Sets the bool flag `name` to `value`; its type must be that of the bool flag `like` (e.g.
+// DisableAttachMechanism). False, with nothing written, when the VM does not describe its flags or
+// their types, has no such flag or the types differ. Only before the VM reads the flag (Agent_OnLoad
+// for what the compilers read as they compile).
+bool hotspot_set_bool_flag(std::string_view name, bool value, std::string_view like);
+
 // Appends `items` (comma separated) to the list flag `name` (a ccstrlist such as
 // DisableIntrinsic), whose type must be that of the list flag `like` (e.g. CompileCommand): the
 // tables give each flag's type as a number that differs between JDKs. False, with nothing

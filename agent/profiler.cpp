@@ -267,7 +267,10 @@ bool Profiler::set_up_jvmti(std::string* error) {
     callbacks.VMObjectAlloc = &on_sampled_object_alloc;
   }
   if (!class_load_hooks_.empty()) callbacks.ClassLoad = &on_class_load;
-  if (!compiled_method_hooks_.empty()) callbacks.CompiledMethodLoad = &on_compiled_method_load;
+  if (!compiled_method_hooks_.empty()) {
+    callbacks.CompiledMethodLoad = &on_compiled_method_load;
+    callbacks.CompiledMethodUnload = &on_compiled_method_unload;
+  }
   if (monitor_hook_ != nullptr) {
     callbacks.MonitorContendedEnter = &on_monitor_contended_enter;
     callbacks.MonitorContendedEntered = &on_monitor_contended_entered;
@@ -546,11 +549,19 @@ void JNICALL Profiler::on_class_load(jvmtiEnv*, JNIEnv* jni, jthread, jclass kla
   profiler->leave_callback();
 }
 
-void JNICALL Profiler::on_compiled_method_load(jvmtiEnv*, jmethodID method, jint, const void*, jint,
-                                               const jvmtiAddrLocationMap*, const void*) {
+void JNICALL Profiler::on_compiled_method_load(jvmtiEnv*, jmethodID method, jint code_size, const void* code_addr,
+                                               jint, const jvmtiAddrLocationMap*, const void*) {
   if (!profiler->enter_callback()) return;
   guarded("CompiledMethodLoad", [&] {
-    for (Feature* feature : profiler->compiled_method_hooks_) feature->on_compiled_method_load(method);
+    for (Feature* feature : profiler->compiled_method_hooks_) feature->on_compiled_method_load(method, code_addr, code_size);
+  });
+  profiler->leave_callback();
+}
+
+void JNICALL Profiler::on_compiled_method_unload(jvmtiEnv*, jmethodID method, const void* code_addr) {
+  if (!profiler->enter_callback()) return;
+  guarded("CompiledMethodUnload", [&] {
+    for (Feature* feature : profiler->compiled_method_hooks_) feature->on_compiled_method_unload(method, code_addr);
   });
   profiler->leave_callback();
 }

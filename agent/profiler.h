@@ -104,6 +104,7 @@ class Profiler : private WriterJobs {
   static void JNICALL on_compiled_method_load(jvmtiEnv* jvmti, jmethodID method, jint code_size,
                                               const void* code_addr, jint map_length,
                                               const jvmtiAddrLocationMap* map, const void* compile_info);
+  static void JNICALL on_compiled_method_unload(jvmtiEnv* jvmti, jmethodID method, const void* code_addr);
   static void JNICALL on_sampled_object_alloc(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jobject object,
                                               jclass klass, jlong size);
   static void JNICALL on_data_dump_request(jvmtiEnv* jvmti);

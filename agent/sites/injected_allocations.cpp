@@ -36,11 +36,31 @@ InjectedAllocations::InjectedAllocations(const AgentContext& context, ClassInstr
     : context_(context), instrumenter_(instrumenter) {
   instrumenter_->inject_allocations(
       [this](std::string_view class_name, const InjectedSite& site) { return add_site(class_name, site); });
-  if (context.options->depth > 1) {
-    traced_ = true;
-    instrumenter_->inject_call_positions();
-    instrumenter_->catch_exceptions(context.jvmti);
+  if (context.options->depth <= 1) return;
+  // The frame walk needs frame pointers in compiled code, which only a VM still loading can be told
+  // to keep; cpu=times keeps its shadow stack anyway, which then serves both.
+  walked_ = !context.attached && !context.options->cpu_timing && ObjectSizes::unreadable_collector() == nullptr &&
+            FrameWalk::keep_frame_pointers();
+  if (walked_) return;
+  traced_ = true;
+  instrumenter_->inject_call_positions();
+  instrumenter_->catch_exceptions(context.jvmti);
+}
+
+// The frame walk's native, and the tracker's counting methods told to call it. If the walk cannot
+// start, the native asks GetStackTrace at every allocation: still exact, at the JVMTI floor's cost.
+bool InjectedAllocations::start_walk(JNIEnv* jni, jclass tracker, std::string* why) {
+  std::string walk_why;
+  if (!walk_.start(context_.jvmti, context_.options->depth, &walk_why)) {
+    jvmti::print_error("alloc=inject: " + walk_why + "; each allocation's trace is taken by GetStackTrace instead");
   }
+  jmethodID start = jni->GetStaticMethodID(tracker, "startAllocWalk", "()V");
+  if (jvmti::clear_exception(jni) || start == nullptr) {
+    *why = "the tracker class lacks its methods";
+    return false;
+  }
+  jni->CallStaticVoidMethod(tracker, start);
+  return !jvmti::clear_exception(jni);
 }
 
 // The tracker's shadow stack for allocation traces: started by cpu=times too when it is on (its
@@ -103,12 +123,6 @@ namespace {
 
 InjectedAllocations* class_sites_owner = nullptr;  // the one instance, once started
 
-// FasthprofAllocs.newClassSite (native), on the Java thread that made the object.
-jint JNICALL new_class_site(JNIEnv* jni, jclass, jclass klass, jint call) {
-  InjectedAllocations* owner = class_sites_owner;
-  return owner == nullptr ? -1 : owner->class_site(jni, klass, call);
-}
-
 }  // namespace
 
 jint InjectedAllocations::class_site(JNIEnv*, jclass klass, jint call) {
@@ -129,6 +143,27 @@ jint InjectedAllocations::class_site(JNIEnv*, jclass klass, jint call) {
     it->second = static_cast<uint32_t>(sites_.size() - 1);
   }
   return static_cast<jint>(it->second << 4);
+}
+
+// The counter's natives are this library's Java_java_lang_FasthprofAllocs_* functions. The JVM
+// finds them by name in an agent's library (one call binds them), except JDK 17 in an agent it
+// loaded by attach: RegisterNatives then, of which HotSpot warns on stdout for a boot class.
+bool InjectedAllocations::bind_natives(JNIEnv* jni, jclass counter) {
+  jmethodID probe = jni->GetStaticMethodID(counter, "newClassSite", "(Ljava/lang/Class;I)I");
+  if (probe == nullptr) {
+    jvmti::clear_exception(jni);
+    return false;
+  }
+  jni->CallStaticIntMethod(counter, probe, nullptr, 0);
+  if (!jvmti::clear_exception(jni)) return true;
+  JNINativeMethod natives[] = {
+      {const_cast<char*>("newClassSite"), const_cast<char*>("(Ljava/lang/Class;I)I"),
+       reinterpret_cast<void*>(&Java_java_lang_FasthprofAllocs_newClassSite)},
+      {const_cast<char*>("callers"), const_cast<char*>("()I"), reinterpret_cast<void*>(&Java_java_lang_FasthprofAllocs_callers)},
+  };
+  if (jni->RegisterNatives(counter, natives, 2) == JNI_OK) return true;
+  jvmti::clear_exception(jni);
+  return false;
 }
 
 bool InjectedAllocations::start(JNIEnv* jni, std::string* why) {
@@ -168,12 +203,10 @@ bool InjectedAllocations::start(JNIEnv* jni, std::string* why) {
     return false;
   }
   if (traced_ && !start_traces(jni, tracker, why)) return false;
+  if (walked_ && !start_walk(jni, tracker, why)) return false;
   class_sites_owner = this;
-  JNINativeMethod native{const_cast<char*>("newClassSite"), const_cast<char*>("(Ljava/lang/Class;I)I"),
-                         reinterpret_cast<void*>(&new_class_site)};
-  if (jni->RegisterNatives(counter, &native, 1) != JNI_OK) {
-    jvmti::clear_exception(jni);
-    *why = "the allocation counter's native cannot be bound";
+  if (!bind_natives(jni, counter)) {
+    *why = "the allocation counter's natives cannot be bound";
     return false;
   }
   counter_ = static_cast<jclass>(jni->NewGlobalRef(counter));
@@ -198,7 +231,7 @@ void InjectedAllocations::take_rows(JNIEnv* jni, jobjectArray result, std::vecto
   jni->GetLongArrayRegion(figures, 0, 2, reinterpret_cast<jlong*>(figures_));
   std::vector<uint32_t> serials = tracker_thread_serials(jni, context_.jvmti, *context_.writer, threads,
                                                           context_.options->thread_in_traces, ended);
-  if (traced_) take_traced_rows(jni, result, serials);
+  if (traced_ || walked_) take_traced_rows(jni, result, serials);
   for (jsize row = 0; row + 1 < words; row += 2) {
     auto thread_index = static_cast<size_t>(key[static_cast<size_t>(row)]);
     uint32_t serial = thread_index < serials.size() ? serials[thread_index] : 0;
@@ -396,9 +429,12 @@ void InjectedAllocations::take_traced_rows(JNIEnv* jni, jobjectArray result, con
   const auto depth = static_cast<size_t>(std::max(context_.current_depth(), 0));
   std::vector<StackFrame> trace;
   size_t at = 0;
+  std::vector<StackFrame> walked;
   for (size_t row = 0; row * 3 + 2 < key.size() && row * 2 + 1 < value.size(); ++row) {
     auto thread_index = static_cast<size_t>(key[row * 3]);
     auto index = static_cast<uint32_t>(key[row * 3 + 1]);
+    // A negative length is a walked context: the frames below the site's, the walk's to name.
+    const jint context = key[row * 3 + 2] < 0 ? -key[row * 3 + 2] : 0;
     const size_t length = std::min(static_cast<size_t>(std::max(key[row * 3 + 2], 0)), (frame.size() - at) / 2);
     const size_t row_at = at;
     at += length * 2;
@@ -410,6 +446,10 @@ void InjectedAllocations::take_traced_rows(JNIEnv* jni, jobjectArray result, con
     }
     trace.clear();
     if (depth > 0) trace.push_back({InjectedMethods::kMark | described.method_id, static_cast<int64_t>(described.offset)});
+    if (context != 0) {
+      walked = walk_.frames(static_cast<uint32_t>(context));
+      for (size_t k = 0; k < walked.size() && trace.size() < depth; ++k) trace.push_back(walked[k]);
+    }
     for (size_t k = 0; k < length && trace.size() < depth; ++k) {
       auto method = static_cast<uint32_t>(frame[row_at + 2 * k]);
       auto position = frame[row_at + 2 * k + 1];
@@ -469,6 +509,19 @@ void InjectedAllocations::stop(JNIEnv* jni) {
                 static_cast<unsigned long long>(unresolved_objects_), static_cast<long long>(figures_[0]),
                 static_cast<long long>(figures_[1]));
   write_stderr(line);
+  if (walked_) {
+    std::snprintf(line, sizeof(line), "fasthprof: alloc=inject: frame walks=%llu GetStackTrace=%llu contexts=%llu\n",
+                  static_cast<unsigned long long>(walk_.walked()), static_cast<unsigned long long>(walk_.asked()),
+                  static_cast<unsigned long long>(walk_.contexts()));
+    write_stderr(line);
+  }
 }
 
 }  // namespace fasthprof
+
+// FasthprofAllocs.newClassSite (agent/sites/injected_allocations.h class_site), on the Java thread
+// that made the object; found by the JVM by its name, as FasthprofAllocs.callers.
+extern "C" JNIEXPORT jint JNICALL Java_java_lang_FasthprofAllocs_newClassSite(JNIEnv* jni, jclass, jclass klass, jint call) {
+  fasthprof::InjectedAllocations* owner = fasthprof::class_sites_owner;
+  return owner == nullptr ? -1 : owner->class_site(jni, klass, call);
+}

@@ -12,10 +12,12 @@
 //     instance size.
 //
 // A site's trace is one frame at depth 1, the allocating method at the allocation's line (or none
-// at depth=0). At a greater depth the tracker keeps its shadow stack (entry, exit and position
-// calls, FasthprofTracker; without cpu=times no clock and no times) and counts each allocation by
-// (the stack's top node, the site): its trace is the site's frame, then the node's frames below
-// the top at the lines they call from.
+// at depth=0). At a greater depth the counting call asks the frame walk (sites/frame_walk.h) for
+// the context of the frames below the allocating method and counts by (context, site); under
+// attach, with cpu=times, or where HotSpot does not keep frame pointers for it, the tracker keeps
+// its shadow stack instead (entry, exit and position calls, FasthprofTracker; without cpu=times no
+// clock and no times) and counts by (the stack's top node, the site). Either way the trace is the
+// site's frame, then the frames below it at the lines they call from.
 // What no allocation instruction makes (natives, JNI, reflection) the allocation tracker counts
 // by the VMObjectAlloc event. What compiled code would make in a JIT intrinsic (Object.clone,
 // Arrays.copyOf, ...) it makes by the intrinsic's own code or native instead: the agent turns those
@@ -35,7 +37,12 @@
 #include "feature.h"
 #include "instrument/class_instrumenter.h"
 #include "queues/allocation_recorder.h"
+#include "sites/frame_walk.h"
 #include "sites/object_sizes.h"
+
+// The natives of java.lang.FasthprofAllocs (injected_allocations.cpp, frame_walk.cpp).
+extern "C" JNIEXPORT jint JNICALL Java_java_lang_FasthprofAllocs_newClassSite(JNIEnv* jni, jclass, jclass klass, jint call);
+extern "C" JNIEXPORT jint JNICALL Java_java_lang_FasthprofAllocs_callers(JNIEnv* jni, jclass);
 
 namespace fasthprof {
 
@@ -53,7 +60,14 @@ class InjectedAllocations {
   void feed(JNIEnv* jni, AllocationRecorder& recorder);
   // VM death: no more counting. Says on stderr (verbose=y) what was counted and left out.
   void stop(JNIEnv* jni);
-  void add_capabilities(jvmtiCapabilities* wanted) const { instrumenter_->add_capabilities(wanted); }
+  void add_capabilities(jvmtiCapabilities* wanted) const {
+    instrumenter_->add_capabilities(wanted);
+    if (walked_) wanted->can_generate_compiled_method_load_events = 1;
+  }
+  // Traces by frame walk: the compiled method events go to the walk.
+  bool walks() const { return walked_; }
+  void on_code_loaded(const void* code, jint size) { walk_.on_code_loaded(code, size); }
+  void on_code_unloaded(const void* code) { walk_.on_code_unloaded(code); }
   // FasthprofAllocs.newClassSite (any Java thread): the site ID of instances of `klass` made by the
   // Unsafe.allocateInstance call whose site ID is `call` (one per pair, made when first asked), or -1.
   jint class_site(JNIEnv* jni, jclass klass, jint call);
@@ -82,6 +96,8 @@ class InjectedAllocations {
   uint32_t add_site(std::string_view class_name, const InjectedSite& site);
   void take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>* ended);
   bool start_traces(JNIEnv* jni, jclass tracker, std::string* why);
+  bool start_walk(JNIEnv* jni, jclass tracker, std::string* why);
+  bool bind_natives(JNIEnv* jni, jclass counter);
   void take_traced_rows(JNIEnv* jni, jobjectArray result, const std::vector<uint32_t>& serials);
   void resolve_pending(JNIEnv* jni);
   bool resolve(JNIEnv* jni, uint32_t index, Resolved* out);
@@ -104,6 +120,9 @@ class InjectedAllocations {
   // Allocation traces (depth > 1): the tracker keeps the shadow stack; without cpu=times this side
   // started it (its words, never freed: a daemon thread may still count after VM death).
   bool traced_ = false, owns_tracker_ = false;
+  // Allocation traces (depth > 1) by frame walk instead: no shadow stack.
+  bool walked_ = false;
+  FrameWalk walk_;
   jclass tracker_ = nullptr;  // global reference
   jmethodID tracker_ignore_ = nullptr, forget_ = nullptr;
   void* words_ = nullptr;

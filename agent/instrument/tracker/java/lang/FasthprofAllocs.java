@@ -237,21 +237,23 @@ final class FasthprofAllocs {
         int rows;
         int words;
 
+        // A negative length is a walked row's context (-length): no frames of its own.
         void add(int thread, int site, long objects, long bytes, int[] from, int at, int length) {
             if ((rows + 1) * 3 > keys.length) {
                 keys = FasthprofTracker.copy(keys, keys.length * 2);
                 values = FasthprofTracker.copy(values, values.length * 2);
             }
-            if (words + length * 2 > frames.length) {
-                frames = FasthprofTracker.copy(frames, frames.length * 2 + length * 2);
+            int copied = length > 0 ? length : 0;
+            if (words + copied * 2 > frames.length) {
+                frames = FasthprofTracker.copy(frames, frames.length * 2 + copied * 2);
             }
             keys[rows * 3] = thread;
             keys[rows * 3 + 1] = site;
             keys[rows * 3 + 2] = length;
             values[rows * 2] = objects;
             values[rows * 2 + 1] = bytes;
-            System.arraycopy(from, at * 2, frames, words, length * 2);
-            words += length * 2;
+            System.arraycopy(from, at * 2, frames, words, copied * 2);
+            words += copied * 2;
             rows++;
         }
 
@@ -315,6 +317,54 @@ final class FasthprofAllocs {
         }
     }
 
+    // Traces by frame walk (depth > 1 without a shadow stack): `context` is what callers() gave
+    // the allocating call, 0 when the allocating method has no caller (its one frame is the trace).
+
+    static void countWalked(int context, int site) {
+        State s = walkedState(context);
+        if (s == null) {
+            count(site);
+        } else if (!s.off) {
+            addKeyed(s, null, context, site >>> 4, 1, 0);
+        }
+    }
+
+    static void countArrayWalked(int context, int length, int site) {
+        State s = walkedState(context);
+        if (s == null) {
+            countArray(length, site);
+        } else if (!s.off && length >= 0) {
+            addKeyed(s, null, context, site >>> 4, 1, arrayBytes(length, site & 15));
+        }
+    }
+
+    static void countMultiWalked(int context, int[] lengths, int site) {
+        State s = walkedState(context);
+        if (s == null) {
+            countMulti(lengths, site);
+        } else if (!s.off) {
+            long[] arrays = levelCounts(lengths);
+            int last = lengths.length - 1;
+            for (int k = 0; k <= last && arrays[k] != 0; k++) {
+                int kind = k < last ? 5 : site & 15;
+                addKeyed(s, null, context, (site >>> 4) - last + k, arrays[k], times(arrays[k], arrayBytes(lengths[k], kind)));
+            }
+        }
+    }
+
+    // The calling thread's state when the allocation is counted with its walked context: null when
+    // by its site alone (no context, the threads over the cap).
+    private static State walkedState(int context) {
+        if (!engaged || context <= 0) {
+            return null;
+        }
+        State s = state();
+        return s == SHARED ? null : s;
+    }
+
+    /** The context of the allocation under way (agent/sites/frame_walk.h); called by the counting method itself. */
+    static native int callers();
+
     // t's allocation state when the allocation is counted with a trace: null when it is counted by
     // its site alone (no shadow stack, an empty one, the empty node, the threads over the cap).
     private static State tracedState(FasthprofThreadState t) {
@@ -337,7 +387,12 @@ final class FasthprofAllocs {
     }
 
     private static void addTraced(State s, FasthprofThreadState t, int index, long count, long size) {
-        int node = t.stNode[t.sp - 1];
+        addKeyed(s, t, t.stNode[t.sp - 1], index, count, size);
+    }
+
+    // Counts under (node, site index): the node of t's shadow stack, or without t a walked
+    // context (FasthprofAllocs.callers), whose frames the agent keeps.
+    private static void addKeyed(State s, FasthprofThreadState t, int node, int index, long count, long size) {
         long key = ((long) node << 32) | index;
         long[] keys = s.tKeys;
         int mask = keys.length - 1;
@@ -351,7 +406,7 @@ final class FasthprofAllocs {
                 break;
             }
             if (k == 0) {
-                slot = newSlot(s, t, node, index, key);
+                slot = t != null ? newSlot(s, t, node, index, key) : claim(s, index, key, 0, -node);
                 if (slot < 0) {
                     addTo(s, index, count, size);  // no budget left: the site alone
                     return;
@@ -370,15 +425,6 @@ final class FasthprofAllocs {
         if (!FasthprofTracker.charge(t, 64 + 8L * length)) {
             return -1;
         }
-        int slot = s.tCount;
-        if (slot == s.tSite.length) {
-            int size = slot * 2;
-            s.tSite = FasthprofTracker.copy(s.tSite, size);
-            s.tAt = FasthprofTracker.copy(s.tAt, size);
-            s.tLength = FasthprofTracker.copy(s.tLength, size);
-            s.tBytes = grown(s.tBytes, size);
-            s.tObjects = grown(s.tObjects, size);
-        }
         int words = s.tFrameWords;
         if (words + length * 2 > s.tFrames.length) {
             s.tFrames = FasthprofTracker.copy(s.tFrames, s.tFrames.length * 2 + length * 2);
@@ -389,10 +435,25 @@ final class FasthprofAllocs {
             fr[words + 2 * k] = t.frames[at + k];
             fr[words + 2 * k + 1] = t.framePos[at + k];
         }
-        s.tSite[slot] = index;
-        s.tAt[slot] = words / 2;
-        s.tLength[slot] = length;
         s.tFrameWords = words + length * 2;
+        return claim(s, index, key, words / 2, length);
+    }
+
+    // A new traced slot of s for key: its site index, its frames at tFrames[2 * at] (length pairs;
+    // a negative length is a walked context's -ID, no frames), published last.
+    private static int claim(State s, int index, long key, int at, int length) {
+        int slot = s.tCount;
+        if (slot == s.tSite.length) {
+            int size = slot * 2;
+            s.tSite = FasthprofTracker.copy(s.tSite, size);
+            s.tAt = FasthprofTracker.copy(s.tAt, size);
+            s.tLength = FasthprofTracker.copy(s.tLength, size);
+            s.tBytes = grown(s.tBytes, size);
+            s.tObjects = grown(s.tObjects, size);
+        }
+        s.tSite[slot] = index;
+        s.tAt[slot] = at;
+        s.tLength[slot] = length;
         if ((slot + 1) * 2 > s.tKeys.length) {
             rehashTraced(s, slot);
         }

@@ -62,6 +62,8 @@ public final class FasthprofTracker {
     // cpu=times: calls are timed and counted. allocTraces: allocations are counted by node.
     private static boolean timing;
     private static boolean allocTraces;
+    // Allocation traces by frame walk instead (no shadow stack): set by startAllocWalk().
+    private static boolean allocWalk;
 
     // Thread states by thread ID, open addressing; replaced whole when it grows or loses states,
     // so that a reader without the lock always sees a consistent array.
@@ -80,10 +82,7 @@ public final class FasthprofTracker {
         engaged = true;
     }
 
-    /**
-     * Keeps the shadow stack for allocation traces of traceDepth frames (alloc=inject). Without
-     * cpu=times, `words` is the agent's block laid out as start()'s, whose clock word is never read.
-     */
+    /** Keeps the shadow stack for allocation traces of traceDepth frames (alloc=inject); `words` as start()'s. */
     static void startAllocTraces(long words, int traceDepth, long byteBudget, int threadCap) {
         if (!timing) {
             words(words, byteBudget, threadCap);
@@ -91,6 +90,11 @@ public final class FasthprofTracker {
         depth = depth > traceDepth ? depth : traceDepth;
         allocTraces = true;
         engaged = true;
+    }
+
+    /** Allocation traces by frame walk (alloc=inject at depth > 1 without cpu=times, agent/sites/frame_walk.h). */
+    static void startAllocWalk() {
+        allocWalk = true;
     }
 
     private static void words(long clockAddress, long byteBudget, int threadCap) {
@@ -343,14 +347,17 @@ public final class FasthprofTracker {
 
     // ---- the injected calls -----------------------------------------------------------------
 
-    // The allocation counts are real calls (as enter()), traced or not: inlined, their thread-state
-    // lookup and counting would be compiled again into every method that allocates (javac and H2
-    // at depth 1: about 4 % more CPU, bench/README.md "Where javac's extra cost at depth 4 goes").
+    // The allocation counts are real calls (as enter()): inlined, their thread-state lookup and
+    // counting would be compiled again into every method that allocates (javac and H2 at depth 1:
+    // about 4 % more CPU, bench/README.md). With traces by frame walk (allocWalk) each one asks
+    // FasthprofAllocs.callers() itself: the native's caller is the frame above the allocating one.
 
     /** Before `new`: heap=sites counted by injection (FasthprofAllocs). */
     @DontInline
     public static void alloc(int site) {
-        if (allocTraces) {
+        if (allocWalk) {
+            FasthprofAllocs.countWalked(FasthprofAllocs.callers(), site);
+        } else if (allocTraces) {
             FasthprofAllocs.countTraced(traceState(), site);
         } else {
             FasthprofAllocs.count(site);
@@ -360,19 +367,21 @@ public final class FasthprofTracker {
     /** Before an array allocation (newarray, anewarray, multianewarray of 1 dimension): its length and the site. */
     @DontInline
     public static void allocArray(int length, int site) {
-        if (allocTraces) {
+        if (allocWalk) {
+            FasthprofAllocs.countArrayWalked(FasthprofAllocs.callers(), length, site);
+        } else if (allocTraces) {
             FasthprofAllocs.countArrayTraced(traceState(), length, site);
         } else {
             FasthprofAllocs.countArray(length, site);
         }
     }
 
-    /**
-     * Before a multianewarray of 2 or more dimensions: its counts (an array the injected code
-     * built, not counted) and the site of its innermost level (FasthprofAllocs.countMulti).
-     */
+    /** Before a multianewarray of 2+ dimensions: its counts (not counted) and its innermost level's site. */
+    @DontInline
     public static void allocMulti(int[] lengths, int site) {
-        if (allocTraces) {
+        if (allocWalk) {
+            FasthprofAllocs.countMultiWalked(FasthprofAllocs.callers(), lengths, site);
+        } else if (allocTraces) {
             FasthprofAllocs.countMultiTraced(traceState(), lengths, site);
         } else {
             FasthprofAllocs.countMulti(lengths, site);
@@ -380,18 +389,19 @@ public final class FasthprofTracker {
     }
 
     /** Before Unsafe.allocateInstance(c) at the call site `call`: an instance of c (FasthprofAllocs.classSite). */
+    @DontInline
     public static void allocClass(Class<?> c, int call) {
         int site = FasthprofAllocs.classSite(c, call);
-        if (site >= 0) {
+        if (site >= 0 && allocWalk) {
+            FasthprofAllocs.countWalked(FasthprofAllocs.callers(), site);
+        } else if (site >= 0) {
             alloc(site);
         }
     }
 
-    // enter, exit and at are @DontInline (honoured in a boot class): each is compiled once on its
-    // own and every instrumented method makes a plain call. Inlined, C2 compiled the thread-state
-    // lookup, the stack's stores and the unwinding loop again at every call, return and position
-    // call of every method it compiled, and javac at depth 4 spent most of its added CPU in the
-    // JIT (bench/README.md "Where javac's extra cost at depth 4 goes").
+    // enter, exit and at are @DontInline (honoured in a boot class): compiled once each, called by
+    // every instrumented method. Inlined, C2 compiled them again at every call, return and position
+    // call (bench/README.md "Where javac's extra cost at depth 4 goes").
 
     /** Before an invoke at original offset `pos` (a short): where the calling frame is. */
     @DontInline

@@ -1,0 +1,293 @@
+// Allocation traces by frame walk (agent/sites/frame_walk.h).
+#include "sites/frame_walk.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <xxhash.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "hotspot_structs.h"
+
+namespace fasthprof {
+
+namespace {
+
+// x86-64 frames as HotSpot lays them out (frame_x86.hpp), the same on JDK 17 to 25: the caller's
+// frame pointer at [fp], the return address at [fp + 1]; an interpreted frame's Method* at
+// [fp - 3] and its bytecode pointer at [fp - 8]; the call stub's JavaCallWrapper* at [fp - 6].
+constexpr int kInterpreterMethod = -3;
+constexpr int kInterpreterBcp = -8;
+constexpr int kEntryCallWrapper = -6;
+// Frames above the allocating method's: the native's (its wrapper, or the interpreter's frame for
+// it) and the tracker's counting method, which calls the native itself and is never inlined.
+constexpr int kTrackerFrames = 2;
+// Keys of more frames than this are not made (depth above it: every allocation asks).
+constexpr int kMaxKeyFrames = 64;
+// Per thread: a cache of 4096 sets of two (192 KiB), made at the thread's first allocation.
+constexpr size_t kSets = 4096;
+
+FrameWalk* active = nullptr;
+
+struct Entry {
+  uint64_t low = 0, high = 0;  // the key's 128-bit hash
+  uint32_t context = 0, epoch = 0;
+};
+
+struct ThreadCache {
+  uintptr_t stack_high = 0;
+  Entry entries[kSets * 2];
+};
+
+pthread_key_t cache_key;
+pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
+thread_local ThreadCache* thread_cache = nullptr;
+
+void free_cache(void* cache) { std::free(cache); }
+
+ThreadCache* cache_here() {
+  if (thread_cache != nullptr) return thread_cache;
+  pthread_once(&cache_key_once, [] { pthread_key_create(&cache_key, &free_cache); });
+  auto* cache = static_cast<ThreadCache*>(std::calloc(1, sizeof(ThreadCache)));
+  if (cache == nullptr) return nullptr;
+  pthread_attr_t attr;
+  void* base = nullptr;
+  size_t size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) {
+    std::free(cache);
+    return nullptr;
+  }
+  pthread_attr_getstack(&attr, &base, &size);
+  pthread_attr_destroy(&attr);
+  cache->stack_high = reinterpret_cast<uintptr_t>(base) + size;
+  pthread_setspecific(cache_key, cache);  // freed when the thread ends
+  thread_cache = cache;
+  return cache;
+}
+
+template <typename T>
+bool read_static(const char* type, const char* field, T* out) {
+  auto address = hotspot_static_address(type, field);
+  if (!address) return false;
+  *out = *reinterpret_cast<const T*>(*address);
+  return true;
+}
+
+}  // namespace
+
+struct FrameWalk::Key {
+  uint64_t words[2 * kMaxKeyFrames];
+  size_t length = 0;
+};
+
+bool FrameWalk::keep_frame_pointers() {
+#if defined(__x86_64__)
+  // Its type is checked against a bool flag's: the tables number types differently per JDK.
+  return hotspot_set_bool_flag("PreserveFramePointer", true, "DisableAttachMechanism");
+#else
+  return false;
+#endif
+}
+
+bool FrameWalk::start(jvmtiEnv* jvmti, int depth, std::string* why) {
+  jvmti_ = jvmti;
+  depth_ = depth;
+  active = this;
+  char* interpreter = nullptr;
+  auto buffer_at = hotspot_field_offset("StubQueue", "_stub_buffer");
+  auto limit_at = hotspot_field_offset("StubQueue", "_buffer_limit");
+  auto wrapper_anchor = hotspot_field_offset("JavaCallWrapper", "_anchor");
+  auto anchor_sp = hotspot_field_offset("JavaFrameAnchor", "_last_Java_sp");
+  if (!read_static("CodeCache", "_low_bound", &code_low_) || !read_static("CodeCache", "_high_bound", &code_high_) ||
+      !read_static("AbstractInterpreter", "_code", &interpreter) ||
+      !read_static("StubRoutines", "_call_stub_return_address", &call_stub_return_) || interpreter == nullptr ||
+      !buffer_at || !limit_at || !wrapper_anchor || !anchor_sp || code_high_ <= code_low_ || depth + kTrackerFrames > kMaxKeyFrames) {
+    *why = "this VM does not describe its code cache and interpreter";
+    return false;
+  }
+  wrapper_last_sp_ = *wrapper_anchor + *anchor_sp;
+  interpreter_low_ = *reinterpret_cast<const uintptr_t*>(interpreter + *buffer_at);
+  interpreter_high_ = interpreter_low_ + static_cast<uintptr_t>(*reinterpret_cast<const int*>(interpreter + *limit_at));
+  code_words_ = ((code_high_ - code_low_) / 8 + 63) / 64;
+  void* bits = mmap(nullptr, code_words_ * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (bits == MAP_FAILED) {
+    *why = "no memory for the map of compiled code";
+    return false;
+  }
+  code_bits_ = static_cast<std::atomic<uint64_t>*>(bits);
+  if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_COMPILED_METHOD_LOAD, nullptr) != JVMTI_ERROR_NONE ||
+      jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_COMPILED_METHOD_UNLOAD, nullptr) != JVMTI_ERROR_NONE) {
+    *why = "the compiled method events cannot be enabled";
+    return false;
+  }
+  walking_ = true;
+  // The methods compiled before now (their events were not enabled yet).
+  jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD);
+  return true;
+}
+
+void FrameWalk::mark(const void* code, uint64_t size, bool on) {
+  auto start = reinterpret_cast<uintptr_t>(code);
+  if (code_bits_ == nullptr || size == 0 || start < code_low_ || start + size > code_high_) return;
+  for (uintptr_t granule = (start - code_low_) / 8, last = (start + size - 1 - code_low_) / 8; granule <= last; ++granule) {
+    uint64_t bit = uint64_t{1} << (granule & 63);
+    if (on) {
+      code_bits_[granule / 64].fetch_or(bit, std::memory_order_release);
+    } else {
+      code_bits_[granule / 64].fetch_and(~bit, std::memory_order_release);
+    }
+  }
+}
+
+void FrameWalk::on_code_loaded(const void* code, jint size) {
+  if (!walking_ || size <= 0) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    code_sizes_[code] = static_cast<uint64_t>(size);
+  }
+  mark(code, static_cast<uint64_t>(size), true);
+}
+
+void FrameWalk::on_code_unloaded(const void* code) {
+  if (!walking_) return;
+  uint64_t size = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = code_sizes_.find(code);
+    if (found == code_sizes_.end()) return;
+    size = found->second;
+    code_sizes_.erase(found);
+  }
+  // Stale first, then gone: a key made from here on cannot take this code's place in a cache.
+  epoch_.fetch_add(1, std::memory_order_acq_rel);
+  mark(code, size, false);
+}
+
+bool FrameWalk::compiled_code(uintptr_t pc) const {
+  if (pc < code_low_ || pc >= code_high_) return false;
+  uintptr_t granule = (pc - code_low_) / 8;
+  return (code_bits_[granule / 64].load(std::memory_order_acquire) >> (granule & 63)) & 1;
+}
+
+// The key of the frames from the allocating method's down, `depth` of them (or to the bottom of the
+// thread's Java frames): false when a frame cannot be named by its code (then GetStackTrace must).
+bool FrameWalk::make_key(const uintptr_t* fp, uintptr_t stack_high, Key* key) const {
+  key->length = 0;
+  const int frames = kTrackerFrames + depth_;
+  for (int i = 0; i < frames; ++i) {
+    const uintptr_t pc = fp[1];
+    const auto* next = reinterpret_cast<const uintptr_t*>(fp[0]);
+    // Each caller's frame lies above its callee's, on this thread's stack.
+    if (next <= fp || reinterpret_cast<uintptr_t>(next) + 16 > stack_high || (reinterpret_cast<uintptr_t>(next) & 7) != 0) {
+      return false;
+    }
+    const bool interpreted = pc >= interpreter_low_ && pc < interpreter_high_;
+    if (i >= kTrackerFrames) {
+      if (interpreted) {
+        key->words[key->length++] = next[kInterpreterMethod];
+        key->words[key->length++] = next[kInterpreterBcp];
+      } else if (pc == call_stub_return_) {
+        // Called by the VM: the stack's end when the call saved no Java frame (a thread's run(),
+        // main); else more Java frames lie beyond C++ frames, which have no frame pointers.
+        auto wrapper = static_cast<uintptr_t>(next[kEntryCallWrapper]);
+        if (wrapper <= reinterpret_cast<uintptr_t>(next) || wrapper + wrapper_last_sp_ + 8 > stack_high) return false;
+        if (*reinterpret_cast<const uintptr_t*>(wrapper + wrapper_last_sp_) != 0) return false;
+        key->words[key->length++] = 1;
+        key->words[key->length++] = 0;
+        return true;
+      } else if (compiled_code(pc)) {
+        key->words[key->length++] = pc;
+        key->words[key->length++] = 0;
+      } else {
+        return false;
+      }
+    } else if (!interpreted && !compiled_code(pc)) {
+      return false;
+    }
+    fp = next;
+  }
+  return true;
+}
+
+jint FrameWalk::callers(JNIEnv* jni, const void* native_fp) {
+  FrameWalk* self = active;
+  if (self == nullptr) return 0;
+  const auto* fp = static_cast<const uintptr_t*>(native_fp);
+  ThreadCache* cache = self->walking_ ? cache_here() : nullptr;
+  Key key;
+  if (cache == nullptr || !self->make_key(fp, cache->stack_high, &key)) return self->ask(jni);
+  const uint32_t epoch = self->epoch_.load(std::memory_order_acquire);
+  XXH128_hash_t hash = XXH3_128bits(key.words, key.length * sizeof(uint64_t));
+  Entry* set = &cache->entries[(hash.low64 & (kSets - 1)) * 2];
+  for (int way = 0; way < 2; ++way) {
+    Entry& entry = set[way];
+    if (entry.low == hash.low64 && entry.high == hash.high64 && entry.epoch == epoch) {
+      if (way == 1) std::swap(set[0], set[1]);  // the most recent first
+      self->walked_.fetch_add(1, std::memory_order_relaxed);
+      return static_cast<jint>(set[0].context);
+    }
+  }
+  jint context = self->ask(jni);
+  set[1] = set[0];
+  set[0] = Entry{hash.low64, hash.high64, static_cast<uint32_t>(context), epoch};
+  return context;
+}
+
+// GetStackTrace of this thread: the native's frame, the tracker's, the allocating method's, then
+// its callers, depth - 1 of which make the context.
+jint FrameWalk::ask(JNIEnv*) {
+  asked_.fetch_add(1, std::memory_order_relaxed);
+  jvmtiFrameInfo frames[kMaxKeyFrames + 1];
+  jint count = 0;
+  const jint wanted = static_cast<jint>(std::min(kTrackerFrames + depth_, kMaxKeyFrames + 1));
+  if (jvmti_->GetStackTrace(nullptr, 0, wanted, frames, &count) != JVMTI_ERROR_NONE) return 0;
+  const jint skip = kTrackerFrames + 1;
+  return count > skip ? intern(frames + skip, count - skip) : 0;
+}
+
+jint FrameWalk::intern(const jvmtiFrameInfo* frames, jint count) {
+  std::vector<StackFrame> context;
+  context.reserve(static_cast<size_t>(count));
+  for (jint i = 0; i < count; ++i) {
+    context.push_back({reinterpret_cast<uint64_t>(frames[i].method), static_cast<int64_t>(frames[i].location)});
+  }
+  uint64_t hash = XXH3_64bits(context.data(), context.size() * sizeof(StackFrame));
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& ids = by_hash_[hash];
+  for (uint32_t id : ids) {
+    const auto& known = contexts_[id - 1];
+    if (known.size() == context.size() &&
+        std::memcmp(known.data(), context.data(), context.size() * sizeof(StackFrame)) == 0) {
+      return static_cast<jint>(id);
+    }
+  }
+  contexts_.push_back(std::move(context));
+  auto id = static_cast<uint32_t>(contexts_.size());
+  ids.push_back(id);
+  return static_cast<jint>(id);
+}
+
+std::vector<StackFrame> FrameWalk::frames(uint32_t id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (id == 0 || id > contexts_.size()) return {};
+  return contexts_[id - 1];
+}
+
+uint64_t FrameWalk::contexts() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return contexts_.size();
+}
+
+}  // namespace fasthprof
+
+// The native itself, found by the JVM in the agent's library (a boot class's natives are looked up
+// in agents' libraries too): bound by name, it needs no RegisterNatives, of which HotSpot warns
+// on stdout for a boot class. Its own frame is where the walk begins.
+extern "C" JNIEXPORT jint JNICALL Java_java_lang_FasthprofAllocs_callers(JNIEnv* jni, jclass) {
+  jint context = fasthprof::FrameWalk::callers(jni, __builtin_frame_address(0));
+  // Not a tail call: this frame must stay where the walk reads it.
+  asm volatile("" : "+r"(context));
+  return context;
+}

@@ -1,0 +1,85 @@
+// Allocation traces deeper than one frame for alloc=inject without a shadow stack
+// (docs/allocation-sites.md "Traces by frame walk"): the injected allocation call asks a native
+// (FasthprofAllocs.callers) for the frames below the allocating method. The native reads the
+// calling thread's own stack through its frame pointers (HotSpot keeps them in compiled code when
+// PreserveFramePointer is on, which the agent sets at load; interpreted frames always have them)
+// and makes a key of what each frame runs: the return address into a compiled method, or the
+// Method* and bytecode pointer of an interpreted frame. A key names the same Java frames as long as
+// that code lives, so the answer is cached per thread under it; only a key not seen yet costs a
+// JVMTI GetStackTrace, whose frames are interned as a context ID (the answer). The code
+// addresses that count as compiled methods are the instructions of the nmethods JVMTI reported
+// (CompiledMethodLoad), and the cache is dropped when one is unloaded (CompiledMethodUnload): a
+// return address anywhere else (a stub, a frame whose code is being deoptimized, a call from the
+// VM) leaves the key unmade and the allocation pays the GetStackTrace.
+#pragma once
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/stack_frame.h"
+
+namespace fasthprof {
+
+class FrameWalk {
+ public:
+  // Agent_OnLoad (not attached): asks HotSpot to keep frame pointers in the code it compiles from
+  // now on. False when the VM does not let the agent (no such flag, or not described): the
+  // traces then come from the shadow stack.
+  static bool keep_frame_pointers();
+
+  // Live, on a Java thread: finds the interpreter's code and the code cache, enables the compiled
+  // method events and asks for those of the methods compiled already. False with *why when the VM
+  // does not describe them: callers() then asks GetStackTrace at every allocation (exact, slow).
+  bool start(jvmtiEnv* jvmti, int depth, std::string* why);
+  // CompiledMethodLoad / CompiledMethodUnload (any thread).
+  void on_code_loaded(const void* code, jint size);
+  void on_code_unloaded(const void* code);
+
+  // The frames below the allocating method of context `id` (the owner), depth - 1 at most; empty
+  // for an unknown ID.
+  std::vector<StackFrame> frames(uint32_t id);
+  // What the walks did, for verbose=y: allocations answered from a cache, by a GetStackTrace.
+  uint64_t walked() const { return walked_.load(std::memory_order_relaxed); }
+  uint64_t asked() const { return asked_.load(std::memory_order_relaxed); }
+  uint64_t contexts();
+
+  // FasthprofAllocs.callers (Java_java_lang_FasthprofAllocs_callers): the context of the
+  // allocation under way on this thread, 0 when the allocating method has no caller. `fp`: the
+  // native's own frame pointer.
+  static jint callers(JNIEnv* jni, const void* fp);
+
+ private:
+  struct Key;
+  bool make_key(const uintptr_t* fp, uintptr_t stack_high, Key* key) const;
+  jint ask(JNIEnv* jni);
+  jint intern(const jvmtiFrameInfo* frames, jint count);
+  bool compiled_code(uintptr_t pc) const;
+  void mark(const void* code, uint64_t size, bool on);
+
+  jvmtiEnv* jvmti_ = nullptr;
+  int depth_ = 0;
+  bool walking_ = false;  // start() found what it needs
+  uintptr_t interpreter_low_ = 0, interpreter_high_ = 0;
+  uintptr_t code_low_ = 0, code_high_ = 0;
+  uintptr_t call_stub_return_ = 0;
+  uint64_t wrapper_last_sp_ = 0;  // JavaCallWrapper::_anchor + JavaFrameAnchor::_last_Java_sp
+  // One bit per 8 bytes of the code cache: set over the instructions of a loaded nmethod.
+  std::atomic<uint64_t>* code_bits_ = nullptr;
+  size_t code_words_ = 0;
+  std::atomic<uint32_t> epoch_{1};  // bumped when compiled code is unloaded: every cache is stale
+
+  std::atomic<uint64_t> walked_{0}, asked_{0};
+  std::mutex mutex_;  // guards what follows
+  std::unordered_map<const void*, uint64_t> code_sizes_;  // loaded nmethods' instructions
+  std::unordered_map<uint64_t, std::vector<uint32_t>> by_hash_;  // frames' hash -> context IDs
+  std::vector<std::vector<StackFrame>> contexts_;                // by ID - 1
+};
+
+}  // namespace fasthprof
