@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""What the shadow stack of alloc=inject at depth > 1 costs per call (docs/allocation-sites.md
-"Traces deeper than one frame", bench/README.md): bench/java/CallLoop.java (tens of millions of
+"""What the shadow stack costs per call (docs/allocation-sites.md "Traces deeper than one frame",
+bench/README.md; alloc=inject keeps it at depth > 1 with cpu=times and under attach, and walks the
+frames at each allocation otherwise): bench/java/CallLoop.java (tens of millions of
 calls of two tiny static methods, no allocation in the loop) run side by side, alternating, the
 order rotating every round, by:
 
   none        no agent
   inject1     heap=sites,live=n,alloc=inject,depth=1 (allocation calls only: none in the loop)
-  inject4     heap=sites,live=n,alloc=inject,depth=4 (entry, exit and position calls, no clock)
+  inject4     heap=sites,live=n,alloc=inject,depth=4 (the frame walk: allocation calls only, none
+              in the loop; with an agent from before 2026-11-29, entry, exit and position calls)
   cpu=times   cpu=times,depth=4 (entry and exit calls, clock and times)
   both        both in one run (one rewrite, one shadow stack, positions and times)
 

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -25,8 +26,10 @@ constexpr int kEntryCallWrapper = -6;
 constexpr int kTrackerFrames = 2;
 // Keys of more frames than this are not made (depth above it: every allocation asks).
 constexpr int kMaxKeyFrames = 64;
-// Per thread: a cache of 4096 sets of two (192 KiB), made at the thread's first allocation.
-constexpr size_t kSets = 4096;
+// Per thread: a cache of 2048 sets of two (96 KiB), made at the thread's first allocation. Behind
+// them one table for all threads, of this many keys at most (about 64 bytes each).
+constexpr size_t kSets = 2048;
+constexpr size_t kMaxSharedKeys = size_t{1} << 20;
 
 FrameWalk* active = nullptr;
 
@@ -37,14 +40,28 @@ struct Entry {
 
 struct ThreadCache {
   uintptr_t stack_high = 0;
+  uint64_t walked = 0;  // answers from this cache (verbose=y)
   Entry entries[kSets * 2];
 };
 
 pthread_key_t cache_key;
 pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
 thread_local ThreadCache* thread_cache = nullptr;
+// The caches of the threads alive, and the answers of those that ended: for verbose=y's count.
+std::mutex caches_mutex;
+std::vector<ThreadCache*> caches;
+uint64_t walked_by_ended = 0;
 
-void free_cache(void* cache) { std::free(cache); }
+void free_cache(void* memory) {
+  auto* cache = static_cast<ThreadCache*>(memory);
+  {
+    std::lock_guard<std::mutex> lock(caches_mutex);
+    walked_by_ended += cache->walked;
+    caches.erase(std::remove(caches.begin(), caches.end(), cache), caches.end());
+  }
+  thread_cache = nullptr;
+  std::free(cache);
+}
 
 ThreadCache* cache_here() {
   if (thread_cache != nullptr) return thread_cache;
@@ -61,6 +78,10 @@ ThreadCache* cache_here() {
   pthread_attr_getstack(&attr, &base, &size);
   pthread_attr_destroy(&attr);
   cache->stack_high = reinterpret_cast<uintptr_t>(base) + size;
+  {
+    std::lock_guard<std::mutex> lock(caches_mutex);
+    caches.push_back(cache);
+  }
   pthread_setspecific(cache_key, cache);  // freed when the thread ends
   thread_cache = cache;
   return cache;
@@ -225,14 +246,39 @@ jint FrameWalk::callers(JNIEnv* jni, const void* native_fp) {
     Entry& entry = set[way];
     if (entry.low == hash.low64 && entry.high == hash.high64 && entry.epoch == epoch) {
       if (way == 1) std::swap(set[0], set[1]);  // the most recent first
-      self->walked_.fetch_add(1, std::memory_order_relaxed);
+      cache->walked++;
       return static_cast<jint>(set[0].context);
     }
   }
-  jint context = self->ask(jni);
+  jint context = 0;
+  if (!self->recall(hash.low64, hash.high64, epoch, &context)) {
+    context = self->ask(jni);
+    self->remember(hash.low64, hash.high64, epoch, context);
+  }
   set[1] = set[0];
   set[0] = Entry{hash.low64, hash.high64, static_cast<uint32_t>(context), epoch};
   return context;
+}
+
+// The table all threads share: a key another thread (or this one, before its cache lost it) met.
+bool FrameWalk::recall(uint64_t low, uint64_t high, uint32_t epoch, jint* context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (shared_epoch_ != epoch) {
+    shared_keys_.clear();
+    shared_epoch_ = epoch;
+    return false;
+  }
+  auto found = shared_keys_.find(SharedKey{low, high});
+  if (found == shared_keys_.end()) return false;
+  *context = static_cast<jint>(found->second);
+  return true;
+}
+
+void FrameWalk::remember(uint64_t low, uint64_t high, uint32_t epoch, jint context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (shared_epoch_ == epoch && shared_keys_.size() < kMaxSharedKeys) {
+    shared_keys_.emplace(SharedKey{low, high}, static_cast<uint32_t>(context));
+  }
 }
 
 // GetStackTrace of this thread: the native's frame, the tracker's, the allocating method's, then
@@ -273,6 +319,13 @@ std::vector<StackFrame> FrameWalk::frames(uint32_t id) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (id == 0 || id > contexts_.size()) return {};
   return contexts_[id - 1];
+}
+
+uint64_t FrameWalk::walked() const {
+  std::lock_guard<std::mutex> lock(caches_mutex);
+  uint64_t sum = walked_by_ended;
+  for (const ThreadCache* cache : caches) sum += cache->walked;  // a racy read: a figure for verbose=y
+  return sum;
 }
 
 uint64_t FrameWalk::contexts() {

@@ -46,7 +46,7 @@ class FrameWalk {
   // for an unknown ID.
   std::vector<StackFrame> frames(uint32_t id);
   // What the walks did, for verbose=y: allocations answered from a cache, by a GetStackTrace.
-  uint64_t walked() const { return walked_.load(std::memory_order_relaxed); }
+  uint64_t walked() const;
   uint64_t asked() const { return asked_.load(std::memory_order_relaxed); }
   uint64_t contexts();
 
@@ -59,6 +59,8 @@ class FrameWalk {
   struct Key;
   bool make_key(const uintptr_t* fp, uintptr_t stack_high, Key* key) const;
   jint ask(JNIEnv* jni);
+  bool recall(uint64_t low, uint64_t high, uint32_t epoch, jint* context);
+  void remember(uint64_t low, uint64_t high, uint32_t epoch, jint context);
   jint intern(const jvmtiFrameInfo* frames, jint count);
   bool compiled_code(uintptr_t pc) const;
   void mark(const void* code, uint64_t size, bool on);
@@ -75,10 +77,20 @@ class FrameWalk {
   size_t code_words_ = 0;
   std::atomic<uint32_t> epoch_{1};  // bumped when compiled code is unloaded: every cache is stale
 
-  std::atomic<uint64_t> walked_{0}, asked_{0};
+  std::atomic<uint64_t> asked_{0};
   std::mutex mutex_;  // guards what follows
   std::unordered_map<const void*, uint64_t> code_sizes_;  // loaded nmethods' instructions
   std::unordered_map<uint64_t, std::vector<uint32_t>> by_hash_;  // frames' hash -> context IDs
+  // Keys (their 128-bit hash) -> context, behind the threads' caches; emptied at a new epoch.
+  struct SharedKey {
+    uint64_t low, high;
+    bool operator==(const SharedKey& other) const { return low == other.low && high == other.high; }
+  };
+  struct SharedKeyHash {
+    size_t operator()(const SharedKey& key) const { return static_cast<size_t>(key.low); }
+  };
+  std::unordered_map<SharedKey, uint32_t, SharedKeyHash> shared_keys_;
+  uint32_t shared_epoch_ = 1;
   std::vector<std::vector<StackFrame>> contexts_;                // by ID - 1
 };
 

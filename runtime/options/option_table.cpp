@@ -373,8 +373,11 @@ constexpr OptionRow kRows[] = {
      "code put before each allocation instruction counts it\n"
      "in Java, with no event and no stack walk (natives and\n"
      "JNI by the VMObjectAlloc event): much faster. Traces\n"
-     "deeper than one frame come from a stack kept by calls\n"
-     "put into every method. The JIT's intrinsics that\n"
+     "deeper than one frame come from a walk of the thread's\n"
+     "frames, cached by the code they run (the agent sets\n"
+     "-XX:+PreserveFramePointer for it); when attached or\n"
+     "with cpu=times, from a stack kept by calls put into\n"
+     "every method. The JIT's intrinsics that\n"
      "allocate (Object.clone, Arrays.copyOf, ...) are turned\n"
      "off, so that what they make is counted (not when the\n"
      "agent is attached). Needs heap=sites and live=n.",

@@ -408,6 +408,10 @@ def expected_deep(mode, depth):
         return {a: 1000, b: 2000}
     if mode == "multi":
         return {}
+    if mode == "lines":
+        made, lines = frame("madeItem", "madeItem"), frame("main", "lines")
+        return {(made, frame("twoLines", "lineOne"), lines)[:depth]: 20000,
+                (made, frame("twoLines", "lineTwo"), lines)[:depth]: 20000}
     caught = (frame("makeItems", "item"), frame("afterCatch", "caught"), frame("exceptions", "afterCatch"), main)
     recursion = (frame("makeItems", "item"), frame("catchIn", "recursion")) + (frame("catchIn", "recursing"),) * 3 + \
         (frame("exceptions", "catchIn"), main)
@@ -415,7 +419,7 @@ def expected_deep(mode, depth):
 
 
 def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("exceptions", 4), ("multi", 4),
-                                           ("basic", 16), ("threads", 16), ("exceptions", 16))):
+                                           ("lines", 4), ("basic", 16), ("threads", 16), ("exceptions", 16))):
     """Depth 4 and 16: the same rows, traces and totals as the event path, site by site."""
     for mode, depth in cases:
         tag = f"{label} {mode} depth={depth}{' ' + extra if extra else ''}"

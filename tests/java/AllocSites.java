@@ -23,6 +23,8 @@
  *            by what HotSpot compiles as allocating intrinsics once the loop is compiled
  *   lambdas  40 rounds x 5000 capturing lambdas (an IntSupplier of the round's number), whose
  *            objects the JDK makes through Unsafe.allocateInstance: 200 000 of one hidden class
+ *   lines    twoLines() 20 000 times: it calls madeItem() from two lines, each making one Item: 20 000
+ *            Items under each line's trace, interpreted first and compiled later (madeItem inlined)
  *   sleep N  after either mode: sleep N ms (for kill -QUIT)
  *   attach F waits (in a loop already running when an agent is attached) for the file F, then
  *            does what basic does
@@ -208,6 +210,17 @@ public class AllocSites {
         }
     }
 
+    static Object[] lineItems = new Object[1024];
+
+    static void madeItem(int i) {
+        lineItems[i & 1023] = new Item(i); // SITE:madeItem
+    }
+
+    static void twoLines(int i) {
+        madeItem(i); // SITE:lineOne
+        madeItem(i + 1); // SITE:lineTwo
+    }
+
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "basic";
         if (mode.equals("threads")) {
@@ -216,6 +229,8 @@ public class AllocSites {
             makeMulti(1);
         } else if (mode.equals("copies")) {
             copies();
+        } else if (mode.equals("lines")) {
+            for (int i = 0; i < 20000; i++) twoLines(i); // SITE:lines
         } else if (mode.equals("lambdas")) {
             for (int round = 0; round < 40; round++) lambdaRound(round, 5000);
         } else if (mode.equals("exceptions")) {
