@@ -24,8 +24,7 @@ constexpr int kEntryCallWrapper = -6;
 // Frames above the allocating method's: the native's (its wrapper, or the interpreter's frame for
 // it) and the tracker's counting method, which calls the native itself and is never inlined.
 constexpr int kTrackerFrames = 2;
-// Keys of more frames than this are not made (depth above it: every allocation asks).
-constexpr int kMaxKeyFrames = 64;
+constexpr int kMaxKeyFrames = kTrackerFrames + FrameWalk::kMaxDepth;
 // Per thread: a cache of 2048 sets of two (96 KiB), made at the thread's first allocation. Behind
 // them one table for all threads, of this many keys at most (about 64 bytes each).
 constexpr size_t kSets = 2048;
@@ -123,7 +122,7 @@ bool FrameWalk::start(jvmtiEnv* jvmti, int depth, std::string* why) {
   if (!read_static("CodeCache", "_low_bound", &code_low_) || !read_static("CodeCache", "_high_bound", &code_high_) ||
       !read_static("AbstractInterpreter", "_code", &interpreter) ||
       !read_static("StubRoutines", "_call_stub_return_address", &call_stub_return_) || interpreter == nullptr ||
-      !buffer_at || !limit_at || !wrapper_anchor || !anchor_sp || code_high_ <= code_low_ || depth + kTrackerFrames > kMaxKeyFrames) {
+      !buffer_at || !limit_at || !wrapper_anchor || !anchor_sp || code_high_ <= code_low_) {
     *why = "this VM does not describe its code cache and interpreter";
     return false;
   }
@@ -285,9 +284,9 @@ void FrameWalk::remember(uint64_t low, uint64_t high, uint32_t epoch, jint conte
 // its callers, depth - 1 of which make the context.
 jint FrameWalk::ask(JNIEnv*) {
   asked_.fetch_add(1, std::memory_order_relaxed);
-  jvmtiFrameInfo frames[kMaxKeyFrames + 1];
+  jvmtiFrameInfo frames[kMaxKeyFrames];
   jint count = 0;
-  const jint wanted = static_cast<jint>(std::min(kTrackerFrames + depth_, kMaxKeyFrames + 1));
+  const jint wanted = static_cast<jint>(std::min(kTrackerFrames + depth_, kMaxKeyFrames));
   if (jvmti_->GetStackTrace(nullptr, 0, wanted, frames, &count) != JVMTI_ERROR_NONE) return 0;
   const jint skip = kTrackerFrames + 1;
   return count > skip ? intern(frames + skip, count - skip) : 0;

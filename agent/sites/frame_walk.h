@@ -29,6 +29,9 @@ namespace fasthprof {
 
 class FrameWalk {
  public:
+  // The deepest traces it makes (a deeper depth keeps the shadow stack).
+  static constexpr int kMaxDepth = 62;
+
   // Agent_OnLoad (not attached): asks HotSpot to keep frame pointers in the code it compiles from
   // now on. False when the VM does not let the agent (no such flag, or not described): the
   // traces then come from the shadow stack.
@@ -37,6 +40,7 @@ class FrameWalk {
   // Live, on a Java thread: finds the interpreter's code and the code cache, enables the compiled
   // method events and asks for those of the methods compiled already. False with *why when the VM
   // does not describe them: callers() then asks GetStackTrace at every allocation (exact, slow).
+  // depth: at most kMaxDepth.
   bool start(jvmtiEnv* jvmti, int depth, std::string* why);
   // CompiledMethodLoad / CompiledMethodUnload (any thread).
   void on_code_loaded(const void* code, jint size);

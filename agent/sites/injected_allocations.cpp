@@ -39,8 +39,8 @@ InjectedAllocations::InjectedAllocations(const AgentContext& context, ClassInstr
   if (context.options->depth <= 1) return;
   // The frame walk needs frame pointers in compiled code, which only a VM still loading can be told
   // to keep; cpu=times keeps its shadow stack anyway, which then serves both.
-  walked_ = !context.attached && !context.options->cpu_timing && ObjectSizes::unreadable_collector() == nullptr &&
-            FrameWalk::keep_frame_pointers();
+  walked_ = !context.attached && !context.options->cpu_timing && context.options->depth <= FrameWalk::kMaxDepth &&
+            ObjectSizes::unreadable_collector() == nullptr && FrameWalk::keep_frame_pointers();
   if (walked_) return;
   traced_ = true;
   instrumenter_->inject_call_positions();
