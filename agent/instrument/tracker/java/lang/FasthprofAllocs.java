@@ -343,12 +343,7 @@ final class FasthprofAllocs {
         if (s == null) {
             countMulti(lengths, site);
         } else if (!s.off) {
-            long[] arrays = levelCounts(lengths);
-            int last = lengths.length - 1;
-            for (int k = 0; k <= last && arrays[k] != 0; k++) {
-                int kind = k < last ? 5 : site & 15;
-                addKeyed(s, null, context, (site >>> 4) - last + k, arrays[k], times(arrays[k], arrayBytes(lengths[k], kind)));
-            }
+            addMulti(s, null, context, lengths, site);
         }
     }
 
@@ -602,12 +597,17 @@ final class FasthprofAllocs {
         if (s == null) {
             countMulti(lengths, site);
         } else if (!s.off) {
-            long[] arrays = levelCounts(lengths);
-            int last = lengths.length - 1;
-            for (int k = 0; k <= last && arrays[k] != 0; k++) {
-                int kind = k < last ? 5 : site & 15;
-                addTraced(s, t, (site >>> 4) - last + k, arrays[k], times(arrays[k], arrayBytes(lengths[k], kind)));
-            }
+            addMulti(s, t, t.stNode[t.sp - 1], lengths, site);
+        }
+    }
+
+    // Every level of a multianewarray (as countMulti) under (node or walked context, its site).
+    private static void addMulti(State s, FasthprofThreadState t, int node, int[] lengths, int site) {
+        long[] arrays = levelCounts(lengths);
+        int last = lengths.length - 1;
+        for (int k = 0; k <= last && arrays[k] != 0; k++) {
+            int kind = k < last ? 5 : site & 15;
+            addKeyed(s, t, node, (site >>> 4) - last + k, arrays[k], times(arrays[k], arrayBytes(lengths[k], kind)));
         }
     }
 
