@@ -56,6 +56,13 @@ def runs(jdk, home):
         check("SITES END" in run.text("sites.txt"), f"{jdk} heap=sites threads: SITES written")
     cleanup(run.folder)
 
+    # alloc=inject at depth 4: the frame walk's native reads the allocating threads' own frames.
+    run = run_java(home, agentpath("heap=sites,live=n,alloc=inject,depth=4,file=inject.txt"), "AllocSites", ["threads"],
+                   env_extra=ENV, timeout=600)
+    if clean(f"{jdk} alloc=inject depth=4 threads", run):
+        check("SITES END" in run.text("inject.txt"), f"{jdk} alloc=inject depth=4 threads: SITES written")
+    cleanup(run.folder)
+
     run = run_java(home, agentpath("heap=sites,depth=100000000"), "HelloThreads", env_extra=ENV, timeout=600)
     clean(f"{jdk} absurd depth", run, codes=(0, 1))
     cleanup(run.folder)
