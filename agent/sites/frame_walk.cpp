@@ -270,7 +270,13 @@ bool FrameWalk::recall(uint64_t low, uint64_t high, uint32_t epoch, jint* contex
   auto found = shared_keys_.find(SharedKey{low, high});
   if (found == shared_keys_.end()) return false;
   *context = static_cast<jint>(found->second);
+  ++shared_hits_;
   return true;
+}
+
+uint64_t FrameWalk::shared_hits() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return shared_hits_;
 }
 
 void FrameWalk::remember(uint64_t low, uint64_t high, uint32_t epoch, jint context) {

@@ -49,9 +49,11 @@ class FrameWalk {
   // The frames below the allocating method of context `id` (the owner), depth - 1 at most; empty
   // for an unknown ID.
   std::vector<StackFrame> frames(uint32_t id);
-  // What the walks did, for verbose=y: allocations answered from a cache, by a GetStackTrace.
+  // What the walks did, for verbose=y: answers from the threads' caches, from the shared table, by
+  // a GetStackTrace.
   uint64_t walked() const;
   uint64_t asked() const { return asked_.load(std::memory_order_relaxed); }
+  uint64_t shared_hits();
   uint64_t contexts();
 
   // FasthprofAllocs.callers (Java_java_lang_FasthprofAllocs_callers): the context of the
@@ -95,6 +97,7 @@ class FrameWalk {
   };
   std::unordered_map<SharedKey, uint32_t, SharedKeyHash> shared_keys_;
   uint32_t shared_epoch_ = 1;
+  uint64_t shared_hits_ = 0;
   std::vector<std::vector<StackFrame>> contexts_;                // by ID - 1
 };
 

@@ -203,12 +203,12 @@ bool InjectedAllocations::start(JNIEnv* jni, std::string* why) {
     return false;
   }
   if (traced_ && !start_traces(jni, tracker, why)) return false;
-  if (walked_ && !start_walk(jni, tracker, why)) return false;
   class_sites_owner = this;
   if (!bind_natives(jni, counter)) {
     *why = "the allocation counter's natives cannot be bound";
     return false;
   }
+  if (walked_ && !start_walk(jni, tracker, why)) return false;
   counter_ = static_cast<jclass>(jni->NewGlobalRef(counter));
   last_collect_ns_ = monotonic_ns();
   return true;
@@ -510,9 +510,11 @@ void InjectedAllocations::stop(JNIEnv* jni) {
                 static_cast<long long>(figures_[1]));
   write_stderr(line);
   if (walked_) {
-    std::snprintf(line, sizeof(line), "fasthprof: alloc=inject: frame walks=%llu GetStackTrace=%llu contexts=%llu\n",
-                  static_cast<unsigned long long>(walk_.walked()), static_cast<unsigned long long>(walk_.asked()),
-                  static_cast<unsigned long long>(walk_.contexts()));
+    std::snprintf(line, sizeof(line),
+                  "fasthprof: alloc=inject: frame walk answers: thread caches=%llu shared table=%llu "
+                  "GetStackTrace=%llu; contexts=%llu\n",
+                  static_cast<unsigned long long>(walk_.walked()), static_cast<unsigned long long>(walk_.shared_hits()),
+                  static_cast<unsigned long long>(walk_.asked()), static_cast<unsigned long long>(walk_.contexts()));
     write_stderr(line);
   }
 }
