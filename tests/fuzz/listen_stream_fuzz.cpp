@@ -63,6 +63,8 @@ bool gunzip(const Bytes& in, Bytes* out, size_t most) {
   z.avail_in = static_cast<uInt>(in.size());
   uint8_t buffer[1 << 14];
   int rc = Z_STREAM_END;
+  // Until the input is taken and the output drained: a call that fills the buffer may leave plain
+  // bytes inside zlib after the last input byte is read.
   while (z.avail_in > 0) {
     z.next_out = buffer;
     z.avail_out = sizeof(buffer);
@@ -70,10 +72,16 @@ bool gunzip(const Bytes& in, Bytes* out, size_t most) {
     out->insert(out->end(), buffer, buffer + (sizeof(buffer) - z.avail_out));
     if (out->size() > most) break;
     if (rc == Z_STREAM_END) {
-      inflateReset(&z);
+      if (z.avail_in > 0) inflateReset(&z);
       continue;
     }
     if (rc != Z_OK) break;
+  }
+  while (rc == Z_OK && z.avail_out == 0 && out->size() <= most) {
+    z.next_out = buffer;
+    z.avail_out = sizeof(buffer);
+    rc = inflate(&z, Z_NO_FLUSH);
+    out->insert(out->end(), buffer, buffer + (sizeof(buffer) - z.avail_out));
   }
   const bool whole = z.avail_in == 0 && rc == Z_STREAM_END && out->size() <= most;
   inflateEnd(&z);
