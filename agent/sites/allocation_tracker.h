@@ -57,8 +57,12 @@ class AllocationTracker final : public Feature, public AllocationTraces {
   void served_commands(FeatureCommands* commands) override { commands->alloc_sites = true; }
   void add_capabilities(jvmtiCapabilities* wanted) override;
   void wanted_events(FeatureEvents* events) override { events->compiled_method_load = injected_ != nullptr && injected_->walks(); }
-  void on_compiled_method_load(jmethodID, const void* code, jint size) override { injected_->on_code_loaded(code, size); }
-  void on_compiled_method_unload(jmethodID, const void* code) override { injected_->on_code_unloaded(code); }
+  void on_compiled_method_load(jmethodID, const void* code, jint size) override {
+    if (injected_ != nullptr) injected_->on_code_loaded(code, size);
+  }
+  void on_compiled_method_unload(jmethodID, const void* code) override {
+    if (injected_ != nullptr) injected_->on_code_unloaded(code);
+  }
   void on_load() override;
   void start(JNIEnv* jni) override;
   // alloc=inject asked for: VMObjectAlloc goes to on_sampled_object_alloc() too.
