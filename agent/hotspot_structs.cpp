@@ -140,19 +140,29 @@ std::optional<bool> hotspot_bool_flag(std::string_view name) {
   return *static_cast<const bool*>(flag->value);
 }
 
-bool hotspot_set_bool_flag(std::string_view name, bool value, std::string_view like) {
+namespace {
+
+// The flag `name` when its type is that of the flag `like`: the type's number differs between JDKs,
+// so a flag is known to be a bool or a list by having the type of one that is.
+std::optional<FlagEntry> find_flag_like(std::string_view name, std::string_view like) {
   auto flag = find_flag(name);
   auto model = find_flag(like);
-  if (!flag || !model || !flag->type || !model->type || *flag->type != *model->type) return false;
+  if (!flag || !model || !flag->type || !model->type || *flag->type != *model->type) return std::nullopt;
+  return flag;
+}
+
+}  // namespace
+
+bool hotspot_set_bool_flag(std::string_view name, bool value, std::string_view like) {
+  auto flag = find_flag_like(name, like);
+  if (!flag) return false;
   *static_cast<bool*>(flag->value) = value;
   return true;
 }
 
 bool hotspot_append_to_list_flag(std::string_view name, std::string_view like, std::string_view items) {
-  auto flag = find_flag(name);
-  auto model = find_flag(like);
-  // The type's number differs between JDKs: the flag must have the type of one known to be a list.
-  if (!flag || !model || !flag->type || !model->type || *flag->type != *model->type) return false;
+  auto flag = find_flag_like(name, like);
+  if (!flag) return false;
   auto** value = static_cast<const char**>(flag->value);
   std::string joined = *value != nullptr ? std::string(*value) : std::string();
   if (!joined.empty()) joined += ',';
