@@ -37,6 +37,8 @@ class ClassInstrumenter {
     plan_.allocations = true;
     plan_.assign_site_id = std::move(assign);
   }
+  // With the allocation calls: one before every call sure to reach Object.clone too (class_rewriter.h).
+  void inject_clone_calls() { plan_.clones = true; }
   // Allocation traces (alloc=inject at depth > 1): the entry and exit calls (IDs of their own when
   // no feature asked for them) and a position call before every invoke (class_rewriter.h).
   void inject_call_positions() {

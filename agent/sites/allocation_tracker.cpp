@@ -138,6 +138,7 @@ void AllocationTracker::start(JNIEnv* jni) {
         jni->DeleteLocalRef(unsafe);
       }
       jvmti::clear_exception(jni);
+      counted_clone_ = injected_->counted_clone();
     } else {
       jvmti::print_error("alloc=inject: " + why + "; heap=sites counts by the SampledObjectAlloc event instead");
     }
@@ -238,6 +239,13 @@ void AllocationTracker::on_sampled_object_alloc(JNIEnv* jni, jthread thread, job
 void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthread thread, jobject object,
                                           jclass klass, jlong size) {
   jvmtiEnv* jvmti = context_.jvmti;
+  if (counted_clone_ != nullptr && FrameWalk::take_clone_mark()) {
+    // Counted by the injected code at its call, unless the mark outlived a clone that never got
+    // this far (an error thrown before it): the allocating frame tells.
+    jmethodID top = nullptr;
+    jlocation at = 0;
+    if (jvmti->GetFrameLocation(nullptr, 0, &top, &at) == JVMTI_ERROR_NONE && top == counted_clone_) return;
+  }
   jint count = 0;
   // state.frames holds depth_ frames, the capacity; the depth now may be less (net= CONTROL).
   jint depth = context_.current_depth();
@@ -273,8 +281,17 @@ void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthre
   recorder_.record(
       state.recorder, class_key, thread_key, frames, static_cast<uint64_t>(size),
       [&] {
+        // A VMObjectAlloc event comes with the VM's exception pending when the native threw after
+        // allocating (the exception object is one of its allocations): set aside across these calls.
+        jthrowable pending = jni->ExceptionOccurred();
+        if (pending != nullptr) jni->ExceptionClear();
         jvmti::plan_callback_local_refs(jni);
-        return reinterpret_cast<uint64_t>(jni->NewWeakGlobalRef(klass));
+        auto ref = reinterpret_cast<uint64_t>(jni->NewWeakGlobalRef(klass));
+        if (pending != nullptr) {
+          jni->Throw(pending);
+          jni->DeleteLocalRef(pending);
+        }
+        return ref;
       },
       [&](uint64_t tag) {
         if (!live_) return;  // live=n: the object is not followed

@@ -108,6 +108,7 @@ class AllocationTracker final : public Feature, public AllocationTraces {
   std::unique_ptr<InjectedAllocations> injected_;  // alloc=inject
   bool counting_by_injection_ = false;             // start() started it
   jmethodID allocate_instance_ = nullptr;  // Unsafe.allocateInstance: its VMObjectAlloc events are counted by injection
+  jmethodID counted_clone_ = nullptr;  // Object.clone when its sure calls are counted by injection
   jvmtiEvent event_ = JVMTI_EVENT_SAMPLED_OBJECT_ALLOC;  // the event enabled at start()
 
   AllocationRecorder recorder_;  // its drain side and sites: the owner's

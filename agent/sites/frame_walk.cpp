@@ -96,6 +96,8 @@ bool read_static(const char* type, const char* field, T* out) {
 
 }  // namespace
 
+thread_local bool FrameWalk::clone_ahead_ = false;
+
 struct FrameWalk::Key {
   uint64_t words[2 * kMaxKeyFrames];
   size_t length = 0;
@@ -346,6 +348,14 @@ uint64_t FrameWalk::contexts() {
 extern "C" JNIEXPORT jint JNICALL Java_java_lang_FasthprofAllocs_callers(JNIEnv* jni, jclass) {
   jint context = fasthprof::FrameWalk::callers(jni, __builtin_frame_address(0));
   // Not a tail call: this frame must stay where the walk reads it.
+  asm volatile("" : "+r"(context));
+  return context;
+}
+
+// The same before a sure call of Object.clone (FasthprofTracker.allocClone), marking the thread.
+extern "C" JNIEXPORT jint JNICALL Java_java_lang_FasthprofAllocs_cloneCallers(JNIEnv* jni, jclass) {
+  fasthprof::FrameWalk::mark_clone();
+  jint context = fasthprof::FrameWalk::callers(jni, __builtin_frame_address(0));
   asm volatile("" : "+r"(context));
   return context;
 }

@@ -60,6 +60,14 @@ class FrameWalk {
   // allocation under way on this thread, 0 when the allocating method has no caller. `fp`: the
   // native's own frame pointer.
   static jint callers(JNIEnv* jni, const void* fp);
+  // FasthprofAllocs.cloneCallers marks the thread before a clone the injected code counts: the
+  // clone's VMObjectAlloc event (the next on this thread) takes the mark and is left out.
+  static void mark_clone() { clone_ahead_ = true; }
+  static bool take_clone_mark() {
+    bool marked = clone_ahead_;
+    clone_ahead_ = false;
+    return marked;
+  }
 
  private:
   struct Key;
@@ -83,6 +91,7 @@ class FrameWalk {
   size_t code_words_ = 0;
   std::atomic<uint32_t> epoch_{1};  // bumped when compiled code is unloaded: every cache is stale
 
+  static thread_local bool clone_ahead_;
   std::atomic<uint64_t> asked_{0};
   std::mutex mutex_;  // guards what follows
   std::unordered_map<const void*, uint64_t> code_sizes_;  // loaded nmethods' instructions

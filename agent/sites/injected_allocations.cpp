@@ -41,7 +41,11 @@ InjectedAllocations::InjectedAllocations(const AgentContext& context, ClassInstr
   // to keep; cpu=times keeps its shadow stack anyway, which then serves both.
   walked_ = !context.attached && !context.options->cpu_timing && context.options->depth <= FrameWalk::kMaxDepth &&
             ObjectSizes::unreadable_collector() == nullptr && FrameWalk::keep_frame_pointers();
-  if (walked_) return;
+  if (walked_) {
+    // A clone's event would cost a stack walk: the sure calls are counted where they are instead.
+    instrumenter_->inject_clone_calls();
+    return;
+  }
   traced_ = true;
   instrumenter_->inject_call_positions();
   instrumenter_->catch_exceptions(context.jvmti);
@@ -103,10 +107,10 @@ uint32_t InjectedAllocations::add_site(std::string_view class_name, const Inject
   // (FasthprofAllocs.countMulti).
   size_t levels = site.dimensions >= 2 ? site.dimensions : 1;
   std::lock_guard<std::mutex> lock(sites_mutex_);
-  if (site.instantiates) {
-    // A call of Unsafe.allocateInstance: never counted as such, only the sites class_site() makes
-    // from it for each class it is given.
-    sites_.push_back({method, site.offset, SiteKind::kInstance, std::string()});
+  if (site.instantiates || site.clones) {
+    // A call of Unsafe.allocateInstance or Object.clone: never counted as such, only the sites
+    // class_site() makes from it for each class it is given.
+    sites_.push_back({method, site.offset, SiteKind::kInstance, std::string(), site.clones});
     return static_cast<uint32_t>(sites_.size() - 1) << 4;
   }
   SiteKind kind = SiteKind::kInstance;
@@ -130,19 +134,23 @@ jint InjectedAllocations::class_site(JNIEnv*, jclass klass, jint call) {
   if (klass == nullptr || context_.jvmti->GetClassSignature(klass, &signature, nullptr) != JVMTI_ERROR_NONE) return -1;
   std::string type(signature);
   context_.jvmti->Deallocate(reinterpret_cast<unsigned char*>(signature));
-  // An array class would make an array (Unsafe.allocateInstance throws): not counted.
-  if (type.empty() || type[0] == '[') return -1;
+  if (type.empty()) return -1;
   std::lock_guard<std::mutex> lock(sites_mutex_);
   auto index = static_cast<uint32_t>(call) >> 4;
   if (index >= sites_.size()) return -1;
+  // An array class given to Unsafe.allocateInstance makes nothing (it throws): not counted. A
+  // clone of an array is an array of the same length: sized as the array allocations are.
+  const SiteKind kind = type[0] == '[' ? site_kind(type) : SiteKind::kInstance;
+  if (kind != SiteKind::kInstance && !sites_[index].clone) return -1;
   auto [it, added] = class_sites_.try_emplace({index, type}, 0);
   if (added) {
     Site site = sites_[index];
+    site.kind = kind;
     site.signature = std::move(type);
     sites_.push_back(std::move(site));
     it->second = static_cast<uint32_t>(sites_.size() - 1);
   }
-  return static_cast<jint>(it->second << 4);
+  return static_cast<jint>((it->second << 4) | static_cast<uint32_t>(kind));
 }
 
 // The counter's natives are this library's Java_java_lang_FasthprofAllocs_* functions. The JVM
@@ -160,8 +168,10 @@ bool InjectedAllocations::bind_natives(JNIEnv* jni, jclass counter) {
       {const_cast<char*>("newClassSite"), const_cast<char*>("(Ljava/lang/Class;I)I"),
        reinterpret_cast<void*>(&Java_java_lang_FasthprofAllocs_newClassSite)},
       {const_cast<char*>("callers"), const_cast<char*>("()I"), reinterpret_cast<void*>(&Java_java_lang_FasthprofAllocs_callers)},
+      {const_cast<char*>("cloneCallers"), const_cast<char*>("()I"),
+       reinterpret_cast<void*>(&Java_java_lang_FasthprofAllocs_cloneCallers)},
   };
-  if (jni->RegisterNatives(counter, natives, 2) == JNI_OK) return true;
+  if (jni->RegisterNatives(counter, natives, 3) == JNI_OK) return true;
   jvmti::clear_exception(jni);
   return false;
 }
@@ -209,6 +219,11 @@ bool InjectedAllocations::start(JNIEnv* jni, std::string* why) {
     return false;
   }
   if (walked_ && !start_walk(jni, tracker, why)) return false;
+  if (walked_) {
+    jclass object = jni->FindClass("java/lang/Object");
+    object_clone_ = object == nullptr ? nullptr : jni->GetMethodID(object, "clone", "()Ljava/lang/Object;");
+    jvmti::clear_exception(jni);
+  }
   counter_ = static_cast<jclass>(jni->NewGlobalRef(counter));
   last_collect_ns_ = monotonic_ns();
   return true;
@@ -398,7 +413,7 @@ void InjectedAllocations::feed(JNIEnv* jni, AllocationRecorder& recorder) {
         described = sites_[index];
       }
       frames.clear();
-      if (depth > 0) frames.push_back({InjectedMethods::kMark | described.method_id, static_cast<int64_t>(described.offset)});
+      site_frames(described, static_cast<size_t>(std::max(depth, 0)), &frames);
       SiteIdentity identity{site->class_serial, traced ? low : writer.intern_trace(low, frames), site->array_kind};
       uint64_t bytes = described.kind == SiteKind::kInstance ? it->second.objects * site->instance_size : it->second.bytes;
       recorder.add_counted(identity, it->second.objects, bytes);
@@ -410,6 +425,15 @@ void InjectedAllocations::feed(JNIEnv* jni, AllocationRecorder& recorder) {
   for (const auto* pending : {&pending_, &pending_traced_}) {
     for (const auto& [key, count] : *pending) unresolved_objects_ += count.objects;
   }
+}
+
+// A trace's first frames, as many as `depth` allows: Object.clone's for a clone (its native frame,
+// at no line, as the event path has it), then the allocating method at the site's line.
+void InjectedAllocations::site_frames(const Site& site, size_t depth, std::vector<StackFrame>* trace) const {
+  if (site.clone && object_clone_ != nullptr && trace->size() < depth) {
+    trace->push_back({reinterpret_cast<uint64_t>(object_clone_), -1});
+  }
+  if (trace->size() < depth) trace->push_back({InjectedMethods::kMark | site.method_id, static_cast<int64_t>(site.offset)});
 }
 
 // The traced rows of one collect() result (elements 4 to 6, FasthprofAllocs.collect) into
@@ -445,7 +469,7 @@ void InjectedAllocations::take_traced_rows(JNIEnv* jni, jobjectArray result, con
       described = sites_[index];
     }
     trace.clear();
-    if (depth > 0) trace.push_back({InjectedMethods::kMark | described.method_id, static_cast<int64_t>(described.offset)});
+    site_frames(described, depth, &trace);
     if (context != 0) {
       walked = walk_.frames(static_cast<uint32_t>(context));
       for (size_t k = 0; k < walked.size() && trace.size() < depth; ++k) trace.push_back(walked[k]);

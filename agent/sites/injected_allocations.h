@@ -43,6 +43,7 @@
 // The natives of java.lang.FasthprofAllocs (injected_allocations.cpp, frame_walk.cpp).
 extern "C" JNIEXPORT jint JNICALL Java_java_lang_FasthprofAllocs_newClassSite(JNIEnv* jni, jclass, jclass klass, jint call);
 extern "C" JNIEXPORT jint JNICALL Java_java_lang_FasthprofAllocs_callers(JNIEnv* jni, jclass);
+extern "C" JNIEXPORT jint JNICALL Java_java_lang_FasthprofAllocs_cloneCallers(JNIEnv* jni, jclass);
 
 namespace fasthprof {
 
@@ -68,9 +69,14 @@ class InjectedAllocations {
   bool walks() const { return walked_; }
   void on_code_loaded(const void* code, jint size) { walk_.on_code_loaded(code, size); }
   void on_code_unloaded(const void* code) { walk_.on_code_unloaded(code); }
-  // FasthprofAllocs.newClassSite (any Java thread): the site ID of instances of `klass` made by the
-  // Unsafe.allocateInstance call whose site ID is `call` (one per pair, made when first asked), or -1.
+  // FasthprofAllocs.newClassSite (any Java thread): the site ID of objects of `klass` made by the
+  // Unsafe.allocateInstance or Object.clone call whose site ID is `call` (one per pair, made when
+  // first asked), or -1.
   jint class_site(JNIEnv* jni, jclass klass, jint call);
+  // Object.clone, once started when the injected code counts what its sure calls make (with traces
+  // by frame walk: FasthprofAllocs.cloneCallers marks the thread, so that the clone's VMObjectAlloc
+  // event is left out); else null.
+  jmethodID counted_clone() const { return object_clone_; }
   // Load time (Agent_OnLoad, or Agent_OnAttach: `attached`): keeps the JIT from compiling the
   // intrinsics that allocate without an instruction or an event (Object.clone, Arrays.copyOf, ...),
   // so that what they allocate is counted by the instructions or the natives they run instead.
@@ -83,6 +89,7 @@ class InjectedAllocations {
     uint32_t offset;     // of the instruction in the original code
     SiteKind kind;
     std::string signature;  // of the allocated class: "Ljava/lang/String;", "[I"
+    bool clone = false;     // made by Object.clone's native: its frame tops the trace
   };
   struct Resolved {
     uint32_t class_serial = 0;  // 0: not resolved yet
@@ -103,6 +110,7 @@ class InjectedAllocations {
   bool resolve(JNIEnv* jni, uint32_t index, Resolved* out);
   void index_classes(JNIEnv* jni, bool register_loaded);
   void measure_instances(JNIEnv* jni, const std::vector<uint32_t>& indexes);
+  void site_frames(const Site& site, size_t depth, std::vector<StackFrame>* trace) const;
 
   AgentContext context_;
   ClassInstrumenter* instrumenter_;
@@ -123,6 +131,7 @@ class InjectedAllocations {
   // Allocation traces (depth > 1) by frame walk instead: no shadow stack.
   bool walked_ = false;
   FrameWalk walk_;
+  jmethodID object_clone_ = nullptr;  // counted_clone()
   jclass tracker_ = nullptr;  // global reference
   jmethodID tracker_ignore_ = nullptr, forget_ = nullptr;
   void* words_ = nullptr;

@@ -13,7 +13,7 @@ enum Op : uint8_t {
   kSipush = 0x11, kLdc = 0x12, kLdcW = 0x13, kIinc = 0x84, kIfeq = 0x99, kIfAcmpne = 0xa6, kGoto = 0xa7, kJsr = 0xa8,
   kIconstM1 = 0x02, kPop = 0x57, kPop2 = 0x58, kDup = 0x59, kDupX2 = 0x5b, kDup2 = 0x5c, kDup2X1 = 0x5d,
   kNew = 0xbb, kNewarray = 0xbc, kAnewarray = 0xbd, kMultianewarray = 0xc5, kRet = 0xa9, kTableswitch = 0xaa, kLookupswitch = 0xab, kIreturn = 0xac, kReturn = 0xb1,
-  kInvokevirtual = 0xb6, kInvokestatic = 0xb8, kWide = 0xc4, kIfnull = 0xc6, kIfnonnull = 0xc7, kGotoW = 0xc8, kJsrW = 0xc9,
+  kInvokevirtual = 0xb6, kInvokespecial = 0xb7, kInvokestatic = 0xb8, kWide = 0xc4, kIfnull = 0xc6, kIfnonnull = 0xc7, kGotoW = 0xc8, kJsrW = 0xc9,
 };
 
 // Length of the instructions of fixed length; 0 for the variable ones (switches, wide) and for

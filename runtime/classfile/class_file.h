@@ -90,15 +90,27 @@ struct ConstantPool {
   bool class_name(uint32_t index, std::string_view* out) const {
     return is(index, kClass) && utf8(load_be16(data + offset[index] + 1), out);
   }
-  // Whether entry `index` is the Methodref class.name:descriptor.
-  bool is_method(uint32_t index, std::string_view cls, std::string_view name, std::string_view descriptor) const {
+  // Entry `index` as a Methodref's class, name and descriptor; false when it is no Methodref.
+  bool method(uint32_t index, std::string_view* cls, std::string_view* name, std::string_view* descriptor) const {
     if (!is(index, kMethodref)) return false;
     const uint8_t* p = data + offset[index];
-    std::string_view c, n, d;
     uint16_t nat = load_be16(p + 3);
-    if (!is(nat, kNameAndType) || !class_name(load_be16(p + 1), &c)) return false;
+    if (!is(nat, kNameAndType) || !class_name(load_be16(p + 1), cls)) return false;
     const uint8_t* q = data + offset[nat];
-    return utf8(load_be16(q + 1), &n) && n == name && utf8(load_be16(q + 3), &d) && d == descriptor && c == cls;
+    return utf8(load_be16(q + 1), name) && utf8(load_be16(q + 3), descriptor);
+  }
+  // Whether entry `index` is the Methodref class.name:descriptor.
+  bool is_method(uint32_t index, std::string_view cls, std::string_view name, std::string_view descriptor) const {
+    std::string_view c, n, d;
+    return method(index, &c, &n, &d) && c == cls && n == name && d == descriptor;
+  }
+  // Whether a call of Methodref `index` (by invokespecial when `special`, else invokevirtual) is
+  // sure to run Object.clone's native: an array's clone(), or java/lang/Object.clone called
+  // directly (a class's own clone() may be reached through any other Methodref).
+  bool sure_clone(uint32_t index, bool special) const {
+    std::string_view c, n, d;
+    return method(index, &c, &n, &d) && n == "clone" && d == "()Ljava/lang/Object;" &&
+           (special ? c == "java/lang/Object" : c.starts_with('['));
   }
 };
 

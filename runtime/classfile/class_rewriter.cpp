@@ -46,17 +46,6 @@ struct Instruction {
 
 enum class CodeOutcome { kRewritten, kLeftAlone, kMalformed };
 
-// What CodeRewriter::rewrite injects into one method, as pool indexes.
-struct Injection {
-  bool calls = false;                   // entry and exit calls
-  uint16_t id_index = 0, enter_ref = 0, exit_ref = 0;
-  const uint16_t* site_constants = nullptr;  // one per allocation instruction, in code order
-  size_t site_count = 0;                // 0: no allocation calls
-  uint16_t alloc_ref = 0, alloc_array_ref = 0, alloc_multi_ref = 0;
-  uint16_t at_ref = 0;                  // 0: no position calls before invokes
-  uint16_t alloc_class_ref = 0;
-};
-
 // An allocation instruction found by CodeRewriter::find_allocations.
 struct Allocation {
   uint32_t offset;
@@ -64,12 +53,13 @@ struct Allocation {
   int32_t line;        // from the LineNumberTable, -1 without one
   uint8_t dimensions;  // multianewarray's, else 0
   bool instantiates;   // Unsafe.allocateInstance (InjectedSite)
+  bool clones;         // a call sure to reach Object.clone (InjectedSite)
 };
 
 class CodeRewriter {
  public:
   // One per class: its vectors are reused from method to method.
-  CodeRewriter(const ConstantPool& pool, uint16_t major) : pool_(pool), major_(major) {}
+  CodeRewriter(const ConstantPool& pool, uint16_t major, bool clones) : pool_(pool), major_(major), clones_(clones) {}
 
   // Rewrites one Code attribute's info into `out`; kLeftAlone leaves `out` unspecified. The
   // method's name and descriptor are for the error.
@@ -123,9 +113,11 @@ class CodeRewriter {
     if (read_outcome != CodeOutcome::kRewritten) return read_outcome;
     for (const Instruction& insn : insns_) {
       if (!counted(insn)) continue;
+      bool clones = clone_call(insn);
       Allocation allocation{insn.at, {}, line_of(insn.at),
-                            static_cast<uint8_t>(insn.op == kMultianewarray ? code_[insn.at + 3] : 0), !is_allocation(insn.op)};
-      if (!allocation.instantiates && !allocation_type(insn, &allocation.type))
+                            static_cast<uint8_t>(insn.op == kMultianewarray ? code_[insn.at + 3] : 0),
+                            !is_allocation(insn.op) && !clones, clones};
+      if (is_allocation(insn.op) && !allocation_type(insn, &allocation.type))
         return malformed("allocation at " + std::to_string(insn.at) + " names no array type or class");
       out.push_back(std::move(allocation));
     }
@@ -223,9 +215,13 @@ class CodeRewriter {
 
   uint8_t dimensions_of(const Instruction& insn) const { return insn.op == kMultianewarray ? code_[insn.at + 3] : 0; }
   bool counted(const Instruction& insn) const {
-    return is_allocation(insn.op) ||
+    return is_allocation(insn.op) || clone_call(insn) ||
            (insn.op == kInvokevirtual && pool_.is_method(load_be16(code_ + insn.at + 1), "jdk/internal/misc/Unsafe",
                                                          "allocateInstance", "(Ljava/lang/Class;)Ljava/lang/Object;"));
+  }
+  bool clone_call(const Instruction& insn) const {
+    return clones_ && (insn.op == kInvokevirtual || insn.op == kInvokespecial) &&
+           pool_.sure_clone(load_be16(code_ + insn.at + 1), insn.op == kInvokespecial);
   }
 
   // The counting call before an allocation: an array's length copied to the top of the stack
@@ -236,9 +232,11 @@ class CodeRewriter {
       emit_call(w, insn.site_constant, injection.alloc_ref);
     } else if (dimensions_of(insn) >= 2) {
       multi_allocation_call(w, dimensions_of(insn), max_locals_, insn.site_constant, injection.alloc_multi_ref);
-    } else {  // ..., count -> ..., count, count (or the class to allocateInstance)
+    } else {  // ..., count -> ..., count, count (or the class to allocateInstance, the object to clone)
       w.u1(kDup);
-      emit_call(w, insn.site_constant, is_allocation(insn.op) ? injection.alloc_array_ref : injection.alloc_class_ref);
+      emit_call(w, insn.site_constant, is_allocation(insn.op) ? injection.alloc_array_ref
+                                       : clone_call(insn)     ? injection.alloc_clone_ref
+                                                              : injection.alloc_class_ref);
     }
   }
 
@@ -629,6 +627,7 @@ class CodeRewriter {
 
   const ConstantPool& pool_;
   uint16_t major_;
+  bool clones_;  // RewritePlan::clones
   std::string_view name_, descriptor_;
   std::string error_;
   const uint8_t* info_ = nullptr;
@@ -656,7 +655,7 @@ struct MethodPlan {
 // code is malformed (*error set).
 bool assign_ids(const uint8_t* data, const ClassFile& cf, const std::string& class_name, const RewritePlan& plan,
                 std::vector<MethodPlan>& plans, std::string* error) {
-  CodeRewriter reader(cf.pool, cf.major);
+  CodeRewriter reader(cf.pool, cf.major, plan.allocations && plan.clones);
   std::vector<Allocation> allocations;
   for (size_t i = 0; i < cf.methods.size(); ++i) {
     const MethodInfo& m = cf.methods[i];
@@ -671,7 +670,7 @@ bool assign_ids(const uint8_t* data, const ClassFile& cf, const std::string& cla
       }
       for (Allocation& a : allocations) {
         InjectedSite site{std::string(m.name), std::string(m.descriptor), a.offset, std::move(a.type), 0, a.line,
-                          a.dimensions, a.instantiates};
+                          a.dimensions, a.instantiates, a.clones};
         site.id = plan.assign_site_id(class_name, site);
         method.sites.push_back(std::move(site));
       }
@@ -699,7 +698,7 @@ RewriteResult rewrite_methods(const uint8_t* data, size_t size, const ClassFile&
 
   std::vector<uint8_t> code;
   std::vector<uint16_t> site_constants;
-  CodeRewriter rewriter(cf.pool, cf.major);
+  CodeRewriter rewriter(cf.pool, cf.major, plan.allocations && plan.clones);
   for (size_t i = 0; i < cf.methods.size(); ++i) {
     const MethodInfo& m = cf.methods[i];
     const MethodPlan& method = plans[i];
@@ -711,7 +710,7 @@ RewriteResult rewrite_methods(const uint8_t* data, size_t size, const ClassFile&
     for (const InjectedSite& site : method.sites) site_constants.push_back(id_index(site.id));
     Injection injection{plan.calls, plan.calls ? id_index(method.id) : uint16_t{0}, refs.enter, refs.exit,
                         site_constants.data(), site_constants.size(), refs.alloc, refs.alloc_array, refs.alloc_multi,
-                        refs.at, refs.alloc_class};
+                        refs.at, refs.alloc_class, refs.alloc_clone};
     code.clear();
     CodeOutcome outcome = rewriter.rewrite(data + m.code_at, m.code_length, m.name, m.descriptor, injection, code);
     if (outcome == CodeOutcome::kMalformed) {
@@ -778,7 +777,7 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const RewritePlan&
     if (plan.calls) distinct.push_back(method.id);
     for (const InjectedSite& site : method.sites) {
       distinct.push_back(site.id);
-      (site.instantiates ? needs.classes : site.dimensions >= 2 ? needs.multi : site.type[0] == '[' ? needs.arrays : needs.news) = true;
+      (site.clones ? needs.clones : site.instantiates ? needs.classes : site.dimensions >= 2 ? needs.multi : site.type[0] == '[' ? needs.arrays : needs.news) = true;
     }
   }
   if (injecting == 0) return result;

@@ -10,6 +10,10 @@
 //   before new C:                      ldc s; invokestatic <tracker>.<alloc>(I)V
 //   before newarray T / anewarray C:   dup; ldc s; invokestatic <tracker>.<alloc_array>(II)V  (length, s)
 //   before multianewarray C 1:         as before newarray
+//   before Unsafe.allocateInstance(c): dup; ldc s; invokestatic <tracker>.<alloc_class>(Ljava/lang/Class;I)V
+//   with RewritePlan::clones, before a call sure to reach Object.clone (an array's clone(), or
+//   invokespecial java/lang/Object.clone, a direct subclass's super.clone()):
+//                                      dup; ldc s; invokestatic <tracker>.<alloc_clone>(Ljava/lang/Object;I)V
 //   before multianewarray C dims >= 2: the counts stored in fresh locals (max_locals grows by
 //                                      dims), an int[] of them built, ldc s; invokestatic
 //                                      <tracker>.<alloc_multi>([II)V, the counts loaded back
@@ -47,6 +51,7 @@ struct TrackerCalls {
   std::string alloc_multi_name = "allocMulti";  // ([II)V: a multianewarray's counts (2 or more), the site ID
   std::string at_name = "at";                   // (I)V: the original offset of the invoke that follows (as a short)
   std::string alloc_class_name = "allocClass";  // (Ljava/lang/Class;I)V: before Unsafe.allocateInstance: its class, the site ID
+  std::string alloc_clone_name = "allocClone";  // (Ljava/lang/Object;I)V: before Object.clone: the receiver, the site ID
 };
 
 // One allocation instruction that got a counting call.
@@ -64,6 +69,9 @@ struct InjectedSite {
   // A call of jdk.internal.misc.Unsafe.allocateInstance(Class) (type ""): an instance of the class
   // it is given, known when it runs (the JDK makes lambdas' objects this way).
   bool instantiates = false;
+  // A call sure to reach Object.clone (RewritePlan::clones; type ""): an object like the receiver,
+  // whose class and size are known when it runs.
+  bool clones = false;
 };
 
 struct InjectedMethod {
@@ -111,6 +119,7 @@ struct RewritePlan {
   bool calls = true;         // entry and exit calls; assign_method_id is needed
   bool allocations = false;  // a call before every allocation instruction and Unsafe.allocateInstance; assign_site_id is needed
   bool call_positions = false;  // with calls: a call before every invoke* naming its offset
+  bool clones = false;          // with allocations: a call before every call sure to reach Object.clone
   MethodIdAssigner assign_method_id;
   SiteIdAssigner assign_site_id;
 };

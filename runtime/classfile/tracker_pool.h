@@ -13,12 +13,23 @@ namespace fasthprof::class_file {
 
 // The tracker's Methodrefs, appended to the pool; 0 for those not needed.
 struct TrackerRefs {
-  uint16_t enter = 0, exit = 0, alloc = 0, alloc_array = 0, alloc_multi = 0, at = 0, alloc_class = 0;
+  uint16_t enter = 0, exit = 0, alloc = 0, alloc_array = 0, alloc_multi = 0, at = 0, alloc_class = 0, alloc_clone = 0;
+};
+
+// What CodeRewriter::rewrite injects into one method, as pool indexes.
+struct Injection {
+  bool calls = false;                   // entry and exit calls
+  uint16_t id_index = 0, enter_ref = 0, exit_ref = 0;
+  const uint16_t* site_constants = nullptr;  // one per allocation instruction, in code order
+  size_t site_count = 0;                // 0: no allocation calls
+  uint16_t alloc_ref = 0, alloc_array_ref = 0, alloc_multi_ref = 0;
+  uint16_t at_ref = 0;                  // 0: no position calls before invokes
+  uint16_t alloc_class_ref = 0, alloc_clone_ref = 0;
 };
 
 // What one class needs of the tracker.
 struct TrackerNeeds {
-  bool calls = false, news = false, arrays = false, multi = false, positions = false, classes = false;
+  bool calls = false, news = false, arrays = false, multi = false, positions = false, classes = false, clones = false;
 };
 
 // The tracker's class, names, descriptors, NameAndTypes and Methodrefs, as far as needed.
@@ -55,6 +66,10 @@ inline TrackerRefs append_tracker(PoolAppender& pool, const TrackerCalls& tracke
   if (needs.classes) {
     uint16_t nat = pool.entry(kNameAndType, pool.utf8(tracker.alloc_class_name), pool.utf8("(Ljava/lang/Class;I)V"));
     refs.alloc_class = pool.entry(kMethodref, class_entry, nat);
+  }
+  if (needs.clones) {
+    uint16_t nat = pool.entry(kNameAndType, pool.utf8(tracker.alloc_clone_name), pool.utf8("(Ljava/lang/Object;I)V"));
+    refs.alloc_clone = pool.entry(kMethodref, class_entry, nat);
   }
   if (needs.positions) {
     uint16_t nat = pool.entry(kNameAndType, pool.utf8(tracker.at_name), int_void);

@@ -32,7 +32,10 @@ MULTI_OWN = ("int[][]", "int[]", "java.lang.Object[][][]", "java.lang.Object[][]
 
 
 def own_row(cls, frames, own=OWN):
-    """Whether a row of class cls with these frames is one of AllocSites' own sites."""
+    """Whether a row of class cls with these frames is one of AllocSites' own sites (a clone's below
+    Object.clone's frame)."""
+    if frames and frames[0].startswith("java.lang.Object.clone("):
+        frames = frames[1:]
     if not frames or "AllocSites.java" not in frames[0]:
         return False
     return cls in own or (cls in MULTI_OWN and frames[0].startswith("AllocSites.makeMulti("))
@@ -336,7 +339,7 @@ def run_h2(label, home):
     cleanup(folder)
 
 
-DEEP_OWN = OWN + ("java.lang.IllegalStateException",)
+DEEP_OWN = OWN + ("java.lang.IllegalStateException", "AllocSites$Sheep", "AllocSites$Goat")
 
 
 def hidden(frame_text):
@@ -344,10 +347,10 @@ def hidden(frame_text):
     return "$$Lambda" in frame_text
 
 
-def deep_rows(label, home, options, mode, depth):
+def deep_rows(label, home, options, mode, depth, jvm_args=()):
     """{(class, trace frames): (objects, bytes)} of AllocSites' own sites at `depth`, with the run."""
     run = run_java(home, agentpath(f"heap=sites,live=n,depth={depth},cutoff=0,{options}file=sites.txt"), "AllocSites",
-                   [mode], jvm_args=["-Xcheck:jni"], timeout=240)
+                   [mode], jvm_args=["-Xcheck:jni", *jvm_args], timeout=240)
     if not check(run.code == 0 and f"AllocSites done {mode}" in run.stdout, f"{label}: exits normally", run):
         return None, run
     check_no_warnings(label, run.stdout, run.stderr)
@@ -408,6 +411,11 @@ def expected_deep(mode, depth):
         return {a: 1000, b: 2000}
     if mode == "multi":
         return {}
+    if mode == "clones":
+        below = (frame("clones", "cloneRound"), frame("main", "clones"))
+        return {("AllocSites$Sheep", (f"AllocSites$Sheep.clone(AllocSites.java:{LINES['sheep']})", frame("cloneRound", "cloneSheep")) + below): 20000,
+                ("int[]", (frame("cloneRound", "cloneInts"),) + below): 20000,
+                ("java.lang.String[]", (frame("cloneRound", "cloneStrings"),) + below): 20000}
     if mode == "lines":
         made, lines = frame("madeItem", "madeItem"), frame("main", "lines")
         return {(made, frame("twoLines", "lineOne"), lines)[:depth]: 20000,
@@ -419,15 +427,26 @@ def expected_deep(mode, depth):
 
 
 def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("exceptions", 4), ("multi", 4),
-                                           ("lines", 4), ("basic", 16), ("threads", 16), ("exceptions", 16))):
+                                           ("lines", 4), ("clones", 4), ("basic", 16), ("threads", 16),
+                                           ("exceptions", 16), ("clones", 16))):
     """Depth 4 and 16: the same rows, traces and totals as the event path, site by site."""
     for mode, depth in cases:
         tag = f"{label} {mode} depth={depth}{' ' + extra if extra else ''}"
-        event, erun = deep_rows(f"{tag} event", home, "alloc=event,", mode, depth)
-        inject, irun = deep_rows(f"{tag} inject", home, f"alloc=inject,{extra}", mode, depth)
+        # A clone's event trace has Object.clone on top only where the JIT's own clone is off (as
+        # alloc=inject has it); else it depends on what is compiled.
+        event, erun = deep_rows(f"{tag} event", home, "alloc=event,", mode, depth,
+                                ["-XX:+UnlockDiagnosticVMOptions", "-XX:DisableIntrinsic=_clone"] if mode == "clones" else [])
+        inject, irun = deep_rows(f"{tag} inject", home, f"alloc=inject,{extra}{'verbose=y,' if mode == 'clones' else ''}",
+                                 mode, depth)
         if event is None or inject is None:
             continue
         # The frame walk's traces are the event path's; the shadow stack's (with cpu=times) by the rule.
+        if mode == "clones":
+            # What the VM makes to throw from Object.clone (the exception's backtrace) comes as the
+            # native's VMObjectAlloc events with alloc=inject, as sampled allocations under
+            # Throwable.fillInStackTrace with the event: not one of AllocSites' own sites.
+            event, inject = ({k: c for k, c in rows.items() if not any("Goat.tryClone" in f for f in k[1])}
+                             for rows in (event, inject))
         keyed_event, keyed_inject = by_rule(event, inject) if "cpu=times" in extra else (unaddressed(event),
                                                                                         unaddressed(inject))
         check(keyed_inject == keyed_event, f"{tag}: inject equals the event path trace by trace:\n  inject "
@@ -437,6 +456,19 @@ def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("excep
         if mode == "multi":
             check(sum(c[0] for (cls, _), c in inject.items() if cls == "short[]") == 800,
                   f"{tag}: 800 short[] of short[2][2][2][3], every one under its trace", irun)
+        elif mode == "clones":
+            # Counted at their calls: 60 000 clones, far fewer VMObjectAlloc events.
+            events = re.search(r"allocation sites: \d+ sites, (\d+) events", irun.stderr)
+            check(events is not None and int(events.group(1)) < 20000,
+                  f"{tag}: the clones counted by the injected code, not by their events", irun)
+            # Each clone under Object.clone's frame, then its caller at the clone's line.
+            got = {}
+            for (cls, want), n in expected_deep(mode, depth).items():
+                want = want[:depth - 1]
+                got[(cls, want)] = sum(c[0] for (k, t), c in inject.items()
+                                       if k == cls and t[0].startswith("java.lang.Object.clone(") and t[1:] == want)
+            check(got == {(cls, want[:depth - 1]): n for (cls, want), n in expected_deep(mode, depth).items()},
+                  f"{tag}: each clone under Object.clone's frame and its caller's line: {got}", irun)
         elif mode != "threads":
             items = {frames: counts[0] for (cls, frames), counts in inject.items() if cls == "AllocSites$Item"}
             got = {w: sum(c for t, c in items.items() if t[:len(w)] == w) for w in expected_deep(mode, depth)}

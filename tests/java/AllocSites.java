@@ -23,6 +23,9 @@
  *            by what HotSpot compiles as allocating intrinsics once the loop is compiled
  *   lambdas  40 rounds x 5000 capturing lambdas (an IntSupplier of the round's number), whose
  *            objects the JDK makes through Unsafe.allocateInstance: 200 000 of one hidden class
+ *   clones   20 000 x cloneRound(): a Sheep (its clone() calls super.clone()), an int[5] and a String[3]
+ *            held as an Object[] cloned, each from its own line; then 100 x a clone that throws
+ *            (a class that is not Cloneable, a null array): nothing made
  *   lines    twoLines() 20 000 times: it calls madeItem() from two lines, each making one Item: 20 000
  *            Items under each line's trace, interpreted first and compiled later (madeItem inlined)
  *   sleep N  after either mode: sleep N ms (for kill -QUIT)
@@ -44,6 +47,18 @@ public class AllocSites {
         final int value;
         Copied(int value) { this.value = value; }
         Copied copy() throws CloneNotSupportedException { return (Copied) clone(); }
+    }
+
+    static final class Sheep implements Cloneable {
+        final int[] wool = {1, 2};
+        @Override
+        protected Sheep clone() throws CloneNotSupportedException {
+            return (Sheep) super.clone(); // SITE:sheep
+        }
+    }
+
+    static final class Goat {
+        Object tryClone() throws CloneNotSupportedException { return super.clone(); }
     }
 
     static Object[] kept = new Object[200_000];
@@ -204,6 +219,34 @@ public class AllocSites {
         for (int round = 0; round < 40; round++) copyRound(model, array, 5000);
     }
 
+    static Object[] clones = new Object[4096];
+
+    static void cloneRound(Sheep sheep, int[] ints, Object[] strings, int i) throws CloneNotSupportedException {
+        clones[i & 4095] = sheep.clone(); // SITE:cloneSheep
+        clones[(i + 1) & 4095] = ints.clone(); // SITE:cloneInts
+        clones[(i + 2) & 4095] = strings.clone(); // SITE:cloneStrings
+    }
+
+    static void clones() throws CloneNotSupportedException {
+        Sheep sheep = new Sheep();
+        int[] ints = new int[5];
+        Object[] strings = new String[3];
+        for (int i = 0; i < 20000; i++) cloneRound(sheep, ints, strings, i * 3); // SITE:cloneRound
+        int[] none = null;
+        for (int i = 0; i < 100; i++) {
+            try {
+                new Goat().tryClone();
+            } catch (CloneNotSupportedException e) {
+                next += 0;
+            }
+            try {
+                clones[i] = none.clone();
+            } catch (NullPointerException e) {
+                next += 0;
+            }
+        }
+    }
+
     static void lambdaRound(int round, int count) {
         for (int i = 0; i < count; i++) {
             copies[i] = (java.util.function.IntSupplier) () -> round;
@@ -229,6 +272,8 @@ public class AllocSites {
             makeMulti(1);
         } else if (mode.equals("copies")) {
             copies();
+        } else if (mode.equals("clones")) {
+            clones(); // SITE:clones
         } else if (mode.equals("lines")) {
             for (int i = 0; i < 20000; i++) twoLines(i); // SITE:lines
         } else if (mode.equals("lambdas")) {

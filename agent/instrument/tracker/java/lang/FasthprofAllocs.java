@@ -83,21 +83,8 @@ final class FasthprofAllocs {
 
     private static volatile boolean engaged;
 
-    // classSite's answers: (call, class) -> site, open addressing; replaced whole, under LOCK.
-    private static final class ClassSites {
-        final Class<?>[] classes;
-        final int[] calls;
-        final int[] sites;
-        int size;
-
-        ClassSites(int capacity) {
-            classes = new Class<?>[capacity];
-            calls = new int[capacity];
-            sites = new int[capacity];
-        }
-    }
-
-    private static volatile ClassSites classSites = new ClassSites(64);
+    // classSite's answers, replaced whole under LOCK (FasthprofClassSites).
+    private static volatile FasthprofClassSites classSites = new FasthprofClassSites(64);
     // Array layout (start()): the base offset and the shift of the element size per kind, the
     // object alignment minus one.
     private static final int[] BASE = new int[7];
@@ -154,7 +141,7 @@ final class FasthprofAllocs {
     static Object[] collect(Thread[] ended) {
         LOCK.lock();
         try {
-            classSites = new ClassSites(64);
+            classSites = new FasthprofClassSites(64);
             State[] tab = table;
             int states = 1;
             for (State s : tab) {
@@ -360,6 +347,9 @@ final class FasthprofAllocs {
     /** The context of the allocation under way (agent/sites/frame_walk.h); called by the counting method itself. */
     static native int callers();
 
+    /** callers() before a clone FasthprofTracker.allocClone counts: its VMObjectAlloc event is then left out. */
+    static native int cloneCallers();
+
     // t's allocation state when the allocation is counted with a trace: null when it is counted by
     // its site alone (no shadow stack, an empty one, the empty node, the threads over the cap).
     private static State tracedState(FasthprofThreadState t) {
@@ -494,12 +484,12 @@ final class FasthprofAllocs {
         return 0;
     }
 
-    /** The site of an instance of c made by the Unsafe.allocateInstance call `call`; -1: none. */
+    /** The site of an object of class c made by the Unsafe.allocateInstance or Object.clone call `call`; -1: none. */
     static int classSite(Class<?> c, int call) {
         if (c == null || !engaged) {
             return -1;
         }
-        int site = findClassSite(classSites, c, call);
+        int site = classSites.find(c, call);
         if (site != -1) {
             return site;
         }
@@ -509,16 +499,9 @@ final class FasthprofAllocs {
         }
         LOCK.lock();
         try {
-            ClassSites t = classSites;
-            if (findClassSite(t, c, call) == -1) {
-                ClassSites grown = new ClassSites(t.size * 2 + 2 > t.classes.length ? t.classes.length * 2 : t.classes.length);
-                for (int i = 0; i < t.classes.length; i++) {
-                    if (t.classes[i] != null) {
-                        putClassSite(grown, t.classes[i], t.calls[i], t.sites[i]);
-                    }
-                }
-                putClassSite(grown, c, call, site);
-                classSites = grown;
+            FasthprofClassSites t = classSites;
+            if (t.find(c, call) == -1) {
+                classSites = t.with(c, call, site);
             }
         } finally {
             LOCK.unlock();
@@ -526,29 +509,20 @@ final class FasthprofAllocs {
         return site;
     }
 
-    private static int findClassSite(ClassSites t, Class<?> c, int call) {
-        int mask = t.classes.length - 1;
-        for (int i = (System.identityHashCode(c) ^ call) & mask; ; i = (i + 1) & mask) {
-            Class<?> k = t.classes[i];
-            if (k == null) {
-                return -1;
-            }
-            if (k == c && t.calls[i] == call) {
-                return t.sites[i];
-            }
+    /** What a sure call of Object.clone makes (FasthprofTracker.allocClone): an object like o, at a site classSite() gave. */
+    static void countCloneWalked(int context, Object o, int site) {
+        if ((site & 15) == 0) {
+            countWalked(context, site);
+        } else {
+            countArrayWalked(context, arrayLength(o), site);
         }
     }
 
-    private static void putClassSite(ClassSites t, Class<?> c, int call, int site) {
-        int mask = t.classes.length - 1;
-        int i = (System.identityHashCode(c) ^ call) & mask;
-        while (t.classes[i] != null) {
-            i = (i + 1) & mask;
-        }
-        t.classes[i] = c;
-        t.calls[i] = call;
-        t.sites[i] = site;
-        t.size++;
+    // Without java.lang.reflect.Array (a native while interpreted).
+    private static int arrayLength(Object o) {
+        return o instanceof Object[] a ? a.length : o instanceof byte[] b ? b.length : o instanceof int[] i ? i.length
+                : o instanceof char[] c ? c.length : o instanceof long[] l ? l.length : o instanceof double[] d ? d.length
+                : o instanceof float[] f ? f.length : o instanceof short[] h ? h.length : ((boolean[]) o).length;
     }
 
     // The agent's (bound at start): a new site for (call, c), or -1.

@@ -234,7 +234,7 @@ public final class FasthprofTracker {
                     }
                 }
             }
-            Rows out = new Rows(rows, words, states);
+            FasthprofRows out = new FasthprofRows(rows, words, states);
             for (FasthprofThreadState s : tab) {
                 if (s != null) {
                     out.threads[out.thread++] = s.thread;
@@ -254,27 +254,6 @@ public final class FasthprofTracker {
         }
     }
 
-    // collect()'s result being filled.
-    static final class Rows {
-        final int[] frames;
-        final long[] values;
-        final int[] rowThread;
-        final int[] rowLength;
-        final Thread[] threads;
-        int row;
-        int words;
-        int thread;
-        long overflow;
-        long nodes;
-
-        Rows(int rows, int words, int states) {
-            frames = new int[words];
-            values = new long[rows * 3];
-            rowThread = new int[rows];
-            rowLength = new int[rows];
-            threads = new Thread[states];
-        }
-    }
 
     // The nodes of s published so far, as far as every array read covers them (volatile read first).
     private static int published(FasthprofThreadState s, long[] c, long[] sf, long[] tt, int[] at, int[] length) {
@@ -308,7 +287,7 @@ public final class FasthprofTracker {
 
     // Under LOCK: the rows of s into out, within the room changedRows() counted for s (a row that
     // changed since is left for the next call; an ended thread's rows cannot change, so all fit).
-    private static void take(FasthprofThreadState s, Rows out) {
+    private static void take(FasthprofThreadState s, FasthprofRows out) {
         long[] c = s.calls;
         long[] sf = s.self;
         long[] tt = s.total;
@@ -396,6 +375,20 @@ public final class FasthprofTracker {
             FasthprofAllocs.countWalked(FasthprofAllocs.callers(), site);
         } else if (site >= 0) {
             alloc(site);
+        }
+    }
+
+    /**
+     * Before a call sure to reach Object.clone (an array's clone(), a direct subclass's super.clone())
+     * at the call site `call`: an object like o, counted here with traces by frame walk, where its
+     * VMObjectAlloc event would cost a stack walk (FasthprofAllocs.cloneCallers marks it left out).
+     */
+    @DontInline
+    public static void allocClone(Object o, int call) {
+        // null or not Cloneable: the call throws, nothing is made (arrays are Cloneable)
+        int site = allocWalk && o instanceof Cloneable ? FasthprofAllocs.classSite(o.getClass(), call) : -1;
+        if (site >= 0) {
+            FasthprofAllocs.countCloneWalked(FasthprofAllocs.cloneCallers(), o, site);
         }
     }
 
