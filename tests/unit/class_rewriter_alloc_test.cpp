@@ -572,5 +572,81 @@ TEST(ClassRewriterAllocations, PositionCallsBeforeEveryInvoke) {
   }
 }
 
+// Calls that allocate: Unsafe.allocateInstance always; with RewritePlan::clones, the calls sure to
+// reach Object.clone (an array's clone(), invokespecial java/lang/Object.clone) and no other clone().
+// Exact bytes: the receiver (or the class) copied, the site ID, the call, then the original call.
+TEST(ClassRewriterAllocations, AllocatingCallsGetTheirCalls) {
+  ClassBuilder b;
+  auto methodref = [&](const std::string& owner, const std::string& name, const std::string& descriptor) {
+    uint16_t owner_entry = b.class_entry(owner);
+    uint16_t nat = b.entry(Bytes().u1(12).u2(b.utf8(name)).u2(b.utf8(descriptor)).data);
+    return b.entry(Bytes().u1(10).u2(owner_entry).u2(nat).data);
+  };
+  const std::string object_clone = "()Ljava/lang/Object;";
+  auto method = [&](const char* name, uint8_t invoke, uint16_t ref, bool two_arguments) {
+    Data code = {0x2a};  // aload_0
+    if (two_arguments) code.push_back(0x2b);  // aload_1
+    code.insert(code.end(), {invoke, uint8_t(ref >> 8), uint8_t(ref), 0xb0});
+    b.methods.push_back({0x0009, name, "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;", true, 2, 2, std::move(code)});
+  };
+  method("ints", 0xb6, methodref("[I", "clone", object_clone), false);
+  method("strings", 0xb6, methodref("[Ljava/lang/String;", "clone", object_clone), false);
+  method("superClone", 0xb7, methodref("java/lang/Object", "clone", object_clone), false);
+  method("ownClone", 0xb6, methodref("Hand", "clone", object_clone), false);               // may be overridden
+  method("parentClone", 0xb7, methodref("java/util/AbstractMap", "clone", object_clone), false);  // its own clone()
+  method("objectVirtual", 0xb6, methodref("java/lang/Object", "clone", object_clone), false);     // any override
+  method("otherDescriptor", 0xb6, methodref("[I", "clone", "()[I"), false);
+  method("instance", 0xb6, methodref("jdk/internal/misc/Unsafe", "allocateInstance", "(Ljava/lang/Class;)Ljava/lang/Object;"), true);
+  Data d = b.build();
+  for (bool clones : {false, true}) {
+    SCOPED_TRACE(clones);
+    RewritePlan plan;
+    plan.calls = false;
+    plan.allocations = true;
+    plan.clones = clones;
+    uint32_t next_site = 500;
+    plan.assign_site_id = [&](std::string_view, const InjectedSite&) { return next_site++; };
+    RewriteResult r = rewrite_class(d.data(), d.size(), plan);
+    ASSERT_EQ(r.outcome, RewriteOutcome::kRewritten);
+    std::vector<std::string> counted;
+    for (const InjectedSite& site : r.sites) {
+      counted.push_back(site.method_name);
+      EXPECT_EQ(site.type, "");
+      EXPECT_EQ(site.clones, site.method_name != "instance");
+      EXPECT_EQ(site.instantiates, site.method_name == "instance");
+      EXPECT_EQ(site.offset, site.method_name == "instance" ? 2u : 1u);
+    }
+    const std::vector<std::string> expected =
+        clones ? std::vector<std::string>{"ints", "strings", "superClone", "instance"} : std::vector<std::string>{"instance"};
+    EXPECT_EQ(counted, expected);
+    Parsed after = parse(r.bytes);
+    const Parsed before = parse(d);
+    for (size_t m = 0; m < after.methods.size(); ++m) {
+      const std::string& name = after.methods[m].name;
+      const Code& code = *after.methods[m].code;
+      bool injected = name == "instance" || (clones && (name == "ints" || name == "strings" || name == "superClone"));
+      SCOPED_TRACE(name);
+      if (!injected) {
+        EXPECT_EQ(after.methods[m].bytes, before.methods[m].bytes) << "left as it was";
+        continue;
+      }
+      size_t at = name == "instance" ? 2 : 1;
+      ASSERT_EQ(code.code.size(), before.methods[m].code->code.size() + 6);
+      EXPECT_EQ(code.code[at], 0x59) << "dup";
+      EXPECT_EQ(code.code[at + 1], 0x12) << "ldc";
+      auto site = std::find(counted.begin(), counted.end(), name) - counted.begin();
+      EXPECT_EQ(pushed_integer(after, code, Insn{uint32_t(at + 1), 2, 0x12, {}}), 500 + site) << "its site ID";
+      EXPECT_EQ(code.code[at + 3], 0xb8) << "invokestatic";
+      EXPECT_EQ(after.methodref(be2(&code.code[at + 4])),
+                name == "instance" ? "java/lang/FasthprofTracker.allocClass (Ljava/lang/Class;I)V"
+                                   : "java/lang/FasthprofTracker.allocClone (Ljava/lang/Object;I)V");
+      EXPECT_EQ(Data(code.code.begin() + at + 6, code.code.end()),
+                Data(before.methods[m].code->code.begin() + at, before.methods[m].code->code.end()))
+          << "then the call itself";
+      EXPECT_EQ(code.max_stack, 4u);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fasthprof
