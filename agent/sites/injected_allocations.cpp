@@ -41,11 +41,7 @@ InjectedAllocations::InjectedAllocations(const AgentContext& context, ClassInstr
   // to keep; cpu=times keeps its shadow stack anyway, which then serves both.
   walked_ = !context.attached && !context.options->cpu_timing && context.options->depth <= FrameWalk::kMaxDepth &&
             ObjectSizes::unreadable_collector() == nullptr && FrameWalk::keep_frame_pointers();
-  if (walked_) {
-    // A clone's event would cost a stack walk: the sure calls are counted where they are instead.
-    instrumenter_->inject_clone_calls();
-    return;
-  }
+  if (walked_) return;
   traced_ = true;
   instrumenter_->inject_call_positions();
   instrumenter_->catch_exceptions(context.jvmti);
@@ -219,7 +215,7 @@ bool InjectedAllocations::start(JNIEnv* jni, std::string* why) {
     return false;
   }
   if (walked_ && !start_walk(jni, tracker, why)) return false;
-  if (walked_) {
+  if (clones_counted_) {
     jclass object = jni->FindClass("java/lang/Object");
     object_clone_ = object == nullptr ? nullptr : jni->GetMethodID(object, "clone", "()Ljava/lang/Object;");
     jvmti::clear_exception(jni);
@@ -506,7 +502,15 @@ constexpr const char* kAllocatingIntrinsics = "_clone,_copyOf,_copyOfRange,_newA
 void InjectedAllocations::hold_back_allocating_intrinsics(bool attached) {
   // Counted by the SampledObjectAlloc event instead (start() fails): the intrinsics may stay.
   if (ObjectSizes::unreadable_collector() != nullptr) return;
-  if (!attached && hotspot_append_to_list_flag("DisableIntrinsic", "CompileCommand", kAllocatingIntrinsics)) return;
+  if (!attached && hotspot_append_to_list_flag("DisableIntrinsic", "CompileCommand", kAllocatingIntrinsics)) {
+    // Every clone now runs the native, whose event a stack walk would follow: the calls sure to
+    // run it are counted where they are instead (not with the shadow stack, which has no walk).
+    if (!traced_) {
+      clones_counted_ = true;
+      instrumenter_->inject_clone_calls();
+    }
+    return;
+  }
   jvmti::print_error(std::string("alloc=inject: ") +
                      (attached ? "loaded into a running VM, the JIT's intrinsics stay on"
                                : "this VM does not let the agent turn the JIT's allocating intrinsics off") +

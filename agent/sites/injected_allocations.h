@@ -73,9 +73,9 @@ class InjectedAllocations {
   // Unsafe.allocateInstance or Object.clone call whose site ID is `call` (one per pair, made when
   // first asked), or -1.
   jint class_site(JNIEnv* jni, jclass klass, jint call);
-  // Object.clone, once started when the injected code counts what its sure calls make (with traces
-  // by frame walk: FasthprofAllocs.cloneCallers marks the thread, so that the clone's VMObjectAlloc
-  // event is left out); else null.
+  // Object.clone, once started when the injected code counts what its sure calls make (the JIT's
+  // own clone held back, no shadow stack: FasthprofAllocs.cloneCallers marks the thread, so that
+  // the clone's VMObjectAlloc event is left out); else null.
   jmethodID counted_clone() const { return object_clone_; }
   // Load time (Agent_OnLoad, or Agent_OnAttach: `attached`): keeps the JIT from compiling the
   // intrinsics that allocate without an instruction or an event (Object.clone, Arrays.copyOf, ...),
@@ -131,6 +131,7 @@ class InjectedAllocations {
   // Allocation traces (depth > 1) by frame walk instead: no shadow stack.
   bool walked_ = false;
   FrameWalk walk_;
+  bool clones_counted_ = false;       // the calls sure to run Object.clone count it (load time)
   jmethodID object_clone_ = nullptr;  // counted_clone()
   jclass tracker_ = nullptr;  // global reference
   jmethodID tracker_ignore_ = nullptr, forget_ = nullptr;

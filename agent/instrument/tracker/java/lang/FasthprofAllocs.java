@@ -347,7 +347,7 @@ final class FasthprofAllocs {
     /** The context of the allocation under way (agent/sites/frame_walk.h); called by the counting method itself. */
     static native int callers();
 
-    /** callers() before a clone FasthprofTracker.allocClone counts: its VMObjectAlloc event is then left out. */
+    /** callers() (0 without traces by frame walk) before a clone FasthprofTracker.allocClone counts: marks its VMObjectAlloc event left out. */
     static native int cloneCallers();
 
     // t's allocation state when the allocation is counted with a trace: null when it is counted by

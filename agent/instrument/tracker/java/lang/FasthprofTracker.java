@@ -380,13 +380,13 @@ public final class FasthprofTracker {
 
     /**
      * Before a call sure to reach Object.clone (an array's clone(), a direct subclass's super.clone())
-     * at the call site `call`: an object like o, counted here with traces by frame walk, where its
-     * VMObjectAlloc event would cost a stack walk (FasthprofAllocs.cloneCallers marks it left out).
+     * at the call site `call`: an object like o, counted here, where its VMObjectAlloc event would
+     * cost a stack walk (FasthprofAllocs.cloneCallers marks the event left out).
      */
     @DontInline
     public static void allocClone(Object o, int call) {
         // null or not Cloneable: the call throws, nothing is made (arrays are Cloneable)
-        int site = allocWalk && o instanceof Cloneable ? FasthprofAllocs.classSite(o.getClass(), call) : -1;
+        int site = o instanceof Cloneable ? FasthprofAllocs.classSite(o.getClass(), call) : -1;
         if (site >= 0) {
             FasthprofAllocs.countCloneWalked(FasthprofAllocs.cloneCallers(), o, site);
         }
