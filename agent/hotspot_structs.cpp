@@ -175,4 +175,16 @@ bool hotspot_append_to_list_flag(std::string_view name, std::string_view like, s
   return true;
 }
 
+bool hotspot_interpreter_code(uintptr_t* low, uintptr_t* high) {
+  auto code = hotspot_static_address("AbstractInterpreter", "_code");
+  auto buffer_at = hotspot_field_offset("StubQueue", "_stub_buffer");
+  auto limit_at = hotspot_field_offset("StubQueue", "_buffer_limit");
+  if (!code || !buffer_at || !limit_at) return false;
+  const char* queue = *reinterpret_cast<char* const*>(*code);
+  if (queue == nullptr) return false;
+  *low = *reinterpret_cast<const uintptr_t*>(queue + *buffer_at);
+  *high = *low + static_cast<uintptr_t>(*reinterpret_cast<const int*>(queue + *limit_at));
+  return *high > *low;
+}
+
 }  // namespace fasthprof

@@ -37,4 +37,13 @@ std::optional<uint64_t> hotspot_field_offset(const char* type, const char* field
 // The address of the static field type::field (e.g. "java_lang_Class", "_klass_offset"), or nothing.
 std::optional<uint64_t> hotspot_static_address(const char* type, const char* field);
 
+// x86-64 interpreter frames as HotSpot lays them out (frame_x86.hpp, the same on JDK 17 to 25), in
+// words from the frame pointer: the Method* it runs, its bytecode pointer.
+constexpr int kInterpreterFrameMethod = -3;
+constexpr int kInterpreterFrameBcp = -8;
+
+// The template interpreter's code, [low, high): a return address there is an interpreted frame's.
+// False when the VM does not describe it. Live (the interpreter is made before any agent runs Java).
+bool hotspot_interpreter_code(uintptr_t* low, uintptr_t* high);
+
 }  // namespace fasthprof

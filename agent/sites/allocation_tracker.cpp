@@ -132,12 +132,8 @@ void AllocationTracker::start(JNIEnv* jni) {
     counting_by_injection_ = injected_->start(jni, &why);
     if (counting_by_injection_) {
       event_ = JVMTI_EVENT_VM_OBJECT_ALLOC;
-      // What Unsafe.allocateInstance makes the injected code counts (FasthprofAllocs.classSite).
-      if (jclass unsafe = jni->FindClass("jdk/internal/misc/Unsafe")) {
-        allocate_instance_ = jni->GetMethodID(unsafe, "allocateInstance", "(Ljava/lang/Class;)Ljava/lang/Object;");
-        jni->DeleteLocalRef(unsafe);
-      }
-      jvmti::clear_exception(jni);
+      // What Unsafe.allocateInstance and the marked clones make the injected code counts.
+      allocate_instance_ = injected_->counted_instance();
       counted_clone_ = injected_->counted_clone();
     } else {
       jvmti::print_error("alloc=inject: " + why + "; heap=sites counts by the SampledObjectAlloc event instead");
@@ -239,24 +235,19 @@ void AllocationTracker::on_sampled_object_alloc(JNIEnv* jni, jthread thread, job
 void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthread thread, jobject object,
                                           jclass klass, jlong size) {
   jvmtiEnv* jvmti = context_.jvmti;
-  if (counted_clone_ != nullptr && FrameWalk::take_clone_mark()) {
-    // Counted by the injected code at its call, unless the mark outlived a clone that never got
-    // this far (an error thrown before it): the allocating frame tells.
-    jmethodID top = nullptr;
-    jlocation at = 0;
-    if (jvmti->GetFrameLocation(nullptr, 0, &top, &at) == JVMTI_ERROR_NONE && top == counted_clone_) return;
+  if (allocate_instance_ != nullptr) {
+    // Counted by the injected code at the native's call: any object Unsafe.allocateInstance makes,
+    // a clone where the call marked the thread (the first event after the mark takes it; a mark left
+    // by a call that threw before the native matches no other native's event).
+    const bool marked = FrameWalk::take_clone_mark();
+    jmethodID top = injected_->native_top(jni);
+    if (top != nullptr && (top == allocate_instance_ || (marked && top == counted_clone_))) return;
   }
   jint count = 0;
   // state.frames holds depth_ frames, the capacity; the depth now may be less (net= CONTROL).
   jint depth = context_.current_depth();
   if (depth > 0 && jvmti->GetStackTrace(nullptr, 0, depth, state.frames, &count) != JVMTI_ERROR_NONE) {
     count = 0;
-  }
-  if (allocate_instance_ != nullptr) {
-    jmethodID top = count > 0 ? state.frames[0].method : nullptr;
-    jlocation at = 0;
-    if (depth == 0 && jvmti->GetFrameLocation(nullptr, 0, &top, &at) != JVMTI_ERROR_NONE) top = nullptr;
-    if (top == allocate_instance_) return;  // counted by the injected code at its call
   }
   jlong class_tag = 0;
   jvmti->GetTag(klass, &class_tag);

@@ -56,9 +56,9 @@ class AllocationTracker final : public Feature, public AllocationTraces {
   const char* dump_message() const override { return " allocation sites ..."; }
   void served_commands(FeatureCommands* commands) override { commands->alloc_sites = true; }
   void add_capabilities(jvmtiCapabilities* wanted) override;
-  void wanted_events(FeatureEvents* events) override { events->compiled_method_load = injected_ != nullptr && injected_->walks(); }
-  void on_compiled_method_load(jmethodID, const void* code, jint size) override {
-    if (injected_ != nullptr) injected_->on_code_loaded(code, size);
+  void wanted_events(FeatureEvents* events) override { events->compiled_method_load = injected_ != nullptr; }
+  void on_compiled_method_load(jmethodID method, const void* code, jint size) override {
+    if (injected_ != nullptr) injected_->on_code_loaded(method, code, size);
   }
   void on_compiled_method_unload(jmethodID, const void* code) override {
     if (injected_ != nullptr) injected_->on_code_unloaded(code);
@@ -107,8 +107,10 @@ class AllocationTracker final : public Feature, public AllocationTraces {
   bool live_;  // live=y: objects tagged at allocation and counted live at each report
   std::unique_ptr<InjectedAllocations> injected_;  // alloc=inject
   bool counting_by_injection_ = false;             // start() started it
-  jmethodID allocate_instance_ = nullptr;  // Unsafe.allocateInstance: its VMObjectAlloc events are counted by injection
-  jmethodID counted_clone_ = nullptr;  // Object.clone when its sure calls are counted by injection
+  // The natives whose VMObjectAlloc events are counted by the injected code at their calls:
+  // Unsafe.allocateInstance, and Object.clone where its call marked the thread.
+  jmethodID allocate_instance_ = nullptr;
+  jmethodID counted_clone_ = nullptr;
   jvmtiEvent event_ = JVMTI_EVENT_SAMPLED_OBJECT_ALLOC;  // the event enabled at start()
 
   AllocationRecorder recorder_;  // its drain side and sites: the owner's

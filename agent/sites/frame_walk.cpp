@@ -16,10 +16,8 @@ namespace fasthprof {
 namespace {
 
 // x86-64 frames as HotSpot lays them out (frame_x86.hpp), the same on JDK 17 to 25: the caller's
-// frame pointer at [fp], the return address at [fp + 1]; an interpreted frame's Method* at
-// [fp - 3] and its bytecode pointer at [fp - 8]; the call stub's JavaCallWrapper* at [fp - 6].
-constexpr int kInterpreterMethod = -3;
-constexpr int kInterpreterBcp = -8;
+// frame pointer at [fp], the return address at [fp + 1]; an interpreted frame's Method* and
+// bytecode pointer (hotspot_structs.h); the call stub's JavaCallWrapper* at [fp - 6].
 constexpr int kEntryCallWrapper = -6;
 // Frames above the allocating method's: the native's (its wrapper, or the interpreter's frame for
 // it) and the tracker's counting method, which calls the native itself and is never inlined.
@@ -116,21 +114,16 @@ bool FrameWalk::start(jvmtiEnv* jvmti, int depth, std::string* why) {
   jvmti_ = jvmti;
   depth_ = depth;
   active = this;
-  char* interpreter = nullptr;
-  auto buffer_at = hotspot_field_offset("StubQueue", "_stub_buffer");
-  auto limit_at = hotspot_field_offset("StubQueue", "_buffer_limit");
   auto wrapper_anchor = hotspot_field_offset("JavaCallWrapper", "_anchor");
   auto anchor_sp = hotspot_field_offset("JavaFrameAnchor", "_last_Java_sp");
   if (!read_static("CodeCache", "_low_bound", &code_low_) || !read_static("CodeCache", "_high_bound", &code_high_) ||
-      !read_static("AbstractInterpreter", "_code", &interpreter) ||
-      !read_static("StubRoutines", "_call_stub_return_address", &call_stub_return_) || interpreter == nullptr ||
-      !buffer_at || !limit_at || !wrapper_anchor || !anchor_sp || code_high_ <= code_low_) {
+      !hotspot_interpreter_code(&interpreter_low_, &interpreter_high_) ||
+      !read_static("StubRoutines", "_call_stub_return_address", &call_stub_return_) || !wrapper_anchor ||
+      !anchor_sp || code_high_ <= code_low_) {
     *why = "this VM does not describe its code cache and interpreter";
     return false;
   }
   wrapper_last_sp_ = *wrapper_anchor + *anchor_sp;
-  interpreter_low_ = *reinterpret_cast<const uintptr_t*>(interpreter + *buffer_at);
-  interpreter_high_ = interpreter_low_ + static_cast<uintptr_t>(*reinterpret_cast<const int*>(interpreter + *limit_at));
   code_words_ = ((code_high_ - code_low_) / 8 + 63) / 64;
   void* bits = mmap(nullptr, code_words_ * sizeof(uint64_t), PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -139,14 +132,7 @@ bool FrameWalk::start(jvmtiEnv* jvmti, int depth, std::string* why) {
     return false;
   }
   code_bits_ = static_cast<std::atomic<uint64_t>*>(bits);
-  if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_COMPILED_METHOD_LOAD, nullptr) != JVMTI_ERROR_NONE ||
-      jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_COMPILED_METHOD_UNLOAD, nullptr) != JVMTI_ERROR_NONE) {
-    *why = "the compiled method events cannot be enabled";
-    return false;
-  }
   walking_ = true;
-  // The methods compiled before now (their events were not enabled yet).
-  jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD);
   return true;
 }
 
@@ -208,8 +194,8 @@ bool FrameWalk::make_key(const uintptr_t* fp, uintptr_t stack_high, Key* key) co
     const bool interpreted = pc >= interpreter_low_ && pc < interpreter_high_;
     if (i >= kTrackerFrames) {
       if (interpreted) {
-        key->words[key->length++] = next[kInterpreterMethod];
-        key->words[key->length++] = next[kInterpreterBcp];
+        key->words[key->length++] = next[kInterpreterFrameMethod];
+        key->words[key->length++] = next[kInterpreterFrameBcp];
       } else if (pc == call_stub_return_) {
         // Called by the VM: the stack's end when the call saved no Java frame (a thread's run(),
         // main); else more Java frames lie beyond C++ frames, which have no frame pointers.

@@ -37,10 +37,10 @@ class FrameWalk {
   // traces then come from the shadow stack.
   static bool keep_frame_pointers();
 
-  // Live, on a Java thread: finds the interpreter's code and the code cache, enables the compiled
-  // method events and asks for those of the methods compiled already. False with *why when the VM
-  // does not describe them: callers() then asks GetStackTrace at every allocation (exact, slow).
-  // depth: at most kMaxDepth.
+  // Live, on a Java thread: finds the interpreter's code and the code cache (the caller then
+  // enables the compiled method events and asks for those of the methods compiled already). False
+  // with *why when the VM does not describe them: callers() then asks GetStackTrace at every
+  // allocation (exact, slow). depth: at most kMaxDepth.
   bool start(jvmtiEnv* jvmti, int depth, std::string* why);
   // CompiledMethodLoad / CompiledMethodUnload (any thread).
   void on_code_loaded(const void* code, jint size);

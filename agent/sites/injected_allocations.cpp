@@ -63,6 +63,33 @@ bool InjectedAllocations::start_walk(JNIEnv* jni, jclass tracker, std::string* w
   return !jvmti::clear_exception(jni);
 }
 
+// The natives whose objects the injected code counts at their calls, and the compiled method events
+// (the frame walk's code, the natives' wrappers) with those of the methods compiled already.
+void InjectedAllocations::start_natives(JNIEnv* jni) {
+  if (jclass unsafe = jni->FindClass("jdk/internal/misc/Unsafe")) {
+    allocate_instance_ = jni->GetMethodID(unsafe, "allocateInstance", "(Ljava/lang/Class;)Ljava/lang/Object;");
+  }
+  jvmti::clear_exception(jni);
+  if (clones_counted_) {
+    jclass object = jni->FindClass("java/lang/Object");
+    object_clone_ = object == nullptr ? nullptr : jni->GetMethodID(object, "clone", "()Ljava/lang/Object;");
+    jvmti::clear_exception(jni);
+  }
+  std::string why;
+  if (!natives_.start(context_.jvmti, jni, allocate_instance_, object_clone_, &why)) {
+    jvmti::print_error("alloc=inject: " + why + "; the natives counted at their calls are told by JVMTI");
+  }
+  jvmtiEnv* jvmti = context_.jvmti;
+  if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_COMPILED_METHOD_LOAD, nullptr) != JVMTI_ERROR_NONE ||
+      jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_COMPILED_METHOD_UNLOAD, nullptr) != JVMTI_ERROR_NONE) {
+    // Without them no compiled frame is named by its code: the walks and the natives ask JVMTI.
+    jvmti::print_error("alloc=inject: the compiled method events cannot be enabled; traces and natives are "
+                       "taken by JVMTI");
+    return;
+  }
+  jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD);
+}
+
 // The tracker's shadow stack for allocation traces: started by cpu=times too when it is on (its
 // clock and words then serve both, and the traces are as deep as the deeper asks), else here with
 // words of our own and no clock.
@@ -215,11 +242,7 @@ bool InjectedAllocations::start(JNIEnv* jni, std::string* why) {
     return false;
   }
   if (walked_ && !start_walk(jni, tracker, why)) return false;
-  if (clones_counted_) {
-    jclass object = jni->FindClass("java/lang/Object");
-    object_clone_ = object == nullptr ? nullptr : jni->GetMethodID(object, "clone", "()Ljava/lang/Object;");
-    jvmti::clear_exception(jni);
-  }
+  start_natives(jni);
   counter_ = static_cast<jclass>(jni->NewGlobalRef(counter));
   last_collect_ns_ = monotonic_ns();
   return true;
@@ -536,6 +559,10 @@ void InjectedAllocations::stop(JNIEnv* jni) {
                 sites, static_cast<unsigned long long>(counted_objects_),
                 static_cast<unsigned long long>(unresolved_objects_), static_cast<long long>(figures_[0]),
                 static_cast<long long>(figures_[1]));
+  write_stderr(line);
+  std::snprintf(line, sizeof(line),
+                "fasthprof: alloc=inject: natives' events told by the thread's last Java frame=%llu by JVMTI=%llu\n",
+                static_cast<unsigned long long>(natives_.read()), static_cast<unsigned long long>(natives_.asked()));
   write_stderr(line);
   if (walked_) {
     std::snprintf(line, sizeof(line),

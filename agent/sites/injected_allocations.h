@@ -38,6 +38,7 @@
 #include "instrument/class_instrumenter.h"
 #include "queues/allocation_recorder.h"
 #include "sites/frame_walk.h"
+#include "sites/native_frames.h"
 #include "sites/object_sizes.h"
 
 // The natives of java.lang.FasthprofAllocs (injected_allocations.cpp, frame_walk.cpp).
@@ -63,12 +64,22 @@ class InjectedAllocations {
   void stop(JNIEnv* jni);
   void add_capabilities(jvmtiCapabilities* wanted) const {
     instrumenter_->add_capabilities(wanted);
-    if (walked_) wanted->can_generate_compiled_method_load_events = 1;
+    wanted->can_generate_compiled_method_load_events = 1;
   }
-  // Traces by frame walk: the compiled method events go to the walk.
-  bool walks() const { return walked_; }
-  void on_code_loaded(const void* code, jint size) { walk_.on_code_loaded(code, size); }
-  void on_code_unloaded(const void* code) { walk_.on_code_unloaded(code); }
+  // The compiled method events: to the frame walk (traces by frame walk) and to the natives' frames.
+  void on_code_loaded(jmethodID method, const void* code, jint size) {
+    walk_.on_code_loaded(code, size);
+    natives_.on_code_loaded(method, code, size);
+  }
+  void on_code_unloaded(const void* code) {
+    walk_.on_code_unloaded(code);
+    natives_.on_code_unloaded(code);
+  }
+  // Whose VMObjectAlloc event the calling thread is in (NativeFrames::top): the natives counted at
+  // their calls, Unsafe.allocateInstance (counted_instance()) and Object.clone (counted_clone()).
+  jmethodID native_top(JNIEnv* jni) { return natives_.top(jni); }
+  // Unsafe.allocateInstance, once started: every object it makes is counted at its call.
+  jmethodID counted_instance() const { return allocate_instance_; }
   // FasthprofAllocs.newClassSite (any Java thread): the site ID of objects of `klass` made by the
   // Unsafe.allocateInstance or Object.clone call whose site ID is `call` (one per pair, made when
   // first asked), or -1.
@@ -104,6 +115,7 @@ class InjectedAllocations {
   void take_rows(JNIEnv* jni, jobjectArray result, std::vector<jobject>* ended);
   bool start_traces(JNIEnv* jni, jclass tracker, std::string* why);
   bool start_walk(JNIEnv* jni, jclass tracker, std::string* why);
+  void start_natives(JNIEnv* jni);
   bool bind_natives(JNIEnv* jni, jclass counter);
   void take_traced_rows(JNIEnv* jni, jobjectArray result, const std::vector<uint32_t>& serials);
   void resolve_pending(JNIEnv* jni);
@@ -133,6 +145,8 @@ class InjectedAllocations {
   FrameWalk walk_;
   bool clones_counted_ = false;       // the calls sure to run Object.clone count it (load time)
   jmethodID object_clone_ = nullptr;  // counted_clone()
+  jmethodID allocate_instance_ = nullptr;  // counted_instance()
+  NativeFrames natives_;
   jclass tracker_ = nullptr;  // global reference
   jmethodID tracker_ignore_ = nullptr, forget_ = nullptr;
   void* words_ = nullptr;

@@ -463,6 +463,10 @@ def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("excep
             events = re.search(r"allocation sites: \d+ sites, (\d+) events", irun.stderr)
             check(events is not None and int(events.group(1)) < 20000,
                   f"{tag}: the clones counted by the injected code, not by their events", irun)
+            # Their events left out by the thread's last Java frame, not by a JVMTI stack walk.
+            told = re.search(r"natives' events told by the thread's last Java frame=(\d+) by JVMTI=(\d+)", irun.stderr)
+            check(told is not None and int(told.group(1)) >= 40000 and int(told.group(2)) < 1000,
+                  f"{tag}: the clones' events told apart without JVMTI: {told and told.group(0)}", irun)
             # Each clone under Object.clone's frame, then its caller at the clone's line.
             # At depth 1 that frame alone (AllocSites$Sheep only: int[] and String[] the JDK clones too).
             expected = {(cls, want[:depth - 1]): n for (cls, want), n in expected_deep(mode, depth).items()

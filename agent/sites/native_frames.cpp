@@ -1,0 +1,140 @@
+// Natives told by the thread's last Java frame (agent/sites/native_frames.h).
+#include "sites/native_frames.h"
+
+#include <pthread.h>
+
+#include <optional>
+
+#include "hotspot_structs.h"
+#include "jvmti_support.h"
+
+namespace fasthprof {
+
+namespace {
+
+// The top of the calling thread's stack, as HotSpot keeps it for a thread it did not create the
+// stack of either (os::current_stack_base: the pthread stack's end); 0 when unknown.
+uintptr_t stack_top() {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return 0;
+  void* base = nullptr;
+  size_t size = 0;
+  pthread_attr_getstack(&attr, &base, &size);
+  pthread_attr_destroy(&attr);
+  return reinterpret_cast<uintptr_t>(base) + size;
+}
+
+// Where a thread's JNIEnv lies in its JavaThread, which the tables do not list: java.lang.Thread's
+// eetop holds the JavaThread's address, checked by the stack top the VM keeps in it.
+std::optional<uint64_t> env_offset(jvmtiEnv* jvmti, JNIEnv* jni) {
+  auto stack_base = hotspot_field_offset("JavaThread", "_stack_base");
+  jclass thread_class = jni->FindClass("java/lang/Thread");
+  jfieldID eetop = thread_class == nullptr ? nullptr : jni->GetFieldID(thread_class, "eetop", "J");
+  jthread current = nullptr;
+  if (jvmti::clear_exception(jni) || eetop == nullptr || !stack_base ||
+      jvmti->GetCurrentThread(&current) != JVMTI_ERROR_NONE || current == nullptr) {
+    return std::nullopt;
+  }
+  auto thread = static_cast<uintptr_t>(jni->GetLongField(current, eetop));
+  jni->DeleteLocalRef(current);
+  auto env = reinterpret_cast<uintptr_t>(jni);
+  const uintptr_t top = stack_top();
+  if (thread == 0 || env <= thread || env - thread > 65536 || top == 0 ||
+      *reinterpret_cast<const uintptr_t*>(thread + *stack_base) != top) {
+    return std::nullopt;
+  }
+  return env - thread;
+}
+
+}  // namespace
+
+bool NativeFrames::start(jvmtiEnv* jvmti, JNIEnv* jni, jmethodID first, jmethodID second, std::string* why) {
+  jvmti_ = jvmti;
+  watched_[0] = first;
+  watched_[1] = second;
+#if defined(__x86_64__)
+  auto env = env_offset(jvmti, jni);
+  auto anchor = hotspot_field_offset("JavaThread", "_anchor");
+  auto sp = hotspot_field_offset("JavaFrameAnchor", "_last_Java_sp");
+  auto fp = hotspot_field_offset("JavaFrameAnchor", "_last_Java_fp");
+  auto pc = hotspot_field_offset("JavaFrameAnchor", "_last_Java_pc");
+  if (!env || !anchor || !sp || !fp || !pc || !hotspot_interpreter_code(&interpreter_low_, &interpreter_high_)) {
+    *why = "this VM does not describe a thread's last Java frame";
+    return false;
+  }
+  env_offset_ = *env;
+  anchor_sp_ = *anchor + *sp;
+  anchor_fp_ = *anchor + *fp;
+  anchor_pc_ = *anchor + *pc;
+  reading_ = true;
+  return true;
+#else
+  *why = "the frames of this processor are not read";
+  return false;
+#endif
+}
+
+void NativeFrames::on_code_loaded(jmethodID method, const void* code, jint size) {
+  int which = method == nullptr ? -1 : method == watched_[0] ? 0 : method == watched_[1] ? 1 : -1;
+  if (which < 0 || size <= 0) return;
+  auto low = reinterpret_cast<uintptr_t>(code);
+  for (Wrapper& wrapper : wrappers_) {
+    uintptr_t empty = 0;
+    if (wrapper.low.load(std::memory_order_acquire) == low) return;  // reported again (GenerateEvents)
+    if (wrapper.low.compare_exchange_strong(empty, low, std::memory_order_acq_rel)) {
+      wrapper.which.store(which, std::memory_order_relaxed);
+      wrapper.high.store(low + static_cast<uintptr_t>(size), std::memory_order_release);
+      return;
+    }
+  }
+  // More wrappers than kept (a native compiled again and again): those frames are asked of JVMTI.
+}
+
+void NativeFrames::on_code_unloaded(const void* code) {
+  auto low = reinterpret_cast<uintptr_t>(code);
+  for (Wrapper& wrapper : wrappers_) {
+    if (wrapper.low.load(std::memory_order_acquire) != low) continue;
+    wrapper.high.store(0, std::memory_order_release);  // no pc lies below it: matches nothing
+    wrapper.which.store(-1, std::memory_order_relaxed);
+    wrapper.low.store(0, std::memory_order_release);
+  }
+}
+
+jmethodID NativeFrames::top(JNIEnv* jni) {
+  if (reading_) {
+    const char* thread = reinterpret_cast<const char*>(jni) - env_offset_;
+    const auto sp = *reinterpret_cast<const uintptr_t*>(thread + anchor_sp_);
+    const auto pc = *reinterpret_cast<const uintptr_t*>(thread + anchor_pc_);
+    const auto fp = *reinterpret_cast<const uintptr_t*>(thread + anchor_fp_);
+    if (sp != 0 && pc != 0) {
+      if (pc >= interpreter_low_ && pc < interpreter_high_ && fp != 0) {
+        // The interpreter's frame of the method it runs: a native's own when called interpreted.
+        const void* method = reinterpret_cast<const void* const*>(fp)[kInterpreterFrameMethod];
+        read_.fetch_add(1, std::memory_order_relaxed);
+        for (jmethodID watched : watched_) {
+          if (watched != nullptr && *reinterpret_cast<const void* const*>(watched) == method) return watched;
+        }
+        return nullptr;
+      }
+      for (const Wrapper& wrapper : wrappers_) {
+        if (pc >= wrapper.low.load(std::memory_order_acquire) && pc < wrapper.high.load(std::memory_order_acquire)) {
+          int which = wrapper.which.load(std::memory_order_relaxed);
+          if (which < 0) break;
+          read_.fetch_add(1, std::memory_order_relaxed);
+          return watched_[which];
+        }
+      }
+    }
+  }
+  return ask();
+}
+
+jmethodID NativeFrames::ask() {
+  asked_.fetch_add(1, std::memory_order_relaxed);
+  jmethodID top = nullptr;
+  jlocation at = 0;
+  if (jvmti_->GetFrameLocation(nullptr, 0, &top, &at) != JVMTI_ERROR_NONE) return nullptr;
+  return top == watched_[0] || top == watched_[1] ? top : nullptr;
+}
+
+}  // namespace fasthprof

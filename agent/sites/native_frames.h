@@ -1,0 +1,59 @@
+// Which native method a Java thread is in when the VM posts a VMObjectAlloc event from inside it,
+// told without a JVMTI stack walk (docs/allocation-sites.md "Natives counted at their calls"): the
+// allocation tracker leaves out the events of the natives the injected code counts at their calls
+// (Unsafe.allocateInstance always, Object.clone where its call was marked), and asking JVMTI for
+// the top frame of each (a handshake and a frame decoded) cost as much as the rest of the event.
+//
+// The VM keeps, for a thread that left Java code, where its last Java frame is (JavaThread::_anchor:
+// stack pointer, frame pointer, pc), and HotSpot's tables for its Serviceability Agent say where
+// those words are. A native's last Java frame is its own: an interpreter frame (the native called
+// before it was compiled), whose Method* lies at a fixed slot below the frame pointer, or its
+// compiled wrapper, whose code CompiledMethodLoad reports with the method. Anything else (a
+// wrapper not reported yet, a VM that does not describe these) is asked of JVMTI, as before.
+#pragma once
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace fasthprof {
+
+class NativeFrames {
+ public:
+  // Live, on a Java thread: the natives to tell (a null one is left out). False with *why when the
+  // VM does not describe a thread's last Java frame or its interpreter: top() then asks JVMTI.
+  bool start(jvmtiEnv* jvmti, JNIEnv* jni, jmethodID first, jmethodID second, std::string* why);
+  // CompiledMethodLoad / CompiledMethodUnload (any thread): the wrappers of the natives watched.
+  void on_code_loaded(jmethodID method, const void* code, jint size);
+  void on_code_unloaded(const void* code);
+
+  // The method of the calling thread's top Java frame when it is one of the natives watched, else
+  // null. On a Java thread inside a native (a VMObjectAlloc callback), with its own JNIEnv.
+  jmethodID top(JNIEnv* jni);
+  // For verbose=y: answers from the VM's record, answers JVMTI gave.
+  uint64_t read() const { return read_.load(std::memory_order_relaxed); }
+  uint64_t asked() const { return asked_.load(std::memory_order_relaxed); }
+
+ private:
+  static constexpr int kWrappers = 8;
+  struct Wrapper {
+    std::atomic<uintptr_t> low{0}, high{0};
+    std::atomic<int> which{-1};
+  };
+
+  jmethodID ask();
+
+  jvmtiEnv* jvmti_ = nullptr;
+  jmethodID watched_[2] = {nullptr, nullptr};
+  bool reading_ = false;  // start() found what it needs
+  uint64_t env_offset_ = 0, anchor_sp_ = 0, anchor_fp_ = 0, anchor_pc_ = 0;
+  uintptr_t interpreter_low_ = 0, interpreter_high_ = 0;
+  Wrapper wrappers_[kWrappers];
+  alignas(64) std::atomic<uint64_t> read_{0};
+  alignas(64) std::atomic<uint64_t> asked_{0};
+};
+
+}  // namespace fasthprof
