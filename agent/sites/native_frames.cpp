@@ -63,6 +63,8 @@ bool NativeFrames::start(jvmtiEnv* jvmti, JNIEnv* jni, jmethodID first, jmethodI
     return false;
   }
   env_offset_ = *env;
+  // ThreadShadow is the JavaThread's first base: its fields lie at their own offsets.
+  if (auto pending = hotspot_field_offset("ThreadShadow", "_pending_exception")) pending_offset_ = *pending;
   anchor_sp_ = *anchor + *sp;
   anchor_fp_ = *anchor + *fp;
   anchor_pc_ = *anchor + *pc;

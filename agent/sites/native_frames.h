@@ -33,6 +33,12 @@ class NativeFrames {
   // The method of the calling thread's top Java frame when it is one of the natives watched, else
   // null. On a Java thread inside a native (a VMObjectAlloc callback), with its own JNIEnv.
   jmethodID top(JNIEnv* jni);
+  // Whether the calling thread may have an exception pending (a VMObjectAlloc event of a native
+  // that threw): the VM's own record of it where the tables describe it, else true (unknown).
+  bool may_have_exception(JNIEnv* jni) const {
+    if (pending_offset_ == 0) return true;
+    return *reinterpret_cast<void* const*>(reinterpret_cast<const char*>(jni) - env_offset_ + pending_offset_) != nullptr;
+  }
   // For verbose=y: answers from the VM's record, answers JVMTI gave.
   uint64_t read() const { return read_.load(std::memory_order_relaxed); }
   uint64_t asked() const { return asked_.load(std::memory_order_relaxed); }
@@ -50,6 +56,7 @@ class NativeFrames {
   jmethodID watched_[2] = {nullptr, nullptr};
   bool reading_ = false;  // start() found what it needs
   uint64_t env_offset_ = 0, anchor_sp_ = 0, anchor_fp_ = 0, anchor_pc_ = 0;
+  uint64_t pending_offset_ = 0;  // ThreadShadow::_pending_exception in a JavaThread; 0: unknown
   uintptr_t interpreter_low_ = 0, interpreter_high_ = 0;
   Wrapper wrappers_[kWrappers];
   alignas(64) std::atomic<uint64_t> read_{0};
