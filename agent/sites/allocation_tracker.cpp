@@ -235,10 +235,11 @@ void AllocationTracker::on_sampled_object_alloc(JNIEnv* jni, jthread thread, job
 void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthread thread, jobject object,
                                           jclass klass, jlong size) {
   jvmtiEnv* jvmti = context_.jvmti;
-  if (allocate_instance_ != nullptr) {
+  if (allocate_instance_ != nullptr || counted_clone_ != nullptr) {
     // Counted by the injected code at the native's call: any object Unsafe.allocateInstance makes,
-    // a clone where the call marked the thread (the first event after the mark takes it; a mark left
-    // by a call that threw before the native matches no other native's event).
+    // a clone where the call marked the thread. The first event after the mark takes it: a mark
+    // left by a clone that made nothing (an error thrown) leaves that event out only if it is a
+    // clone too (docs/allocation-sites.md "Clones").
     const bool marked = FrameWalk::take_clone_mark();
     jmethodID top = injected_->native_top(jni);
     if (top != nullptr && (top == allocate_instance_ || (marked && top == counted_clone_))) return;

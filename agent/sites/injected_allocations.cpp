@@ -66,6 +66,7 @@ bool InjectedAllocations::start_walk(JNIEnv* jni, jclass tracker, std::string* w
 // The natives whose objects the injected code counts at their calls, and the compiled method events
 // (the frame walk's code, the natives' wrappers) with those of the methods compiled already.
 void InjectedAllocations::start_natives(JNIEnv* jni) {
+  jvmti::LocalFrame frame(jni, 8);
   if (jclass unsafe = jni->FindClass("jdk/internal/misc/Unsafe")) {
     allocate_instance_ = jni->GetMethodID(unsafe, "allocateInstance", "(Ljava/lang/Class;)Ljava/lang/Object;");
   }
@@ -527,7 +528,8 @@ void InjectedAllocations::hold_back_allocating_intrinsics(bool attached) {
   if (ObjectSizes::unreadable_collector() != nullptr) return;
   if (!attached && hotspot_append_to_list_flag("DisableIntrinsic", "CompileCommand", kAllocatingIntrinsics)) {
     // Every clone now runs the native, whose event a stack walk would follow: the calls sure to
-    // run it are counted where they are instead (not with the shadow stack, which has no walk).
+    // run it are counted where they are instead (not with the shadow stack: the tracker counts a
+    // clone by its walked context or its site alone).
     if (!traced_) {
       clones_counted_ = true;
       instrumenter_->inject_clone_calls();
