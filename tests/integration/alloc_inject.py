@@ -429,17 +429,20 @@ def expected_deep(mode, depth):
 
 
 def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("exceptions", 4), ("multi", 4),
-                                           ("lines", 4), ("clones", 1), ("clones", 4), ("basic", 16), ("threads", 16),
-                                           ("exceptions", 16), ("clones", 16))):
-    """Depth 4 and 16: the same rows, traces and totals as the event path, site by site."""
-    for mode, depth in cases:
-        tag = f"{label} {mode} depth={depth}{' ' + extra if extra else ''}"
+                                           ("lines", 4), ("clones", 1), ("clones", 4), ("clones", 4, ("-Xint",)),
+                                           ("basic", 16), ("threads", 16), ("exceptions", 16), ("clones", 16))):
+    """Depth 4 and 16: the same rows, traces and totals as the event path, site by site (a case's
+    third element: JVM options of both runs, -Xint for clones whose natives are all interpreted)."""
+    for mode, depth, *options in cases:
+        jvm = list(options[0]) if options else []
+        tag = f"{label} {mode} depth={depth}{' ' + extra if extra else ''}{' ' + ' '.join(jvm) if jvm else ''}"
         # A clone's event trace has Object.clone on top only where the JIT's own clone is off (as
         # alloc=inject has it); else it depends on what is compiled.
         event, erun = deep_rows(f"{tag} event", home, "alloc=event,", mode, depth,
-                                ["-XX:+UnlockDiagnosticVMOptions", "-XX:DisableIntrinsic=_clone"] if mode == "clones" else [])
+                                jvm + (["-XX:+UnlockDiagnosticVMOptions", "-XX:DisableIntrinsic=_clone"]
+                                       if mode == "clones" else []))
         inject, irun = deep_rows(f"{tag} inject", home, f"alloc=inject,{extra}{'verbose=y,' if mode == 'clones' else ''}",
-                                 mode, depth)
+                                 mode, depth, jvm)
         if event is None or inject is None:
             continue
         # The frame walk's traces are the event path's; the shadow stack's (with cpu=times) by the rule.
@@ -465,7 +468,8 @@ def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("excep
                   f"{tag}: the clones counted by the injected code, not by their events", irun)
             # Their events left out by the thread's last Java frame, not by a JVMTI stack walk.
             told = re.search(r"natives' events told by the thread's last Java frame=(\d+) by JVMTI=(\d+)", irun.stderr)
-            check(told is not None and int(told.group(1)) >= 40000 and int(told.group(2)) < 1000,
+            # (JVMTI tells those in a wrapper whose CompiledMethodLoad has not come yet: a few hundred.)
+            check(told is not None and int(told.group(1)) >= 40000 and int(told.group(2)) * 10 < int(told.group(1)),
                   f"{tag}: the clones' events told apart without JVMTI: {told and told.group(0)}", irun)
             # Each clone under Object.clone's frame, then its caller at the clone's line.
             # At depth 1 that frame alone (AllocSites$Sheep only: int[] and String[] the JDK clones too).
