@@ -235,20 +235,29 @@ void AllocationTracker::on_sampled_object_alloc(JNIEnv* jni, jthread thread, job
 void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthread thread, jobject object,
                                           jclass klass, jlong size) {
   jvmtiEnv* jvmti = context_.jvmti;
-  if (allocate_instance_ != nullptr || counted_clone_ != nullptr) {
-    // Counted by the injected code at the native's call: any object Unsafe.allocateInstance makes,
-    // a clone where the call marked the thread. The first event after the mark takes it: a mark
-    // left by a clone that made nothing (an error thrown) leaves that event out only if it is a
-    // clone too (docs/allocation-sites.md "Clones").
-    const bool marked = FrameWalk::take_clone_mark();
-    jmethodID top = injected_->native_top(jni);
-    if (top != nullptr && (top == allocate_instance_ || (marked && top == counted_clone_))) return;
-  }
+  // Counted by the injected code at the native's call: any object Unsafe.allocateInstance makes, a
+  // clone where the call marked the thread. The first event after the mark takes it: a mark left
+  // by a clone that made nothing (an error thrown) leaves that event out only if it is a clone too
+  // (docs/allocation-sites.md "Clones"). The top frame from the VM's record, else from JVMTI.
+  const bool natives = allocate_instance_ != nullptr || counted_clone_ != nullptr;
+  const bool marked = natives && FrameWalk::take_clone_mark();
+  auto counted_at_call = [&](jmethodID top) {
+    return top != nullptr && (top == allocate_instance_ || (marked && top == counted_clone_));
+  };
+  jmethodID top = nullptr;
+  const bool told = natives && injected_->native_top(jni, &top);
+  if (told && counted_at_call(top)) return;
   jint count = 0;
   // state.frames holds depth_ frames, the capacity; the depth now may be less (net= CONTROL).
   jint depth = context_.current_depth();
   if (depth > 0 && jvmti->GetStackTrace(nullptr, 0, depth, state.frames, &count) != JVMTI_ERROR_NONE) {
     count = 0;
+  }
+  if (natives && !told) {
+    top = count > 0 ? state.frames[0].method : nullptr;
+    jlocation at = 0;
+    if (depth == 0 && jvmti->GetFrameLocation(nullptr, 0, &top, &at) != JVMTI_ERROR_NONE) top = nullptr;
+    if (counted_at_call(injected_->watched_native(top))) return;
   }
   jlong class_tag = 0;
   jvmti->GetTag(klass, &class_tag);

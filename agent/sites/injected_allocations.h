@@ -77,7 +77,8 @@ class InjectedAllocations {
   }
   // Whose VMObjectAlloc event the calling thread is in (NativeFrames::top): the natives counted at
   // their calls, Unsafe.allocateInstance (counted_instance()) and Object.clone (counted_clone()).
-  jmethodID native_top(JNIEnv* jni) { return natives_.top(jni); }
+  bool native_top(JNIEnv* jni, jmethodID* method) { return natives_.top(jni, method); }
+  jmethodID watched_native(jmethodID top) { return natives_.watched(top); }
   bool may_have_exception(JNIEnv* jni) const { return natives_.may_have_exception(jni); }
   // Unsafe.allocateInstance, once started: every object it makes is counted at its call.
   jmethodID counted_instance() const { return allocate_instance_; }

@@ -102,41 +102,34 @@ void NativeFrames::on_code_unloaded(const void* code) {
   }
 }
 
-jmethodID NativeFrames::top(JNIEnv* jni) {
-  if (reading_) {
-    const char* thread = reinterpret_cast<const char*>(jni) - env_offset_;
-    const auto sp = *reinterpret_cast<const uintptr_t*>(thread + anchor_sp_);
-    const auto pc = *reinterpret_cast<const uintptr_t*>(thread + anchor_pc_);
-    const auto fp = *reinterpret_cast<const uintptr_t*>(thread + anchor_fp_);
-    if (sp != 0 && pc != 0) {
-      if (pc >= interpreter_low_ && pc < interpreter_high_ && fp != 0) {
-        // The interpreter's frame of the method it runs: a native's own when called interpreted.
-        const void* method = reinterpret_cast<const void* const*>(fp)[kInterpreterFrameMethod];
-        read_.fetch_add(1, std::memory_order_relaxed);
-        for (jmethodID watched : watched_) {
-          if (watched != nullptr && *reinterpret_cast<const void* const*>(watched) == method) return watched;
-        }
-        return nullptr;
-      }
-      for (const Wrapper& wrapper : wrappers_) {
-        if (pc >= wrapper.low.load(std::memory_order_acquire) && pc < wrapper.high.load(std::memory_order_acquire)) {
-          int which = wrapper.which.load(std::memory_order_relaxed);
-          if (which < 0) break;
-          read_.fetch_add(1, std::memory_order_relaxed);
-          return watched_[which];
-        }
-      }
+bool NativeFrames::top(JNIEnv* jni, jmethodID* method) {
+  *method = nullptr;
+  if (!reading_) return false;
+  const char* thread = reinterpret_cast<const char*>(jni) - env_offset_;
+  const auto sp = *reinterpret_cast<const uintptr_t*>(thread + anchor_sp_);
+  const auto pc = *reinterpret_cast<const uintptr_t*>(thread + anchor_pc_);
+  const auto fp = *reinterpret_cast<const uintptr_t*>(thread + anchor_fp_);
+  if (sp == 0 || pc == 0) return false;
+  if (pc >= interpreter_low_ && pc < interpreter_high_) {
+    if (fp == 0) return false;
+    // The interpreter's frame of the method it runs: a native's own when called interpreted.
+    const void* running = reinterpret_cast<const void* const*>(fp)[kInterpreterFrameMethod];
+    for (jmethodID watched : watched_) {
+      if (watched != nullptr && *reinterpret_cast<const void* const*>(watched) == running) *method = watched;
+    }
+    read_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  for (const Wrapper& wrapper : wrappers_) {
+    if (pc >= wrapper.low.load(std::memory_order_acquire) && pc < wrapper.high.load(std::memory_order_acquire)) {
+      int which = wrapper.which.load(std::memory_order_relaxed);
+      if (which < 0) return false;
+      *method = watched_[which];
+      read_.fetch_add(1, std::memory_order_relaxed);
+      return true;
     }
   }
-  return ask();
-}
-
-jmethodID NativeFrames::ask() {
-  asked_.fetch_add(1, std::memory_order_relaxed);
-  jmethodID top = nullptr;
-  jlocation at = 0;
-  if (jvmti_->GetFrameLocation(nullptr, 0, &top, &at) != JVMTI_ERROR_NONE) return nullptr;
-  return top == watched_[0] || top == watched_[1] ? top : nullptr;
+  return false;
 }
 
 }  // namespace fasthprof

@@ -30,9 +30,16 @@ class NativeFrames {
   void on_code_loaded(jmethodID method, const void* code, jint size);
   void on_code_unloaded(const void* code);
 
-  // The method of the calling thread's top Java frame when it is one of the natives watched, else
-  // null. On a Java thread inside a native (a VMObjectAlloc callback), with its own JNIEnv.
-  jmethodID top(JNIEnv* jni);
+  // Sets *method to the calling thread's top Java frame's method when that is one of the natives
+  // watched, else to null: false when the VM's record cannot tell (the caller then asks JVMTI,
+  // with the stack trace it takes anyway). On a Java thread inside a native (a VMObjectAlloc
+  // callback), with its own JNIEnv.
+  bool top(JNIEnv* jni, jmethodID* method);
+  // What top() could not tell, as JVMTI answered it (a top frame's method): the watched one or null.
+  jmethodID watched(jmethodID top) {
+    asked_.fetch_add(1, std::memory_order_relaxed);
+    return top != nullptr && (top == watched_[0] || top == watched_[1]) ? top : nullptr;
+  }
   // Whether the calling thread may have an exception pending (a VMObjectAlloc event of a native
   // that threw): the VM's own record of it where the tables describe it, else true (unknown).
   bool may_have_exception(JNIEnv* jni) const {
@@ -50,7 +57,6 @@ class NativeFrames {
     std::atomic<int> which{-1};
   };
 
-  jmethodID ask();
 
   jvmtiEnv* jvmti_ = nullptr;
   jmethodID watched_[2] = {nullptr, nullptr};
