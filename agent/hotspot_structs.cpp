@@ -1,6 +1,7 @@
 #include "hotspot_structs.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -173,6 +174,16 @@ bool hotspot_append_to_list_flag(std::string_view name, std::string_view like, s
   std::memcpy(kept, joined.c_str(), joined.size() + 1);
   *value = kept;
   return true;
+}
+
+uintptr_t thread_stack_top() {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return 0;
+  void* base = nullptr;
+  size_t size = 0;
+  pthread_attr_getstack(&attr, &base, &size);
+  pthread_attr_destroy(&attr);
+  return reinterpret_cast<uintptr_t>(base) + size;
 }
 
 bool hotspot_interpreter_code(uintptr_t* low, uintptr_t* high) {

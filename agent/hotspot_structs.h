@@ -42,6 +42,10 @@ std::optional<uint64_t> hotspot_static_address(const char* type, const char* fie
 constexpr int kInterpreterFrameMethod = -3;
 constexpr int kInterpreterFrameBcp = -8;
 
+// The top (highest address) of the calling thread's stack, as HotSpot keeps it for a thread whose
+// stack it did not make (JavaThread::_stack_base: the pthread stack's end); 0 when unknown.
+uintptr_t thread_stack_top();
+
 // The template interpreter's code, [low, high): a return address there is an interpreted frame's.
 // False when the VM does not describe it. Live (the interpreter is made before any agent runs Java).
 bool hotspot_interpreter_code(uintptr_t* low, uintptr_t* high);

@@ -63,18 +63,11 @@ void free_cache(void* memory) {
 ThreadCache* cache_here() {
   if (thread_cache != nullptr) return thread_cache;
   pthread_once(&cache_key_once, [] { pthread_key_create(&cache_key, &free_cache); });
+  const uintptr_t stack_high = thread_stack_top();
+  if (stack_high == 0) return nullptr;
   auto* cache = static_cast<ThreadCache*>(std::calloc(1, sizeof(ThreadCache)));
   if (cache == nullptr) return nullptr;
-  pthread_attr_t attr;
-  void* base = nullptr;
-  size_t size = 0;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) {
-    std::free(cache);
-    return nullptr;
-  }
-  pthread_attr_getstack(&attr, &base, &size);
-  pthread_attr_destroy(&attr);
-  cache->stack_high = reinterpret_cast<uintptr_t>(base) + size;
+  cache->stack_high = stack_high;
   {
     std::lock_guard<std::mutex> lock(caches_mutex);
     caches.push_back(cache);

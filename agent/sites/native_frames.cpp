@@ -1,8 +1,6 @@
 // Natives told by the thread's last Java frame (agent/sites/native_frames.h).
 #include "sites/native_frames.h"
 
-#include <pthread.h>
-
 #include <optional>
 
 #include "hotspot_structs.h"
@@ -11,18 +9,6 @@
 namespace fasthprof {
 
 namespace {
-
-// The top of the calling thread's stack, as HotSpot keeps it for a thread it did not create the
-// stack of either (os::current_stack_base: the pthread stack's end); 0 when unknown.
-uintptr_t stack_top() {
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) return 0;
-  void* base = nullptr;
-  size_t size = 0;
-  pthread_attr_getstack(&attr, &base, &size);
-  pthread_attr_destroy(&attr);
-  return reinterpret_cast<uintptr_t>(base) + size;
-}
 
 // Where a thread's JNIEnv lies in its JavaThread, which the tables do not list: java.lang.Thread's
 // eetop holds the JavaThread's address, checked by the stack top the VM keeps in it.
@@ -38,7 +24,7 @@ std::optional<uint64_t> env_offset(jvmtiEnv* jvmti, JNIEnv* jni) {
   auto thread = static_cast<uintptr_t>(jni->GetLongField(current, eetop));
   jni->DeleteLocalRef(current);
   auto env = reinterpret_cast<uintptr_t>(jni);
-  const uintptr_t top = stack_top();
+  const uintptr_t top = thread_stack_top();
   if (thread == 0 || env <= thread || env - thread > 65536 || top == 0 ||
       *reinterpret_cast<const uintptr_t*>(thread + *stack_base) != top) {
     return std::nullopt;
