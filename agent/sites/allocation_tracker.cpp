@@ -65,7 +65,7 @@ AllocationTracker::AllocationTracker(const AgentContext& context, ClassInstrumen
                                      frame_budget(context.options->max_sites, static_cast<uint32_t>(context.options->depth))},
                 context.options->sample_bytes) {
   state_key_valid_ = pthread_key_create(&state_key_, &release_thread_state) == 0;
-  if (context.options->alloc_inject && instrumenter != nullptr) {
+  if (counts_by_injection(*context.options, context.attached) && instrumenter != nullptr) {
     injected_ = std::make_unique<InjectedAllocations>(context, instrumenter);
   }
 }
@@ -135,7 +135,8 @@ void AllocationTracker::start(JNIEnv* jni) {
       // What Unsafe.allocateInstance and the marked clones make the injected code counts.
       allocate_instance_ = injected_->counted_instance();
       counted_clone_ = injected_->counted_clone();
-    } else {
+    } else if (context_.options->alloc == AllocCounting::kInject || context_.options->diagnostics()) {
+      // Chosen by alloc=auto, the event is as exact, only slower: said when asked (verbose=y).
       jvmti::print_error("alloc=inject: " + why + "; heap=sites counts by the SampledObjectAlloc event instead");
     }
   }
@@ -443,16 +444,21 @@ bool AllocationTracker::control(JNIEnv* jni, const NetCommand& command, std::str
   switch (command.control) {
     case NetControl::kAllocOn:
     case NetControl::kAllocOff: {
-      if (counting_by_injection_) {
-        *refusal = "alloc=inject counts for the whole run (its code is in every class)";
+      // Off: the VM stops reporting allocations (with alloc=inject the injected calls stop
+      // counting too; their code stays, a call that returns at once). Objects allocated meanwhile
+      // belong to no site (the original's behaviour too).
+      bool on = command.control == NetControl::kAllocOn;
+      if (counting_by_injection_ && !on && !injected_->pause(jni, true)) {
+        *refusal = "the injected counting could not be paused";
         return false;
       }
-      // Off costs the program nothing: the VM stops sampling allocations. Objects allocated
-      // meanwhile belong to no site (the original's behaviour too).
-      jvmtiEventMode mode = command.control == NetControl::kAllocOn ? JVMTI_ENABLE : JVMTI_DISABLE;
-      jvmtiError error = context_.jvmti->SetEventNotificationMode(mode, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
+      jvmtiError error = context_.jvmti->SetEventNotificationMode(on ? JVMTI_ENABLE : JVMTI_DISABLE, event_, nullptr);
       if (error != JVMTI_ERROR_NONE) {
         *refusal = "the VM refused (" + jvmti::error_name(error) + ")";
+        return false;
+      }
+      if (counting_by_injection_ && on && !injected_->pause(jni, false)) {
+        *refusal = "the injected counting could not be resumed";
         return false;
       }
       return true;

@@ -214,8 +214,9 @@ bool InjectedAllocations::start(JNIEnv* jni, std::string* why) {
   collect_ = counter == nullptr ? nullptr
                                 : jni->GetStaticMethodID(counter, "collect", "([Ljava/lang/Thread;)[Ljava/lang/Object;");
   stop_ = counter == nullptr ? nullptr : jni->GetStaticMethodID(counter, "stop", "()V");
+  pause_ = counter == nullptr ? nullptr : jni->GetStaticMethodID(counter, "pause", "(Z)V");
   if (jvmti::clear_exception(jni) || start == nullptr || ignore_ == nullptr || collect_ == nullptr ||
-      stop_ == nullptr) {
+      stop_ == nullptr || pause_ == nullptr) {
     *why = "the allocation counter class lacks its methods";
     return false;
   }
@@ -279,6 +280,12 @@ void InjectedAllocations::take_rows(JNIEnv* jni, jobjectArray result, std::vecto
   jni->DeleteLocalRef(values);
   jni->DeleteLocalRef(threads);
   jni->DeleteLocalRef(figures);
+}
+
+bool InjectedAllocations::pause(JNIEnv* jni, bool paused) {
+  if (counter_ == nullptr || jni == nullptr) return false;
+  jni->CallStaticVoidMethod(counter_, pause_, static_cast<jboolean>(paused ? JNI_TRUE : JNI_FALSE));
+  return !jvmti::clear_exception(jni);
 }
 
 void InjectedAllocations::collect(JNIEnv* jni, bool now) {

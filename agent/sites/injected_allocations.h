@@ -60,6 +60,9 @@ class InjectedAllocations {
   void collect(JNIEnv* jni, bool now);
   // The owner: the counts taken so far into the recorder's site table.
   void feed(JNIEnv* jni, AllocationRecorder& recorder);
+  // The owner (net= CONTROL allocation off and on): pauses or resumes the counting in Java. What
+  // was counted before a pause is collected as always. False when the call failed.
+  bool pause(JNIEnv* jni, bool paused);
   // VM death: no more counting. Says on stderr (verbose=y) what was counted and left out.
   void stop(JNIEnv* jni);
   void add_capabilities(jvmtiCapabilities* wanted) const {
@@ -137,7 +140,7 @@ class InjectedAllocations {
 
   // The owner's.
   jclass counter_ = nullptr;  // java.lang.FasthprofAllocs, a global reference
-  jmethodID collect_ = nullptr, stop_ = nullptr, ignore_ = nullptr;
+  jmethodID collect_ = nullptr, stop_ = nullptr, ignore_ = nullptr, pause_ = nullptr;
   bool writer_ignored_ = false;
   // Allocation traces (depth > 1): the tracker keeps the shadow stack; without cpu=times this side
   // started it (its words, never freed: a daemon thread may still count after VM death).

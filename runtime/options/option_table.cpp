@@ -173,10 +173,12 @@ bool apply_cpu_stacks(const OptionValue& value, Options* options) {
 }
 
 bool apply_alloc(const OptionValue& value, Options* options) {
-  if (value.text == "event") {
-    options->alloc_inject = false;
+  if (value.text == "auto") {
+    options->alloc = AllocCounting::kAuto;
+  } else if (value.text == "event") {
+    options->alloc = AllocCounting::kEvent;
   } else if (value.text == "inject") {
-    options->alloc_inject = true;
+    options->alloc = AllocCounting::kInject;
   } else {
     return false;
   }
@@ -365,22 +367,24 @@ constexpr OptionRow kRows[] = {
      "repeat the allocated ones. Needs heap=sites, not\n"
      "heap=all (a dump names each object's site).",
      false},
-    {"alloc", "<how>", "how heap=sites counts", "event", B::kFasthprof, S::kText,
-     "syntax error parsing alloc=event|inject", "alloc option value must be event|inject",
+    {"alloc", "<how>", "how heap=sites counts", "auto", B::kFasthprof, S::kText,
+     "syntax error parsing alloc=auto|event|inject", "alloc option value must be auto|event|inject",
      apply_alloc,
-     "event|inject. event: the JVM reports every allocation\n"
-     "(a JVMTI event and a stack walk per object). inject:\n"
-     "code put before each allocation instruction counts it\n"
-     "in Java, with no event and no stack walk (natives and\n"
-     "JNI by the VMObjectAlloc event): much faster. Traces\n"
-     "deeper than one frame come from a walk of the thread's\n"
-     "frames, cached by the code they run (the agent sets\n"
-     "-XX:+PreserveFramePointer for it); when attached or\n"
-     "with cpu=times, from a stack kept by calls put into\n"
-     "every method. The JIT's intrinsics that\n"
+     "auto|event|inject. event: the JVM reports every\n"
+     "allocation (a JVMTI event and a stack walk per object).\n"
+     "inject: code put before each allocation instruction\n"
+     "counts it in Java, with no event and no stack walk\n"
+     "(natives and JNI by the VMObjectAlloc event): several\n"
+     "times faster. Traces deeper than one frame come from a\n"
+     "walk of the thread's frames, cached by the code they\n"
+     "run (the agent sets -XX:+PreserveFramePointer for it);\n"
+     "when attached or with cpu=times, from a stack kept by\n"
+     "calls put into every method. The JIT's intrinsics that\n"
      "allocate (Object.clone, Arrays.copyOf, ...) are turned\n"
      "off, so that what they make is counted (not when the\n"
-     "agent is attached). Needs heap=sites and live=n.",
+     "agent is attached). Needs heap=sites and live=n.\n"
+     "auto: inject with heap=sites,live=n and no sample=,\n"
+     "unless the agent is attached; event otherwise.",
      false},
     {"sites", "<n>", "most allocation sites kept", "262144", B::kFasthprof, S::kText,
      "syntax error parsing sites=N", "sites option value must be a number from 1024 to 1048575",

@@ -147,7 +147,7 @@ std::string check_combination(Options* options) {
   if (!options->live && (!options->alloc_sites || options->heap_dump)) {
     return "live=n needs heap=sites without heap=dump (a heap dump names each object's allocation site)";
   }
-  if (options->alloc_inject && (!options->alloc_sites || options->heap_dump || options->live)) {
+  if (options->alloc == AllocCounting::kInject && (!options->alloc_sites || options->heap_dump || options->live)) {
     return "alloc=inject needs heap=sites and live=n (injected code counts allocations, it follows no object)";
   }
   if (options->net_timeout_given && options->net_host.empty()) {
@@ -288,6 +288,9 @@ std::string usage_text() {
       "      java -agentlib:hprof=heap=sites classname\n"
       "  - Sample about one allocation per 512 KiB instead of tracking each one:\n"
       "      java -agentlib:hprof=heap=sites,sample=512k classname\n"
+      "  - Count every allocation exactly, without live counts (a fraction of the\n"
+      "    cost: counted by code put before each allocation, alloc=auto):\n"
+      "      java -agentlib:hprof=heap=sites,live=n classname\n"
       "\n"
       "Notes\n"
       "-----\n"
@@ -386,6 +389,18 @@ std::vector<std::string> missing_feature_warnings(const Options& options) {
                     feature.missing);
   }
   return lines;
+}
+
+bool counts_by_injection(const Options& options, bool attached) {
+  switch (options.alloc) {
+    case AllocCounting::kInject:
+      return true;
+    case AllocCounting::kEvent:
+      return false;
+    case AllocCounting::kAuto:
+      break;
+  }
+  return options.alloc_sites && !options.heap_dump && !options.live && options.sample_bytes == 0 && !attached;
 }
 
 std::string inert_debug_options_note(const Options& options) {

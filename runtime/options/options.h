@@ -16,6 +16,9 @@ enum class OutputFormat { kText, kBinary };
 // socket whenever it can be used at all (vm), or the agent's JVMTI walk (jvmti).
 enum class HeapDumperChoice { kAuto, kVm, kJvmti, kFork };
 
+// How heap=sites counts allocations (alloc=): see Options::alloc and counts_by_injection.
+enum class AllocCounting { kAuto, kEvent, kInject };
+
 inline constexpr const char* kDefaultBinaryFile = "java.hprof";
 inline constexpr const char* kDefaultTextFile = "java.hprof.txt";
 inline constexpr const char* kDefaultGzipFile = "java.hprof.gz";
@@ -57,9 +60,10 @@ struct Options {
   // live=y|n: heap=sites follows each object after its allocation (a tag per object, a collection
   // and a heap walk at each report) to count the live ones; n counts allocations alone.
   bool live = true;
-  // alloc=event|inject: heap=sites counts allocations by the JVMTI event per object (event), or by
-  // code injected before each allocation instruction (inject: live=n, traces of one frame).
-  bool alloc_inject = false;
+  // alloc=auto|event|inject: heap=sites counts allocations by the JVMTI event per object (event), or
+  // by code injected before each allocation instruction (inject: live=n). auto (the default): inject
+  // where it counts every allocation exactly (counts_by_injection), the event elsewhere.
+  AllocCounting alloc = AllocCounting::kAuto;
   // sites=<n>: how many distinct allocation sites heap=sites keeps (its table is reserved up front;
   // allocations at sites beyond are counted as dropped, said when it first happens).
   uint32_t max_sites = kDefaultMaxSites;
@@ -122,5 +126,11 @@ std::vector<std::string> missing_feature_warnings(const Options& options);
 // One line naming the accepted options that have no effect today (printed only under verbose=y),
 // or "" when none was given. Allocates. Any thread.
 std::string inert_debug_options_note(const Options& options);
+
+// Whether heap=sites counts by injected code: alloc=inject, or alloc=auto where the injected code
+// counts every allocation exactly and nothing asked for needs the event: live=n, no sample=, not
+// loaded into a running VM (there the JIT's allocating intrinsics, compiled already, cannot be held
+// back, docs/allocation-sites.md). Any thread.
+bool counts_by_injection(const Options& options, bool attached);
 
 }  // namespace fasthprof

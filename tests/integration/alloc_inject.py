@@ -279,14 +279,41 @@ def run_zgc(label, home):
     cleanup(run.folder)
 
 
+def run_auto(label, home):
+    """alloc=auto, the default: heap=sites,live=n counts by injection (verbose=y's line of what it
+    counted); with ZGC, where it cannot, by the event without a word (the event is as exact)."""
+    got = sites_of(f"{label} auto", home, "verbose=y,", "basic")
+    if got is None:
+        return
+    own, _, run = got
+    check("alloc=inject: sites=" in run.stderr, f"{label}: heap=sites,live=n counts by injection", run)
+    check(own.get(("AllocSites$Item", frame("makeItems", "item")), (0, 0))[0] == 3000, f"{label}: the Items: {own}", run)
+    cleanup(run.folder)
+    got = sites_of(f"{label} auto ZGC", home, "", "basic", jvm_args=["-XX:+UseZGC"])
+    if got is None:
+        return
+    own, _, run = got
+    check("alloc=inject" not in run.stderr and "HPROF ERROR" not in run.stderr,
+          f"{label}: ZGC: alloc=auto takes the event without a word", run)
+    check(own.get(("AllocSites$Item", frame("makeItems", "item")), (0, 0))[0] == 3000,
+          f"{label}: ZGC: the event path counts the Items: {own}", run)
+    cleanup(run.folder)
+
+
 def run_attach(label, home):
     """Loaded into a running VM: the classes already loaded are retransformed, and what the program
-    allocates after the attach is counted exactly."""
+    allocates after the attach is counted exactly; alloc=auto counts by the event there (the JIT's
+    allocating intrinsics stay on, which the injected code would miss)."""
+    for how in ("inject", "auto"):
+        attach_once(f"{label} alloc={how}", home, how)
+
+
+def attach_once(label, home, how):
     with java_process(home, None, "AllocSites", ["attach", "go"], jvm_args=["-Xcheck:jni"]) as (proc, folder):
         check(wait_for(lambda: "AllocSites waiting" in (folder / "stdout.txt").read_text(), 30),
               f"{label}: attach target started")
         attach = subprocess.run([java_bin(home, "jcmd"), str(proc.pid), "JVMTI.agent_load", AGENT,
-                                 f'"heap=sites,live=n,alloc=inject,depth=1,cutoff=0,file={folder}/attached.txt"'],
+                                 f'"heap=sites,live=n,alloc={how},depth=1,cutoff=0,verbose=y,file={folder}/attached.txt"'],
                                 capture_output=True, text=True, timeout=120)
         check(attach.returncode == 0, f"{label}: jcmd JVMTI.agent_load\n{attach.stdout}{attach.stderr}")
         (folder / "go").write_text("")
@@ -306,11 +333,17 @@ def run_attach(label, home):
         expected = {("AllocSites$Item", frame("makeItems", "item")): 3000, ("int[]", frame("makeArrays", "ints")): 500,
                     ("java.lang.String[]", frame("makeStringArrays", "strings")): 300}
         got = {key: counted.get(key, 0) for key in expected}
-        check(got == expected, f"{label}: attached: the sites after the attach, exactly: {got}")
+        if how == "inject" or "jdk17" not in label:
+            check(got == expected, f"{label}: attached: the sites after the attach, exactly: {got}")
+        # The event misses, on JDK 17, what a running thread allocates before its first sampling
+        # point (a few hundred KiB: all of these; docs/allocation-sites.md "From when").
         stderr = (folder / "stderr.txt").read_text() if (folder / "stderr.txt").exists() else ""
         check_no_warnings(f"{label} attached", "", stderr)
-        check("alloc=inject: loaded into a running VM, the JIT's intrinsics stay on" in stderr,
-              f"{label}: attached: says that compiled intrinsics' allocations are not counted\n{stderr[-1500:]}")
+        if how == "inject":
+            check("alloc=inject: loaded into a running VM, the JIT's intrinsics stay on" in stderr,
+                  f"{label}: attached: says that compiled intrinsics' allocations are not counted\n{stderr[-1500:]}")
+        else:
+            check("alloc=inject" not in stderr, f"{label}: attached: counted by the event\n{stderr[-1500:]}")
 
 
 def run_h2(label, home):
@@ -536,7 +569,7 @@ def run_options(label, home):
     for options, message in (
             ("heap=sites,alloc=inject", "alloc=inject needs heap=sites and live=n"),
             ("heap=all,live=n,alloc=inject", "live=n needs heap=sites without heap=dump"),
-            ("heap=sites,live=n,alloc=injected", "alloc option value must be event|inject")):
+            ("heap=sites,live=n,alloc=injected", "alloc option value must be auto|event|inject")):
         run = run_java(home, agentpath(options), "AllocSites", ["basic"])
         check(run.code != 0 and message in run.stderr, f"{label}: {options} is refused with {message!r}", run)
         cleanup(run.folder)
@@ -550,6 +583,7 @@ run_cases("alloc_inject", {
     "binary": on_each_jdk(run_binary),
     "with_cpu_times": on_each_jdk(run_with_cpu_times),
     "zgc": on_each_jdk(run_zgc),
+    "auto": on_each_jdk(run_auto),
     "attach": on_each_jdk(run_attach),
     "h2": on_each_jdk(run_h2),
     "options": on_each_jdk(run_options),

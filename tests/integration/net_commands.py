@@ -421,6 +421,47 @@ def restricted(home, label):
         harness.cleanup(folder)
 
 
+def alloc_control(home, label):
+    """CONTROL allocation off and on with heap=sites,live=n: counted by injected code (the default
+    there, alloc=auto) and by the event (alloc=event). While off nothing is counted (the allocated
+    totals of two ALLOC SITES a second apart are equal, though LiveHeap allocates every 10 ms);
+    after on the counts grow again."""
+    for how in ("auto", "event"):
+        tag = f"{label} alloc={how}"
+        folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
+        listen = Listen(folder)
+        options = f"heap=sites,live=n,alloc={how},format=b,verbose=y,net=127.0.0.1:{listen.port}"
+        with java_process(home, agentpath(options), "LiveHeap", args=(2, 120)) as (proc, jvm):
+            listen.expect(r"connected 1 ")
+            path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
+            harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"))
+            for line in ("sites 1 0", "control 1 alloc off", "sites 1 0", "wait 1", "sites 1 0",
+                         "control 1 alloc on", "wait 1", "sites 1 0"):
+                if line == "wait 1":
+                    time.sleep(1)
+                    continue
+                listen.send(line)
+                listen.expect(r"sent 1 ")
+            listen.send("exit 1")
+            code = proc.wait(timeout=120)
+            check(code == 0, f"{tag}: the JVM exited {code} after EXIT")
+            listen.expect(r"closed 1 .* bytes")
+            stderr = harness.read_text(jvm / "stderr.txt")
+            check("ignored" not in stderr, f"{tag}: a command was refused: {stderr}")
+            injected = "alloc=inject:" in stderr
+            check(injected == (how == "auto"), f"{tag}: counted by {'injection' if injected else 'the event'}: {stderr}")
+            # The four commands' ALLOC SITES, then the exit report's.
+            totals = [header[5] for header, _ in hprof_records.alloc_sites(hprof_records.read(path)[3])]
+            check(len(totals) == 5 and totals[0] <= totals[1] == totals[2] <= totals[3],
+                  f"{tag}: allocated instances before off, after it, a second later, a second after on: {totals}")
+            # The event path may see nothing for a while after on: JDK 17 posts no sampled event
+            # before the thread's next TLAB (LiveHeap fills one slowly).
+            check(how == "event" or (len(totals) == 5 and totals[2] < totals[3]),
+                  f"{tag}: counted again a second after on: {totals}")
+        listen.stop()
+        harness.cleanup(folder)
+
+
 def on_jdks(run):
     return lambda: [run(home, label) for label, home in harness.jdks()]
 
@@ -437,5 +478,6 @@ harness.run_cases("net_commands", {
     "death_during_command": on_jdks(death_during_command),
     "ipv6": on_jdks(ipv6),
     "restricted": on_jdks(restricted),
+    "alloc_control": on_jdks(alloc_control),
     "prompt": lambda: prompt(None, "pty"),
 })

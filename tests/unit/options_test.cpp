@@ -109,8 +109,8 @@ const std::map<std::string, RowExpectation>& expectations() {
                  [](const Options& o) { return o.max_sites == 5000 && o.max_sites_given; }, "1023"}},
       {"live", {[](const Options& o) { return o.live; }, "heap=sites,live=n",
                 [](const Options& o) { return !o.live; }, "no"}},
-      {"alloc", {[](const Options& o) { return !o.alloc_inject; }, "heap=sites,live=n,alloc=inject",
-                 [](const Options& o) { return o.alloc_inject; }, "events"}},
+      {"alloc", {[](const Options& o) { return o.alloc == AllocCounting::kAuto; }, "heap=sites,live=n,alloc=inject",
+                 [](const Options& o) { return o.alloc == AllocCounting::kInject; }, "events"}},
       {"gz", {[](const Options& o) { return !o.gzip; }, "format=b,gz=y",
               [](const Options& o) { return o.gzip; }, "Y"}},
       {"timeout", {[](const Options& o) { return o.net_timeout_seconds == 10 && !o.net_timeout_given; },
@@ -302,8 +302,21 @@ TEST(CrossChecks, FasthprofOptionsNeedTheirFeature) {
   EXPECT_FALSE(parse_ok("heap=sites,live=n").live);
   expect_errors("alloc=inject needs heap=sites and live=n (injected code counts allocations, it follows no object)",
                 {"alloc=inject", "heap=sites,alloc=inject", "heap=all,live=y,alloc=inject", "cpu=times,alloc=inject"});
-  EXPECT_TRUE(parse_ok("heap=sites,live=n,alloc=inject,cpu=times").alloc_inject);
-  EXPECT_EQ("alloc option value must be event|inject", parse_error("heap=sites,live=n,alloc=injected"));
+  EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,live=n,alloc=inject,cpu=times"), false));
+  EXPECT_EQ("alloc option value must be auto|event|inject", parse_error("heap=sites,live=n,alloc=injected"));
+  // alloc=auto counts by injection where every allocation is counted exactly and nothing needs the
+  // event; alloc=event and alloc=inject are what they say, attached or not.
+  EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,live=n"), false));
+  EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,live=n,alloc=auto,cpu=times"), false));
+  EXPECT_FALSE(counts_by_injection(parse_ok("heap=sites,live=n"), true));
+  EXPECT_FALSE(counts_by_injection(parse_ok("heap=sites,live=n,sample=512k"), false));
+  EXPECT_FALSE(counts_by_injection(parse_ok("heap=sites"), false));
+  EXPECT_FALSE(counts_by_injection(parse_ok("heap=all"), false));
+  EXPECT_FALSE(counts_by_injection(parse_ok("cpu=times"), false));
+  EXPECT_FALSE(counts_by_injection(parse_ok(""), false));
+  EXPECT_FALSE(counts_by_injection(parse_ok("heap=sites,live=n,alloc=event"), false));
+  EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,live=n,alloc=inject"), true));
+
   expect_errors("sites=<n> needs heap=sites or heap=all", {"heap=dump,sites=2048", "cpu=samples,sites=2048"});
   EXPECT_EQ(1048575u, parse_ok("heap=sites,sites=1048575").max_sites);
   EXPECT_EQ(1024u, parse_ok("sites=1024").max_sites);  // default heap=all tracks

@@ -81,7 +81,9 @@ final class FasthprofAllocs {
         }
     }
 
+    // Counting: started, not paused (net= CONTROL allocation off), not stopped; set under LOCK.
     private static volatile boolean engaged;
+    private static boolean paused, stopped;
 
     // classSite's answers, replaced whole under LOCK (FasthprofClassSites).
     private static volatile FasthprofClassSites classSites = new FasthprofClassSites(64);
@@ -107,7 +109,23 @@ final class FasthprofAllocs {
         }
         alignMask = alignment - 1;
         maxThreads = threadCap;
-        engaged = true;
+        LOCK.lock();
+        try {
+            engaged = !paused && !stopped;
+        } finally {
+            LOCK.unlock();
+        }
+    }
+
+    /** net= CONTROL allocation off (true) and on (false): nothing is counted while paused. */
+    static void pause(boolean on) {
+        LOCK.lock();
+        try {
+            paused = on;
+            engaged = !paused && !stopped;
+        } finally {
+            LOCK.unlock();
+        }
     }
 
     /** The current thread is the agent's: its allocations are not counted. */
@@ -129,7 +147,13 @@ final class FasthprofAllocs {
 
     /** Stops counting (VM death). */
     static void stop() {
-        engaged = false;
+        LOCK.lock();
+        try {
+            stopped = true;
+            engaged = false;
+        } finally {
+            LOCK.unlock();
+        }
     }
 
     /**
