@@ -8,9 +8,10 @@ rotating by one every round (the machine is shared and noisy):
           the JVMTI floor of exact tracking
   sites   fasthprof heap=sites,depth=4 (exact: every allocation counted, every object tagged and
           followed, a collection and heap walk for the live columns at the report)
-  live_n  fasthprof heap=sites,live=n,depth=4 (every allocation counted, no object followed)
-  inject  fasthprof heap=sites,live=n,alloc=inject,depth=4 (counted by injected code; traces of 4 frames
-          from the tracker's shadow stack: entry, exit and position calls in every method)
+  live_n  fasthprof heap=sites,live=n,alloc=event,depth=4 (every allocation counted by its event, no object
+          followed)
+  inject  fasthprof heap=sites,live=n,alloc=inject,depth=4 (counted by injected code, what live=n's
+          default alloc=auto does; traces of 4 frames by the cached walk of the thread's frames)
   inject1 fasthprof heap=sites,live=n,alloc=inject,depth=1 (traces of one frame: no calls injected
           but the allocation calls)
   s512k   fasthprof heap=sites,sample=512k,depth=4
@@ -67,7 +68,7 @@ DEPTH = 4
 CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "inject1", "s512k", "times", "inject_base", "inject1_base",
               "times_base"]
 DEFAULT_CONTENDERS = CONTENDERS[:7]
-AGENT_OPTIONS = {"sites": "heap=sites", "live_n": "heap=sites,live=n", "inject": "heap=sites,live=n,alloc=inject",
+AGENT_OPTIONS = {"sites": "heap=sites", "live_n": "heap=sites,live=n,alloc=event", "inject": "heap=sites,live=n,alloc=inject",
                  "inject1": "heap=sites,live=n,alloc=inject", "s512k": "heap=sites,sample=512k", "times": "cpu=times"}
 AGENT_OPTIONS["inject_base"] = AGENT_OPTIONS["inject"]
 AGENT_OPTIONS["inject1_base"] = AGENT_OPTIONS["inject1"]
@@ -230,7 +231,7 @@ def report_part(part, description, runs, rounds, figures):
             figures[f"{part}_{name}_cpu_ratio"] = cpu / base["cpu"]
     figures["medians"][part] = medians
     figures["runs"][part] = runs
-    for name, shown in (("sites", "heap=sites"), ("live_n", "heap=sites,live=n"),
+    for name, shown in (("sites", "heap=sites"), ("live_n", "heap=sites,live=n,alloc=event"),
                         ("inject", "heap=sites,live=n,alloc=inject,depth=4"),
                         ("inject1", "heap=sites,live=n,alloc=inject,depth=1"), ("s512k", "sample=512k"), ("floor", "floor"),
                         ("times", "cpu=times,depth=4"), ("inject_base", "base: heap=sites,live=n,alloc=inject,depth=4"),
