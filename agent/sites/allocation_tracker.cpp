@@ -142,7 +142,9 @@ void AllocationTracker::start(JNIEnv* jni) {
   }
   started_ = true;
   accepting_.store(true, std::memory_order_release);
+  if (counting_by_injection_) injected_->before_natives_event();
   jvmtiError enabled = jvmti->SetEventNotificationMode(JVMTI_ENABLE, event_, nullptr);
+  if (counting_by_injection_ && enabled == JVMTI_ERROR_NONE) injected_->after_natives_event();
   if (enabled != JVMTI_ERROR_NONE) {
     accepting_.store(false);
     jvmti::print_error(std::string("Unable to enable ") +
@@ -258,7 +260,7 @@ void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthre
     top = count > 0 ? state.frames[0].method : nullptr;
     jlocation at = 0;
     if (depth == 0 && jvmti->GetFrameLocation(nullptr, 0, &top, &at) != JVMTI_ERROR_NONE) top = nullptr;
-    if (counted_at_call(injected_->watched_native(top))) return;
+    if (counted_at_call(injected_->watched_native(jni, top))) return;
   }
   jlong class_tag = 0;
   jvmti->GetTag(klass, &class_tag);
@@ -457,6 +459,7 @@ bool AllocationTracker::control(JNIEnv* jni, const NetCommand& command, std::str
         *refusal = "the VM refused (" + jvmti::error_name(error) + ")";
         return false;
       }
+      if (counting_by_injection_ && on) injected_->after_natives_event();
       if (counting_by_injection_ && on && !injected_->pause(jni, false)) {
         *refusal = "the injected counting could not be resumed";
         return false;

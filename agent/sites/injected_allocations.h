@@ -38,6 +38,7 @@
 #include "instrument/class_instrumenter.h"
 #include "queues/allocation_recorder.h"
 #include "sites/frame_walk.h"
+#include "sites/instance_intrinsic.h"
 #include "sites/native_frames.h"
 #include "sites/object_sizes.h"
 
@@ -81,10 +82,14 @@ class InjectedAllocations {
   // Whose VMObjectAlloc event the calling thread is in (NativeFrames::top): the natives counted at
   // their calls, Unsafe.allocateInstance (counted_instance()) and Object.clone (counted_clone()).
   bool native_top(JNIEnv* jni, jmethodID* method) { return natives_.top(jni, method); }
-  jmethodID watched_native(jmethodID top) { return natives_.watched(top); }
+  jmethodID watched_native(JNIEnv* jni, jmethodID top) { return natives_.watched(jni, top); }
   bool may_have_exception(JNIEnv* jni) const { return natives_.may_have_exception(jni); }
   // Unsafe.allocateInstance, once started: every object it makes is counted at its call.
   jmethodID counted_instance() const { return allocate_instance_; }
+  // The owner, around each time it enables VMObjectAlloc (start, net= CONTROL allocation on): lets
+  // compiled code make Unsafe.allocateInstance's objects inline again (instance_intrinsic.h).
+  void before_natives_event();
+  void after_natives_event();
   // FasthprofAllocs.newClassSite (any Java thread): the site ID of objects of `klass` made by the
   // Unsafe.allocateInstance or Object.clone call whose site ID is `call` (one per pair, made when
   // first asked), or -1.
@@ -152,6 +157,9 @@ class InjectedAllocations {
   jmethodID object_clone_ = nullptr;  // counted_clone()
   jmethodID allocate_instance_ = nullptr;  // counted_instance()
   NativeFrames natives_;
+  InstanceIntrinsic instance_intrinsic_;
+  bool intrinsic_tried_ = false, intrinsic_prepared_ = false;
+  std::string intrinsic_why_;  // why compiled code still calls the native (verbose=y), "" when it does not
   jclass tracker_ = nullptr;  // global reference
   jmethodID tracker_ignore_ = nullptr, forget_ = nullptr;
   void* words_ = nullptr;

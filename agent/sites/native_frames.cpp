@@ -10,6 +10,9 @@ namespace fasthprof {
 
 namespace {
 
+// A learned return address's slot holds which watched native it is in its top bit.
+constexpr uint64_t kWhichBit = uint64_t{1} << 63;
+
 // Where a thread's JNIEnv lies in its JavaThread, which the tables do not list: java.lang.Thread's
 // eetop holds the JavaThread's address, checked by the stack top the VM keeps in it.
 std::optional<uint64_t> env_offset(jvmtiEnv* jvmti, JNIEnv* jni) {
@@ -79,6 +82,7 @@ void NativeFrames::on_code_loaded(jmethodID method, const void* code, jint size)
 }
 
 void NativeFrames::on_code_unloaded(const void* code) {
+  for (std::atomic<uint64_t>& learned : learned_) learned.store(0, std::memory_order_release);
   auto low = reinterpret_cast<uintptr_t>(code);
   for (Wrapper& wrapper : wrappers_) {
     if (wrapper.low.load(std::memory_order_acquire) != low) continue;
@@ -115,7 +119,31 @@ bool NativeFrames::top(JNIEnv* jni, jmethodID* method) {
       return true;
     }
   }
+  for (const std::atomic<uint64_t>& slot : learned_) {
+    uint64_t learned = slot.load(std::memory_order_acquire);
+    if (learned != 0 && (learned & ~kWhichBit) == pc) {
+      *method = watched_[(learned & kWhichBit) != 0 ? 1 : 0];
+      read_.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+  }
   return false;
+}
+
+jmethodID NativeFrames::watched(JNIEnv* jni, jmethodID top) {
+  asked_.fetch_add(1, std::memory_order_relaxed);
+  int which = top == nullptr ? -1 : top == watched_[0] ? 0 : top == watched_[1] ? 1 : -1;
+  if (which < 0) return nullptr;
+  if (reading_) {
+    const char* thread = reinterpret_cast<const char*>(jni) - env_offset_;
+    const auto pc = *reinterpret_cast<const uintptr_t*>(thread + anchor_pc_);
+    // A compiled wrapper's return address (an interpreted native is told by its frame already).
+    if (pc != 0 && (pc >> 47) == 0 && !(pc >= interpreter_low_ && pc < interpreter_high_)) {
+      uint32_t slot = next_learned_.fetch_add(1, std::memory_order_relaxed) % kLearned;
+      learned_[slot].store(pc | (which == 1 ? kWhichBit : 0), std::memory_order_release);
+    }
+  }
+  return top;
 }
 
 }  // namespace fasthprof

@@ -36,10 +36,10 @@ class NativeFrames {
   // callback), with its own JNIEnv.
   bool top(JNIEnv* jni, jmethodID* method);
   // What top() could not tell, as JVMTI answered it (a top frame's method): the watched one or null.
-  jmethodID watched(jmethodID top) {
-    asked_.fetch_add(1, std::memory_order_relaxed);
-    return top != nullptr && (top == watched_[0] || top == watched_[1]) ? top : nullptr;
-  }
+  // A watched native's compiled wrapper whose CompiledMethodLoad has not come yet (the Service thread
+  // posts them late on a busy machine) is learned by the return address the thread's record holds,
+  // which is the same at every call of that wrapper: top() tells the next events by it.
+  jmethodID watched(JNIEnv* jni, jmethodID top);
   // Whether the calling thread may have an exception pending (a VMObjectAlloc event of a native
   // that threw): the VM's own record of it where the tables describe it, else true (unknown).
   bool may_have_exception(JNIEnv* jni) const {
@@ -65,6 +65,11 @@ class NativeFrames {
   uint64_t pending_offset_ = 0;  // ThreadShadow::_pending_exception in a JavaThread; 0: unknown
   uintptr_t interpreter_low_ = 0, interpreter_high_ = 0;
   Wrapper wrappers_[kWrappers];
+  // Learned wrappers' return addresses (watched()): pc | which << 63, 0 when empty; all dropped at
+  // any CompiledMethodUnload (whose event gives no size to match a pc with).
+  static constexpr int kLearned = 8;
+  std::atomic<uint64_t> learned_[kLearned] = {};
+  std::atomic<uint32_t> next_learned_{0};
   alignas(64) std::atomic<uint64_t> read_{0};
   alignas(64) std::atomic<uint64_t> asked_{0};
 };
