@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "classfile/allocation_scan.h"
 #include "instrument/tracker_classes.h"
 #include "jvmti_support.h"
 
@@ -87,6 +88,10 @@ void ClassInstrumenter::retransform_loaded(JNIEnv* jni) {
     std::string name = jvmti::take_string(jvmti_, signature);
     if (name.size() < 3 || name.front() != 'L') continue;
     if (excluded(std::string_view(name).substr(1, name.size() - 2))) continue;
+    if (!worth_retransforming(classes[i])) {
+      ++retransform_skipped_;
+      continue;
+    }
     modifiable.push_back(classes[i]);
   }
   for (size_t at = 0; at < modifiable.size(); at += kRetransformBatch) {
@@ -104,6 +109,43 @@ void ClassInstrumenter::retransform_loaded(JNIEnv* jni) {
       }
     }
   }
+}
+
+bool ClassInstrumenter::worth_retransforming(jclass klass) const {
+  // Entry, exit or position calls go into every method: every class is worth it.
+  if (plan_.calls || plan_.call_positions || !plan_.allocations) return true;
+  jint pool_count = 0, pool_size = 0;
+  unsigned char* pool = nullptr;
+  if (jvmti_->GetConstantPool(klass, &pool_count, &pool_size, &pool) != JVMTI_ERROR_NONE) return true;
+  AllocationScan scan(static_cast<uint16_t>(pool_count), pool, static_cast<size_t>(pool_size), plan_);
+  jvmti_->Deallocate(pool);
+  jint method_count = 0;
+  jmethodID* methods = nullptr;
+  if (jvmti_->GetClassMethods(klass, &method_count, &methods) != JVMTI_ERROR_NONE) return true;
+  jint status = 0;
+  bool initialized = jvmti_->GetClassStatus(klass, &status) == JVMTI_ERROR_NONE &&
+                     (status & JVMTI_CLASS_STATUS_INITIALIZED) != 0;
+  bool worth = false;
+  for (jint i = 0; i < method_count && !worth; ++i) {
+    jint length = 0;
+    unsigned char* code = nullptr;
+    jvmtiError error = jvmti_->GetBytecodes(methods[i], &length, &code);
+    if (error == JVMTI_ERROR_NATIVE_METHOD) continue;
+    if (error != JVMTI_ERROR_NONE) {
+      worth = true;
+      break;
+    }
+    bool counts = scan.needs_calls({code, static_cast<size_t>(length)});
+    jvmti_->Deallocate(code);
+    if (!counts) continue;
+    // A static initializer that has run never runs again.
+    char* name = nullptr;
+    bool ran_clinit = initialized && jvmti_->GetMethodName(methods[i], &name, nullptr, nullptr) == JVMTI_ERROR_NONE &&
+                      jvmti::take_string(jvmti_, name) == "<clinit>";
+    worth = !ran_clinit;
+  }
+  jvmti_->Deallocate(reinterpret_cast<unsigned char*>(methods));
+  return worth;
 }
 
 void ClassInstrumenter::on_class_file_load(const char* name, jint length, const unsigned char* data,

@@ -59,6 +59,10 @@ class ClassInstrumenter {
   void add_capabilities(jvmtiCapabilities* wanted) const {
     if (this->wanted()) wanted->can_retransform_classes = 1;
     if (catch_wanted_) wanted->can_generate_exception_events = 1;
+    if (plan_.allocations) {  // to leave alone the loaded classes with nothing to count (retransform_loaded)
+      wanted->can_get_bytecodes = 1;
+      wanted->can_get_constant_pool = 1;
+    }
   }
 
   // ---- live ------------------------------------------------------------------------------------
@@ -84,15 +88,18 @@ class ClassInstrumenter {
   static bool excluded(std::string_view internal_name);
 
   struct Figures {
-    uint64_t rewritten, unchanged, malformed, excluded, retransformed, retransform_failed;
+    uint64_t rewritten, unchanged, malformed, excluded, retransformed, retransform_failed, retransform_skipped;
   };
   Figures figures() const {
     return {rewritten_.load(), unchanged_.load(), malformed_.load(), excluded_.load(), retransformed_,
-            retransform_failed_};
+            retransform_failed_, retransform_skipped_};
   }
 
  private:
   void retransform_loaded(JNIEnv* jni);
+  // Whether a loaded class must be retransformed: with allocation calls alone, only when one of
+  // its methods that can still run has something to count (runtime/classfile/allocation_scan.h).
+  bool worth_retransforming(jclass klass) const;
   uint32_t catch_id(JNIEnv* jni, jmethodID method);
 
   jvmtiEnv* jvmti_;
@@ -107,7 +114,7 @@ class ClassInstrumenter {
   std::mutex catch_mutex_;
   std::unordered_map<jmethodID, uint32_t> catch_ids_;  // jmethodID -> tracker ID (0: not instrumented)
   std::atomic<uint64_t> rewritten_{0}, unchanged_{0}, malformed_{0}, excluded_{0};
-  uint64_t retransformed_ = 0, retransform_failed_ = 0;
+  uint64_t retransformed_ = 0, retransform_failed_ = 0, retransform_skipped_ = 0;
 };
 
 }  // namespace fasthprof

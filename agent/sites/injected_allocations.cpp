@@ -584,6 +584,14 @@ void InjectedAllocations::stop(JNIEnv* jni) {
                 static_cast<unsigned long long>(unresolved_objects_), static_cast<long long>(figures_[0]),
                 static_cast<long long>(figures_[1]));
   write_stderr(line);
+  ClassInstrumenter::Figures classes = instrumenter_->figures();
+  std::snprintf(line, sizeof(line),
+                "fasthprof: alloc=inject: classes loaded before the start retransformed=%llu failed=%llu "
+                "left alone (nothing to count)=%llu\n",
+                static_cast<unsigned long long>(classes.retransformed),
+                static_cast<unsigned long long>(classes.retransform_failed),
+                static_cast<unsigned long long>(classes.retransform_skipped));
+  write_stderr(line);
   std::snprintf(line, sizeof(line),
                 "fasthprof: alloc=inject: natives' events told by the thread's last Java frame=%llu by JVMTI=%llu\n",
                 static_cast<unsigned long long>(natives_.read()), static_cast<unsigned long long>(natives_.asked()));

@@ -125,6 +125,16 @@ bool skip_attributes(Reader& in, const ConstantPool& pool) {
   return walk == Walk::kDone && !in.failed();
 }
 
+bool parse_constant_pool(const uint8_t* data, size_t size, ConstantPool& pool, std::string* error) {
+  Reader in(data, size);
+  if (!parse_pool(in, data, pool, *error)) return false;
+  if (!in.at_end()) {
+    *error = "bytes after the constant pool";
+    return false;
+  }
+  return true;
+}
+
 bool parse_class(const uint8_t* data, size_t size, ClassFile& cf, std::string* error) {
   Reader in(data, size);
   uint32_t magic = in.u4();

@@ -177,6 +177,10 @@ bool skip_annotation(Reader& in, int depth);
 // The method_info again, with its Code attribute's body replaced by `code`.
 void write_method(Writer& w, const uint8_t* data, const MethodInfo& m, const std::vector<uint8_t>& code);
 
+// Reads a constant pool on its own: its count (u2), then its entries, nothing after. False with
+// *error set (one line) when it is malformed. The pool's offsets are into `data`.
+bool parse_constant_pool(const uint8_t* data, size_t size, ConstantPool& pool, std::string* error);
+
 // Reads and checks the whole class file (magic, version, pool, fields, methods, attributes, no
 // trailing bytes). False with *error set (one line) when it is malformed.
 bool parse_class(const uint8_t* data, size_t size, ClassFile& cf, std::string* error);
