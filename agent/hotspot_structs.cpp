@@ -88,6 +88,8 @@ std::optional<uint64_t> hotspot_field_offset(const char* type, const char* field
   return table.find(type, field, false);
 }
 
+std::optional<uint64_t> hotspot_type_size(const char* type) { return type_size(type); }
+
 std::optional<uint64_t> hotspot_static_address(const char* type, const char* field) {
   StructTable table;
   if (!table.load()) return std::nullopt;

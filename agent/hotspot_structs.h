@@ -34,6 +34,9 @@ bool hotspot_append_to_list_flag(std::string_view name, std::string_view like, s
 // or nothing when the VM does not list it. Any thread.
 std::optional<uint64_t> hotspot_field_offset(const char* type, const char* field);
 
+// The size of the VM type `type` (e.g. "HeapBlock"), or nothing when the VM does not list it. Any thread.
+std::optional<uint64_t> hotspot_type_size(const char* type);
+
 // The address of the static field type::field (e.g. "java_lang_Class", "_klass_offset"), or nothing.
 std::optional<uint64_t> hotspot_static_address(const char* type, const char* field);
 

@@ -125,6 +125,8 @@ bool FrameWalk::start(jvmtiEnv* jvmti, int depth, std::string* why) {
     return false;
   }
   code_bits_ = static_cast<std::atomic<uint64_t>*>(bits);
+  std::string heaps_why;
+  heaps_known_ = heaps_.start(&heaps_why);  // without it: compiled code named by its event alone
   walking_ = true;
   return true;
 }
@@ -149,6 +151,7 @@ void FrameWalk::on_code_loaded(const void* code, jint size) {
     code_sizes_[code] = static_cast<uint64_t>(size);
   }
   mark(code, static_cast<uint64_t>(size), true);
+  if (heaps_known_) heaps_.learn(code);
 }
 
 void FrameWalk::on_code_unloaded(const void* code) {
@@ -166,10 +169,26 @@ void FrameWalk::on_code_unloaded(const void* code) {
   mark(code, size, false);
 }
 
+bool FrameWalk::check_heaps(uint64_t* checked, uint64_t* agreed, bool* stub_apart) {
+  if (!heaps_known_) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  *checked = *agreed = 0;
+  for (const auto& [code, size] : code_sizes_) {
+    ++*checked;
+    *agreed += heaps_.in_nmethod(reinterpret_cast<uintptr_t>(code) + size / 2) ? 1 : 0;
+  }
+  *stub_apart = !heaps_.in_nmethod(call_stub_return_);
+  return true;
+}
+
 bool FrameWalk::compiled_code(uintptr_t pc) const {
   if (pc < code_low_ || pc >= code_high_) return false;
   uintptr_t granule = (pc - code_low_) / 8;
-  return (code_bits_[granule / 64].load(std::memory_order_acquire) >> (granule & 63)) & 1;
+  if ((code_bits_[granule / 64].load(std::memory_order_acquire) >> (granule & 63)) & 1) return true;
+  // Not reported yet (or not an nmethod: a stub, an adapter, which the map tells apart).
+  if (!heaps_known_ || !heaps_.in_nmethod(pc)) return false;
+  heaps_.count_named();
+  return true;
 }
 
 // The key of the frames from the allocating method's down, `depth` of them (or to the bottom of the

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/stack_frame.h"
+#include "sites/code_heaps.h"
 
 namespace fasthprof {
 
@@ -55,6 +56,14 @@ class FrameWalk {
   uint64_t asked() const { return asked_.load(std::memory_order_relaxed); }
   uint64_t shared_hits();
   uint64_t contexts();
+  // How many times unloaded code made every cached key stale.
+  uint64_t epochs() const { return epoch_.load(std::memory_order_relaxed) - 1; }
+  // Return addresses in compiled code named by the code heaps' map before CompiledMethodLoad came.
+  uint64_t named_early() const { return heaps_.named(); }
+  // For verbose=y, a check of that map against the VM's own reports: of the nmethods loaded now,
+  // how many it names (*agreed of *checked), and whether it tells the call stub (code that is no
+  // nmethod) apart. False when the map is not read.
+  bool check_heaps(uint64_t* checked, uint64_t* agreed, bool* stub_apart);
 
   // FasthprofAllocs.callers (Java_java_lang_FasthprofAllocs_callers): the context of the
   // allocation under way on this thread, 0 when the allocating method has no caller. `fp`: the
@@ -90,6 +99,10 @@ class FrameWalk {
   std::atomic<uint64_t>* code_bits_ = nullptr;
   size_t code_words_ = 0;
   std::atomic<uint32_t> epoch_{1};  // bumped when compiled code is unloaded: every cache is stale
+  // Compiled code not reported yet, told by HotSpot's map of its code heaps (code_heaps.h): an
+  // nmethod's load event is queued before its unload event, so such a key goes stale in time too.
+  CodeHeaps heaps_;
+  bool heaps_known_ = false;
 
   static thread_local bool clone_ahead_;
   std::atomic<uint64_t> asked_{0};

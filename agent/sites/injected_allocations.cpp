@@ -596,9 +596,10 @@ void InjectedAllocations::stop(JNIEnv* jni) {
                 "fasthprof: alloc=inject: natives' events told by the thread's last Java frame=%llu by JVMTI=%llu\n",
                 static_cast<unsigned long long>(natives_.read()), static_cast<unsigned long long>(natives_.asked()));
   write_stderr(line);
-  if (allocate_instance_ != nullptr && !(intrinsic_why_.empty() && instance_intrinsic_.released())) {
-    write_stderr("fasthprof: alloc=inject: compiled Unsafe.allocateInstance calls its native: " +
-                 (intrinsic_why_.empty() ? std::string("JDK 17 to 22 (it posts no event there)") : intrinsic_why_) + "\n");
+  if (allocate_instance_ != nullptr && intrinsic_why_.empty() && !instance_intrinsic_.released()) {
+    write_stderr("fasthprof: alloc=inject: compiled Unsafe.allocateInstance inline (JDK 17 to 22: the VM's own way)\n");
+  } else if (allocate_instance_ != nullptr && !instance_intrinsic_.released()) {
+    write_stderr("fasthprof: alloc=inject: compiled Unsafe.allocateInstance calls its native: " + intrinsic_why_ + "\n");
   } else if (allocate_instance_ != nullptr) {
     std::snprintf(line, sizeof(line),
                   "fasthprof: alloc=inject: compiled Unsafe.allocateInstance inline (the VM's notice cleared, "
@@ -609,10 +610,23 @@ void InjectedAllocations::stop(JNIEnv* jni) {
   if (walked_) {
     std::snprintf(line, sizeof(line),
                   "fasthprof: alloc=inject: frame walk answers: thread caches=%llu shared table=%llu "
-                  "GetStackTrace=%llu; contexts=%llu\n",
+                  "GetStackTrace=%llu; contexts=%llu; caches made stale=%llu; compiled frames named before "
+                  "their event=%llu\n",
                   static_cast<unsigned long long>(walk_.walked()), static_cast<unsigned long long>(walk_.shared_hits()),
-                  static_cast<unsigned long long>(walk_.asked()), static_cast<unsigned long long>(walk_.contexts()));
+                  static_cast<unsigned long long>(walk_.asked()), static_cast<unsigned long long>(walk_.contexts()),
+                  static_cast<unsigned long long>(walk_.epochs()), static_cast<unsigned long long>(walk_.named_early()));
     write_stderr(line);
+    uint64_t checked = 0, agreed = 0;
+    bool stub_apart = false;
+    if (walk_.check_heaps(&checked, &agreed, &stub_apart)) {
+      std::snprintf(line, sizeof(line),
+                    "fasthprof: alloc=inject: code heaps' map: nmethods loaded=%llu named=%llu, call stub told apart=%s\n",
+                    static_cast<unsigned long long>(checked), static_cast<unsigned long long>(agreed),
+                    stub_apart ? "yes" : "no");
+      write_stderr(line);
+    } else {
+      write_stderr("fasthprof: alloc=inject: code heaps' map not read: compiled frames named by their events alone\n");
+    }
   }
 }
 

@@ -514,6 +514,14 @@ def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("excep
             # (JVMTI tells those in a wrapper whose CompiledMethodLoad has not come yet: a few hundred.)
             check(told is not None and int(told.group(1)) >= 40000 and int(told.group(2)) * 10 < int(told.group(1)),
                   f"{tag}: the clones' events told apart without JVMTI: {told and told.group(0)}", irun)
+            # The frame walk (depth > 1, not -Xint) reads HotSpot's map of its code heaps for compiled
+            # frames not reported yet: at exit it must name every nmethod the VM reported (native
+            # wrappers too) and not take the call stub for one.
+            heaps = re.search(r"code heaps' map: nmethods loaded=(\d+) named=(\d+), call stub told apart=(\w+)", irun.stderr)
+            if depth > 1 and "-Xint" not in jvm and "cpu=times" not in extra:
+                check(heaps is not None and int(heaps.group(1)) >= 10 and heaps.group(1) == heaps.group(2) and
+                      heaps.group(3) == "yes", f"{tag}: the code heaps' map agrees with the VM's reports: "
+                      f"{heaps and heaps.group(0)}", irun)
             # Each clone under Object.clone's frame, then its caller at the clone's line.
             # At depth 1 that frame alone (AllocSites$Sheep only: int[] and String[] the JDK clones too).
             expected = {(cls, want[:depth - 1]): n for (cls, want), n in expected_deep(mode, depth).items()
