@@ -30,6 +30,22 @@ def records_by_tag(path):
     return counts
 
 
+def send_then_exit(listen, proc, jvm, label, script):
+    """Sends each command of `script` to connection 1 ("wait N": N seconds), then EXIT; checks that the
+    JVM exited normally and the collector closed the connection. Returns the JVM's stderr."""
+    for line in script:
+        if line.startswith("wait "):
+            time.sleep(float(line.split()[1]))
+            continue
+        listen.send(line)
+        listen.expect(r"sent 1 ")
+    listen.send("exit 1")
+    code = proc.wait(timeout=120)
+    check(code == 0, f"{label}: the JVM exited {code} after EXIT")
+    listen.expect(r"closed 1 .* bytes")
+    return harness.read_text(jvm / "stderr.txt")
+
+
 def every_command(home, label, binary):
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fasthprof-net-"))
     listen = Listen(folder)
@@ -49,14 +65,7 @@ def every_command(home, label, binary):
                   "control 1 alloc on", "control 1 sampling off", "control 1 sampling on", "control 1 clear-cpu",
                   "control 1 reset-sites", "control 1 sampling off 424242", "control 1 depth 100", "control 1 depth 1", "dump",
                   "sites 1 0 incremental", "sites 1 0.5"]
-        for line in script:
-            listen.send(line)
-            listen.expect(r"sent 1 ")
-        listen.send("exit 1")
-        code = proc.wait(timeout=120)
-        check(code == 0, f"{label}: the JVM exited {code} after EXIT")
-        listen.expect(r"closed 1 .* bytes")
-        stderr = harness.read_text(jvm / "stderr.txt")
+        stderr = send_then_exit(listen, proc, jvm, label, script)
         check("HPROF: received exit event, exiting ..." in stderr, f"{label}: no exit message: {stderr}")
         check("424242 names no thread" in stderr, f"{label}: an unknown thread ID was not reported: {stderr}")
         check("depth 100 is above 64" in stderr, f"{label}: depth 100 was not refused: {stderr}")
@@ -435,18 +444,8 @@ def alloc_control(home, label):
             listen.expect(r"connected 1 ")
             path = pathlib.Path(listen.expect(r"file 1 (\S+)").group(1))
             harness.wait_for(lambda: "ready" in harness.read_text(jvm / "stdout.txt"))
-            for line in ("sites 1 0", "control 1 alloc off", "sites 1 0", "wait 1", "sites 1 0",
-                         "control 1 alloc on", "wait 1", "sites 1 0"):
-                if line == "wait 1":
-                    time.sleep(1)
-                    continue
-                listen.send(line)
-                listen.expect(r"sent 1 ")
-            listen.send("exit 1")
-            code = proc.wait(timeout=120)
-            check(code == 0, f"{tag}: the JVM exited {code} after EXIT")
-            listen.expect(r"closed 1 .* bytes")
-            stderr = harness.read_text(jvm / "stderr.txt")
+            stderr = send_then_exit(listen, proc, jvm, tag, ("sites 1 0", "control 1 alloc off", "sites 1 0", "wait 1",
+                                                             "sites 1 0", "control 1 alloc on", "wait 1", "sites 1 0"))
             check("ignored" not in stderr, f"{tag}: a command was refused: {stderr}")
             injected = "alloc=inject:" in stderr
             check(injected == (how == "auto"), f"{tag}: counted by {'injection' if injected else 'the event'}: {stderr}")
