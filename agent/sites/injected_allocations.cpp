@@ -576,7 +576,7 @@ void InjectedAllocations::stop(JNIEnv* jni) {
     std::lock_guard<std::mutex> lock(sites_mutex_);
     sites = sites_.size();
   }
-  char line[256];
+  char line[384];
   std::snprintf(line, sizeof(line),
                 "fasthprof: alloc=inject: sites=%zu objects_counted=%llu objects_of_unknown_classes=%llu "
                 "thread_states=%lld counts_over_thread_cap=%lld\n",
