@@ -343,10 +343,13 @@ def attach_once(label, home, how):
         expected = {("AllocSites$Item", frame("makeItems", "item")): 3000, ("int[]", frame("makeArrays", "ints")): 500,
                     ("java.lang.String[]", frame("makeStringArrays", "strings")): 300}
         got = {key: counted.get(key, 0) for key in expected}
-        if how == "inject" or "jdk17" not in label:
+        if how == "inject":
             check(got == expected, f"{label}: attached: the sites after the attach, exactly: {got}")
-        # The event misses, on JDK 17, what a running thread allocates before its first sampling
-        # point (a few hundred KiB: all of these; docs/allocation-sites.md "From when").
+        else:
+            # The event misses what a running thread allocates before its first sampling point
+            # (a few hundred KiB since the attach on JDK 17, since the thread started on JDK 23+:
+            # here all or none of these; docs/allocation-sites.md "From when"), never more.
+            check(all(got[k] <= expected[k] for k in expected), f"{label}: attached: no more than made: {got}")
         stderr = (folder / "stderr.txt").read_text() if (folder / "stderr.txt").exists() else ""
         check_no_warnings(f"{label} attached", "", stderr)
         if how == "inject":
