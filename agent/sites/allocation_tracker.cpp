@@ -459,6 +459,10 @@ bool AllocationTracker::control(JNIEnv* jni, const NetCommand& command, std::str
         *refusal = "the VM refused (" + jvmti::error_name(error) + ")";
         return false;
       }
+      // JDK 17 to 22 set a TLAB's sampling end only while the event is on: a thread would be
+      // unseen until its next TLAB (LiveHeap: nothing a second after on). One collection retires
+      // them all, as at start (retire_allocation_buffers); JDK 23+ needs none.
+      if (on && !counting_by_injection_ && jvmti::vm_major_version(context_.jvmti) < 23) retire_allocation_buffers();
       if (counting_by_injection_ && on) injected_->after_natives_event();
       if (counting_by_injection_ && on && !injected_->pause(jni, false)) {
         *refusal = "the injected counting could not be resumed";
