@@ -283,18 +283,10 @@ void InjectedAllocations::take_rows(JNIEnv* jni, jobjectArray result, std::vecto
 }
 
 void InjectedAllocations::before_natives_event() {
-  if (allocate_instance_ == nullptr || intrinsic_tried_) return;
-  intrinsic_tried_ = true;
-  intrinsic_prepared_ = instance_intrinsic_.prepare(context_.jvmti, &intrinsic_why_);
+  if (allocate_instance_ != nullptr) instance_intrinsic_.prepare(context_.jvmti);
 }
 
-void InjectedAllocations::after_natives_event() {
-  if (intrinsic_prepared_) {
-    intrinsic_prepared_ = false;
-    instance_intrinsic_.release(&intrinsic_why_);
-  }
-  instance_intrinsic_.keep_released();
-}
+void InjectedAllocations::after_natives_event() { instance_intrinsic_.release(); }
 
 bool InjectedAllocations::pause(JNIEnv* jni, bool paused) {
   if (counter_ == nullptr || jni == nullptr) return false;
@@ -596,17 +588,7 @@ void InjectedAllocations::stop(JNIEnv* jni) {
                 "fasthprof: alloc=inject: natives' events told by the thread's last Java frame=%llu by JVMTI=%llu\n",
                 static_cast<unsigned long long>(natives_.read()), static_cast<unsigned long long>(natives_.asked()));
   write_stderr(line);
-  if (allocate_instance_ != nullptr && intrinsic_why_.empty() && !instance_intrinsic_.released()) {
-    write_stderr("fasthprof: alloc=inject: compiled Unsafe.allocateInstance inline (JDK 17 to 22: the VM's own way)\n");
-  } else if (allocate_instance_ != nullptr && !instance_intrinsic_.released()) {
-    write_stderr("fasthprof: alloc=inject: compiled Unsafe.allocateInstance calls its native: " + intrinsic_why_ + "\n");
-  } else if (allocate_instance_ != nullptr) {
-    std::snprintf(line, sizeof(line),
-                  "fasthprof: alloc=inject: compiled Unsafe.allocateInstance inline (the VM's notice cleared, "
-                  "again %llu times)\n",
-                  static_cast<unsigned long long>(instance_intrinsic_.reset_count()));
-    write_stderr(line);
-  }
+  if (allocate_instance_ != nullptr) write_stderr("fasthprof: alloc=inject: " + instance_intrinsic_.describe() + "\n");
   if (walked_) {
     std::snprintf(line, sizeof(line),
                   "fasthprof: alloc=inject: frame walk answers: thread caches=%llu shared table=%llu "

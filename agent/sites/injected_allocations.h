@@ -158,8 +158,6 @@ class InjectedAllocations {
   jmethodID allocate_instance_ = nullptr;  // counted_instance()
   NativeFrames natives_;
   InstanceIntrinsic instance_intrinsic_;
-  bool intrinsic_tried_ = false, intrinsic_prepared_ = false;
-  std::string intrinsic_why_;  // why compiled code still calls the native (verbose=y), "" when it does not
   jclass tracker_ = nullptr;  // global reference
   jmethodID tracker_ignore_ = nullptr, forget_ = nullptr;
   void* words_ = nullptr;

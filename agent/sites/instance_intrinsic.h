@@ -25,23 +25,24 @@ namespace fasthprof {
 
 class InstanceIntrinsic {
  public:
-  // Before the agent enables VMObjectAlloc (a Java thread, live): finds the word and reads it.
-  // False with *why when it cannot be used (JDK before 23 needs nothing: false with why empty).
-  bool prepare(jvmtiEnv* jvmti, std::string* why);
-  // Right after the event is enabled: checks that the word followed it, then clears it. False with
-  // *why when the word did not behave as the copy of the event's flag (it is not touched again).
-  bool release(std::string* why);
+  // Before the agent enables VMObjectAlloc (a Java thread, live), once: finds the word and reads
+  // it (JDK before 23 needs nothing).
+  void prepare(jvmtiEnv* jvmti);
+  // Right after the event is enabled (start, net= CONTROL allocation on): the first time, checks
+  // that the word followed it and clears it (never touched again if it did not); later, as
+  // keep_released().
+  void release();
   // The owner, from time to time: clears the word again if the VM set it since (enabled events
   // changed). Nothing once release() failed or was never called.
   void keep_released();
-  // Whether release() cleared the word.
-  bool released() const { return released_; }
-  // For verbose=y: how many times the VM had set the word again.
-  uint64_t reset_count() const { return resets_.load(std::memory_order_relaxed); }
+  // For verbose=y: how compiled code makes Unsafe.allocateInstance's objects, one line.
+  std::string describe() const;
 
  private:
-  int* word_ = nullptr;
+  bool tried_ = false;   // prepare() ran
+  int* word_ = nullptr;  // found by prepare(), not yet released
   bool released_ = false;
+  std::string why_;      // why compiled code calls the native; "" when it does not
   std::atomic<uint64_t> resets_{0};
 };
 

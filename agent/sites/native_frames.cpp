@@ -66,7 +66,7 @@ bool NativeFrames::start(jvmtiEnv* jvmti, JNIEnv* jni, jmethodID first, jmethodI
 }
 
 void NativeFrames::on_code_loaded(jmethodID method, const void* code, jint size) {
-  int which = method == nullptr ? -1 : method == watched_[0] ? 0 : method == watched_[1] ? 1 : -1;
+  int which = watched_index(method);
   if (which < 0 || size <= 0) return;
   auto low = reinterpret_cast<uintptr_t>(code);
   for (Wrapper& wrapper : wrappers_) {
@@ -95,10 +95,9 @@ void NativeFrames::on_code_unloaded(const void* code) {
 bool NativeFrames::top(JNIEnv* jni, jmethodID* method) {
   *method = nullptr;
   if (!reading_) return false;
-  const char* thread = reinterpret_cast<const char*>(jni) - env_offset_;
-  const auto sp = *reinterpret_cast<const uintptr_t*>(thread + anchor_sp_);
-  const auto pc = *reinterpret_cast<const uintptr_t*>(thread + anchor_pc_);
-  const auto fp = *reinterpret_cast<const uintptr_t*>(thread + anchor_fp_);
+  const uintptr_t sp = thread_word(jni, anchor_sp_);
+  const uintptr_t pc = thread_word(jni, anchor_pc_);
+  const uintptr_t fp = thread_word(jni, anchor_fp_);
   if (sp == 0 || pc == 0) return false;
   if (pc >= interpreter_low_ && pc < interpreter_high_) {
     if (fp == 0) return false;
@@ -132,11 +131,10 @@ bool NativeFrames::top(JNIEnv* jni, jmethodID* method) {
 
 jmethodID NativeFrames::watched(JNIEnv* jni, jmethodID top) {
   asked_.fetch_add(1, std::memory_order_relaxed);
-  int which = top == nullptr ? -1 : top == watched_[0] ? 0 : top == watched_[1] ? 1 : -1;
+  int which = watched_index(top);
   if (which < 0) return nullptr;
   if (reading_) {
-    const char* thread = reinterpret_cast<const char*>(jni) - env_offset_;
-    const auto pc = *reinterpret_cast<const uintptr_t*>(thread + anchor_pc_);
+    const uintptr_t pc = thread_word(jni, anchor_pc_);
     // A compiled wrapper's return address (an interpreted native is told by its frame already).
     if (pc != 0 && (pc >> 47) == 0 && !(pc >= interpreter_low_ && pc < interpreter_high_)) {
       uint32_t slot = next_learned_.fetch_add(1, std::memory_order_relaxed) % kLearned;

@@ -44,7 +44,7 @@ class NativeFrames {
   // that threw): the VM's own record of it where the tables describe it, else true (unknown).
   bool may_have_exception(JNIEnv* jni) const {
     if (pending_offset_ == 0) return true;
-    return *reinterpret_cast<void* const*>(reinterpret_cast<const char*>(jni) - env_offset_ + pending_offset_) != nullptr;
+    return thread_word(jni, pending_offset_) != 0;
   }
   // For verbose=y: answers from the VM's record, answers JVMTI gave.
   uint64_t read() const { return read_.load(std::memory_order_relaxed); }
@@ -52,6 +52,14 @@ class NativeFrames {
 
  private:
   static constexpr int kWrappers = 8;
+  // 0 or 1 for a watched native, -1 for any other method (or null).
+  int watched_index(jmethodID method) const {
+    return method == nullptr ? -1 : method == watched_[0] ? 0 : method == watched_[1] ? 1 : -1;
+  }
+  // The word at `offset` in the JavaThread whose JNIEnv is `jni` (reading_ only).
+  uintptr_t thread_word(JNIEnv* jni, uint64_t offset) const {
+    return *reinterpret_cast<const uintptr_t*>(reinterpret_cast<const char*>(jni) - env_offset_ + offset);
+  }
   struct Wrapper {
     std::atomic<uintptr_t> low{0}, high{0};
     std::atomic<int> which{-1};
