@@ -53,7 +53,7 @@ void ClassInstrumenter::catch_exceptions(jvmtiEnv* jvmti) {
 }
 
 void ClassInstrumenter::begin(JNIEnv* jni) {
-  if (!wanted() || tracker_ == nullptr || hooking_.load()) return;
+  if (!wanted() || tracker_ == nullptr || dropped_ || hooking_.load()) return;
   hooking_.store(true);
   if (catch_wanted_) {
     caught_ = jni->GetStaticMethodID(tracker_, "caught", "(II)I");

@@ -71,6 +71,9 @@ class ClassInstrumenter {
   jclass tracker(JNIEnv* jni, const char* feature);
   // Every feature has set up its Java side: rewrite from now on, and retransform what is loaded.
   void begin(JNIEnv* jni);
+  // heap=sites could not start counting by injection (before begin()): unless another feature
+  // wants calls, nothing is rewritten, rather than every class given calls that count nothing.
+  void drop_allocations() { dropped_ = !plan_.calls; }
   // No more rewriting (VM death, or a feature that gave up for good).
   void end();
   bool rewriting() const { return hooking_.load(std::memory_order_relaxed); }
@@ -108,6 +111,7 @@ class ClassInstrumenter {
   jclass tracker_ = nullptr;
   bool tracker_tried_ = false;
   std::atomic<bool> hooking_{false};
+  bool dropped_ = false;  // drop_allocations(): begin() rewrites nothing
   bool catch_wanted_ = false;  // catch_exceptions() and the VM can
   std::atomic<bool> catching_{false};
   jmethodID caught_ = nullptr;

@@ -135,9 +135,11 @@ void AllocationTracker::start(JNIEnv* jni) {
       // What Unsafe.allocateInstance and the marked clones make the injected code counts.
       allocate_instance_ = injected_->counted_instance();
       counted_clone_ = injected_->counted_clone();
-    } else if (context_.options->alloc == AllocCounting::kInject || context_.options->diagnostics()) {
+    } else {
+      injected_->abandon();
       // Chosen by alloc=auto, the event is as exact, only slower: said when asked (verbose=y).
-      jvmti::print_error("alloc=inject: " + why + "; heap=sites counts by the SampledObjectAlloc event instead");
+      if (context_.options->alloc == AllocCounting::kInject || context_.options->diagnostics())
+        jvmti::print_error("alloc=inject: " + why + "; heap=sites counts by the SampledObjectAlloc event instead");
     }
   }
   started_ = true;

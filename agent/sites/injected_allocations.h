@@ -66,6 +66,8 @@ class InjectedAllocations {
   bool pause(JNIEnv* jni, bool paused);
   // VM death: no more counting. Says on stderr (verbose=y) what was counted and left out.
   void stop(JNIEnv* jni);
+  // start() failed: no class gets calls that would count nothing (ClassInstrumenter::drop_allocations).
+  void abandon() { instrumenter_->drop_allocations(); }
   void add_capabilities(jvmtiCapabilities* wanted) const {
     instrumenter_->add_capabilities(wanted);
     wanted->can_generate_compiled_method_load_events = 1;
