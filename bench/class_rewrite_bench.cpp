@@ -3,10 +3,11 @@
 // quotes), with the 90th percentile, the mean and the throughput. The classes are read into
 // memory first; each round rewrites all of them; a class's time is its fastest round. With
 // --allocations the allocation calls are injected too (--no-calls: those alone, issue 28), and the
-// sites counted; the byte line gives the class-file growth.
+// sites counted; the byte line gives the class-file growth. --clones adds the calls before calls sure
+// to reach Object.clone, as the agent's alloc=inject does where it holds the JIT's intrinsics back.
 //
-//   bench_class_rewrite --jimage JDK/bin/jimage --modules JDK/lib/modules [--rounds N] [--allocations [--no-calls]]
-//   bench_class_rewrite [--rounds N] [--allocations [--no-calls]] DIR...   (class files found under DIR)
+//   bench_class_rewrite --jimage JDK/bin/jimage --modules JDK/lib/modules [--rounds N] [--allocations [--no-calls] [--clones]]
+//   bench_class_rewrite [--rounds N] [--allocations [--no-calls] [--clones]] DIR...   (class files found under DIR)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--allocations")) plan.allocations = true;
     else if (!std::strcmp(argv[i], "--no-calls")) plan.calls = false;
+    else if (!std::strcmp(argv[i], "--clones")) plan.clones = true;
     else folders.emplace_back(argv[i]);
   }
   fs::path extracted;

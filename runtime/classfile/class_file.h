@@ -133,6 +133,30 @@ struct ClassFile {
 
 // Entries appended after the original pool, numbered from `next`, written apart so that their
 // count is known before the pool's header is.
+// What the Methodref an invoke names is to the rewriter, asked at every invokevirtual and
+// invokespecial of a class: worked out once per entry (the names compared), then looked up.
+class InvokeKinds {
+ public:
+  enum : uint8_t { kAllocateInstance = 1, kCloneVirtual = 2, kCloneSpecial = 4, kUnknown = 0x80 };
+  explicit InvokeKinds(const ConstantPool& pool) : pool_(pool), kinds_(pool.count(), kUnknown) {}
+  // Whether entry `index` is any of `kinds`.
+  bool is(uint16_t index, uint8_t kinds) const {
+    if (index >= kinds_.size()) return false;
+    uint8_t& k = kinds_[index];
+    if (k == kUnknown) {
+      k = static_cast<uint8_t>(
+          (pool_.is_method(index, "jdk/internal/misc/Unsafe", "allocateInstance", "(Ljava/lang/Class;)Ljava/lang/Object;")
+               ? kAllocateInstance : 0) |
+          (pool_.sure_clone(index, false) ? kCloneVirtual : 0) | (pool_.sure_clone(index, true) ? kCloneSpecial : 0));
+    }
+    return (k & kinds) != 0;
+  }
+
+ private:
+  const ConstantPool& pool_;
+  mutable std::vector<uint8_t> kinds_;
+};
+
 class PoolAppender {
  public:
   explicit PoolAppender(uint32_t next) : next_(next) {}

@@ -216,12 +216,12 @@ class CodeRewriter {
   uint8_t dimensions_of(const Instruction& insn) const { return insn.op == kMultianewarray ? code_[insn.at + 3] : 0; }
   bool counted(const Instruction& insn) const {
     return is_allocation(insn.op) || clone_call(insn) ||
-           (insn.op == kInvokevirtual && pool_.is_method(load_be16(code_ + insn.at + 1), "jdk/internal/misc/Unsafe",
-                                                         "allocateInstance", "(Ljava/lang/Class;)Ljava/lang/Object;"));
+           (insn.op == kInvokevirtual && kinds_.is(load_be16(code_ + insn.at + 1), InvokeKinds::kAllocateInstance));
   }
   bool clone_call(const Instruction& insn) const {
     return clones_ && (insn.op == kInvokevirtual || insn.op == kInvokespecial) &&
-           pool_.sure_clone(load_be16(code_ + insn.at + 1), insn.op == kInvokespecial);
+           kinds_.is(load_be16(code_ + insn.at + 1),
+                     insn.op == kInvokespecial ? InvokeKinds::kCloneSpecial : InvokeKinds::kCloneVirtual);
   }
 
   // The counting call before an allocation: an array's length copied to the top of the stack
@@ -254,7 +254,10 @@ class CodeRewriter {
     while (at < code_length_) {
       uint8_t op = code_[at];
       uint32_t length = kFixedLength[op];
-      Instruction insn{at, 0, op};
+      // Filled where it is kept: a local copied in stalled on store forwarding (most of decode's time).
+      Instruction& insn = insns_.emplace_back();
+      insn.at = at;
+      insn.op = op;
       uint32_t left = code_length_ - at;
       if (op == kWide) {
         if (left < 2) return malformed_bool("wide truncated at " + std::to_string(at));
@@ -300,8 +303,7 @@ class CodeRewriter {
         insn.target_count = 1;
       }
       insn.length = length;
-      index_of_[at] = static_cast<int32_t>(insns_.size());
-      insns_.push_back(insn);
+      index_of_[at] = static_cast<int32_t>(insns_.size() - 1);
       at += length;
     }
     for (const Instruction& insn : insns_)
@@ -626,6 +628,7 @@ class CodeRewriter {
   }
 
   const ConstantPool& pool_;
+  InvokeKinds kinds_{pool_};
   uint16_t major_;
   bool clones_;  // RewritePlan::clones
   std::string_view name_, descriptor_;
