@@ -131,8 +131,6 @@ struct ClassFile {
   std::vector<MethodInfo> methods;
 };
 
-// Entries appended after the original pool, numbered from `next`, written apart so that their
-// count is known before the pool's header is.
 // What the Methodref an invoke names is to the rewriter, asked at every invokevirtual and
 // invokespecial of a class: worked out once per entry (the names compared), then looked up.
 class InvokeKinds {
@@ -157,6 +155,8 @@ class InvokeKinds {
   mutable std::vector<uint8_t> kinds_;
 };
 
+// Entries appended after the original pool, numbered from `next`, written apart so that their
+// count is known before the pool's header is.
 class PoolAppender {
  public:
   explicit PoolAppender(uint32_t next) : next_(next) {}
