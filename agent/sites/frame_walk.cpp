@@ -271,9 +271,9 @@ bool FrameWalk::recall(uint64_t low, uint64_t high, uint32_t epoch, jint* contex
     shared_epoch_ = epoch;
     return false;
   }
-  auto found = shared_keys_.find(SharedKey{low, high});
-  if (found == shared_keys_.end()) return false;
-  *context = static_cast<jint>(found->second);
+  const uint32_t* found = shared_keys_.find(SharedKey{low, high});
+  if (found == nullptr) return false;
+  *context = static_cast<jint>(*found);
   ++shared_hits_;
   return true;
 }
@@ -286,7 +286,7 @@ uint64_t FrameWalk::shared_hits() {
 void FrameWalk::remember(uint64_t low, uint64_t high, uint32_t epoch, jint context) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (shared_epoch_ == epoch && shared_keys_.size() < kMaxSharedKeys) {
-    shared_keys_.emplace(SharedKey{low, high}, static_cast<uint32_t>(context));
+    shared_keys_.try_emplace(SharedKey{low, high}, static_cast<uint32_t>(context));
   }
 }
 

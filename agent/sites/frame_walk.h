@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/flat_map.h"
 #include "base/stack_frame.h"
 #include "sites/code_heaps.h"
 
@@ -115,9 +116,11 @@ class FrameWalk {
     bool operator==(const SharedKey& other) const { return low == other.low && high == other.high; }
   };
   struct SharedKeyHash {
-    size_t operator()(const SharedKey& key) const { return static_cast<size_t>(key.low); }
+    uint64_t operator()(const SharedKey& key) const { return key.low; }
   };
-  std::unordered_map<SharedKey, uint32_t, SharedKeyHash> shared_keys_;
+  // Open addressing: a lookup is one cache miss where a node-based map took two or three (javac at
+  // depth 4 asks it 240 000 times).
+  FlatMap<SharedKey, uint32_t, SharedKeyHash> shared_keys_;
   uint32_t shared_epoch_ = 1;
   uint64_t shared_hits_ = 0;
   std::vector<std::vector<StackFrame>> contexts_;                // by ID - 1
