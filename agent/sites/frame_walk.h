@@ -81,7 +81,9 @@ class FrameWalk {
 
  private:
   struct Key;
-  bool make_key(const uintptr_t* fp, uintptr_t stack_high, Key* key) const;
+  // checked: every return address into compiled code is one of a reported nmethod's (else the
+  // key is unmade); unchecked, a key can only be looked up (a checked one made it, in this epoch).
+  bool make_key(const uintptr_t* fp, uintptr_t stack_high, Key* key, bool checked) const;
   jint ask(JNIEnv* jni);
   bool recall(uint64_t low, uint64_t high, uint32_t epoch, jint* context);
   void remember(uint64_t low, uint64_t high, uint32_t epoch, jint context);
