@@ -23,22 +23,24 @@ constexpr int kEntryCallWrapper = -6;
 // it) and the tracker's counting method, which calls the native itself and is never inlined.
 constexpr int kTrackerFrames = 2;
 constexpr int kMaxKeyFrames = kTrackerFrames + FrameWalk::kMaxDepth;
-// Per thread: a cache of 2048 sets of two (96 KiB), made at the thread's first allocation. Behind
-// them one table for all threads, of this many keys at most (about 64 bytes each).
+// Per thread: a cache of 2048 sets of two (64 KiB), made at the thread's first allocation. Behind
+// them one table for all threads, of this many keys at most (about 48 bytes each).
 constexpr size_t kSets = 2048;
 constexpr size_t kMaxSharedKeys = size_t{1} << 20;
 
 FrameWalk* active = nullptr;
 
+// An entry names its key by the hash's high half; its low half chose the set (75 bits in all).
+// 16 bytes, a set of two 32: a set never straddles two cache lines.
 struct Entry {
-  uint64_t low = 0, high = 0;  // the key's 128-bit hash
+  uint64_t high = 0;
   uint32_t context = 0, epoch = 0;
 };
 
 struct ThreadCache {
+  alignas(64) Entry entries[kSets * 2];
   uintptr_t stack_high = 0;
   uint64_t walked = 0;  // answers from this cache (verbose=y)
-  Entry entries[kSets * 2];
 };
 
 pthread_key_t cache_key;
@@ -65,8 +67,10 @@ ThreadCache* cache_here() {
   pthread_once(&cache_key_once, [] { pthread_key_create(&cache_key, &free_cache); });
   const uintptr_t stack_high = thread_stack_top();
   if (stack_high == 0) return nullptr;
-  auto* cache = static_cast<ThreadCache*>(std::calloc(1, sizeof(ThreadCache)));
-  if (cache == nullptr) return nullptr;
+  void* memory = std::aligned_alloc(alignof(ThreadCache), sizeof(ThreadCache));
+  if (memory == nullptr) return nullptr;
+  std::memset(memory, 0, sizeof(ThreadCache));  // epoch 0 is never current: every entry empty
+  auto* cache = static_cast<ThreadCache*>(memory);
   cache->stack_high = stack_high;
   {
     std::lock_guard<std::mutex> lock(caches_mutex);
@@ -250,7 +254,7 @@ jint FrameWalk::callers(JNIEnv* jni, const void* native_fp) {
   Entry* set = &cache->entries[(low & (kSets - 1)) * 2];
   for (int way = 0; way < 2; ++way) {
     Entry& entry = set[way];
-    if (entry.low == low && entry.high == high && entry.epoch == epoch) {
+    if (entry.high == high && entry.epoch == epoch) {
       if (way == 1) std::swap(set[0], set[1]);  // the most recent first
       cache->walked++;
       return static_cast<jint>(set[0].context);
@@ -264,7 +268,7 @@ jint FrameWalk::callers(JNIEnv* jni, const void* native_fp) {
     self->remember(low, high, epoch, context);
   }
   set[1] = set[0];
-  set[0] = Entry{low, high, static_cast<uint32_t>(context), epoch};
+  set[0] = Entry{high, static_cast<uint32_t>(context), epoch};
   return context;
 }
 
