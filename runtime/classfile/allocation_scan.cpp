@@ -29,12 +29,7 @@ bool AllocationScan::needs_calls(std::span<const uint8_t> code) const {
     size_t length = kFixedLength[op];
     if (op == kInvokevirtual || op == kInvokespecial) {
       if (at + 3 > n) return true;
-      uint16_t index = load_be16(p + at + 1);
-      if (op == kInvokevirtual &&
-          pool_.is_method(index, "jdk/internal/misc/Unsafe", "allocateInstance", "(Ljava/lang/Class;)Ljava/lang/Object;")) {
-        return true;
-      }
-      if (clones_ && pool_.sure_clone(index, op == kInvokespecial)) return true;
+      if (kinds_.counted(op, load_be16(p + at + 1), clones_)) return true;
     } else if (op == kTableswitch || op == kLookupswitch) {
       size_t base = at + 1 + switch_padding(static_cast<uint32_t>(at));
       if (base + 12 > n) return true;

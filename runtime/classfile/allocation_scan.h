@@ -31,6 +31,7 @@ class AllocationScan {
  private:
   std::vector<uint8_t> buffer_;  // count, then the entries: what the pool's offsets point into
   class_file::ConstantPool pool_;
+  class_file::InvokeKinds kinds_{pool_};  // what the rewriter counts, judged as it judges
   bool pool_ok_ = false;
   bool clones_ = false;
 };

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/byte_decoder.h"
+#include "classfile/bytecode.h"
 
 namespace fasthprof::class_file {
 
@@ -131,14 +132,28 @@ struct ClassFile {
   std::vector<MethodInfo> methods;
 };
 
-// What the Methodref an invoke names is to the rewriter, asked at every invokevirtual and
-// invokespecial of a class: worked out once per entry (the names compared), then looked up.
+// What the Methodref an invoke names is to the rewriter (and to AllocationScan, which must judge
+// as it does), asked at every invokevirtual and invokespecial of a class: worked out once per entry
+// (the names compared), then looked up. The pool may be filled after construction.
 class InvokeKinds {
  public:
+  explicit InvokeKinds(const ConstantPool& pool) : pool_(pool) {}
+  // A call sure to reach Object.clone: an array's clone() by invokevirtual, or
+  // java/lang/Object.clone by invokespecial (ConstantPool::sure_clone).
+  bool sure_clone(uint8_t op, uint16_t index) const {
+    return (op == kInvokevirtual || op == kInvokespecial) &&
+           is(index, op == kInvokespecial ? kCloneSpecial : kCloneVirtual);
+  }
+  // Whether the invoke `op` of Methodref `index` gets a counting call: Unsafe.allocateInstance by
+  // invokevirtual; with `clones`, a sure clone.
+  bool counted(uint8_t op, uint16_t index, bool clones) const {
+    return (op == kInvokevirtual && is(index, kAllocateInstance)) || (clones && sure_clone(op, index));
+  }
+
+ private:
   enum : uint8_t { kAllocateInstance = 1, kCloneVirtual = 2, kCloneSpecial = 4, kUnknown = 0x80 };
-  explicit InvokeKinds(const ConstantPool& pool) : pool_(pool), kinds_(pool.count(), kUnknown) {}
-  // Whether entry `index` is any of `kinds`.
   bool is(uint16_t index, uint8_t kinds) const {
+    if (kinds_.size() != pool_.count()) kinds_.assign(pool_.count(), kUnknown);
     if (index >= kinds_.size()) return false;
     uint8_t& k = kinds_[index];
     if (k == kUnknown) {
@@ -150,7 +165,6 @@ class InvokeKinds {
     return (k & kinds) != 0;
   }
 
- private:
   const ConstantPool& pool_;
   mutable std::vector<uint8_t> kinds_;
 };

@@ -215,13 +215,11 @@ class CodeRewriter {
 
   uint8_t dimensions_of(const Instruction& insn) const { return insn.op == kMultianewarray ? code_[insn.at + 3] : 0; }
   bool counted(const Instruction& insn) const {
-    return is_allocation(insn.op) || clone_call(insn) ||
-           (insn.op == kInvokevirtual && kinds_.is(load_be16(code_ + insn.at + 1), InvokeKinds::kAllocateInstance));
+    return is_allocation(insn.op) ||
+           (is_invoke(insn.op) && kinds_.counted(insn.op, load_be16(code_ + insn.at + 1), clones_));
   }
   bool clone_call(const Instruction& insn) const {
-    return clones_ && (insn.op == kInvokevirtual || insn.op == kInvokespecial) &&
-           kinds_.is(load_be16(code_ + insn.at + 1),
-                     insn.op == kInvokespecial ? InvokeKinds::kCloneSpecial : InvokeKinds::kCloneVirtual);
+    return clones_ && is_invoke(insn.op) && kinds_.sure_clone(insn.op, load_be16(code_ + insn.at + 1));
   }
 
   // The counting call before an allocation: an array's length copied to the top of the stack
