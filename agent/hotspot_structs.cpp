@@ -104,6 +104,7 @@ namespace {
 struct FlagEntry {
   void* value = nullptr;     // the flag's storage (JVMFlag::_addr)
   std::optional<int> type;   // JVMFlag::_type, when the tables list it
+  int* origin = nullptr;     // JVMFlag::_flags, when the tables list it: who set the value, in its low bits
 };
 
 std::optional<FlagEntry> find_flag(std::string_view name) {
@@ -114,6 +115,7 @@ std::optional<FlagEntry> find_flag(std::string_view name) {
   auto name_at = table.find("JVMFlag", "_name", false);
   auto value_at = table.find("JVMFlag", "_addr", false);
   auto type_at = table.find("JVMFlag", "_type", false);
+  auto flags_at = table.find("JVMFlag", "_flags", false);
   auto size = type_size("JVMFlag");
   if (!flags || !count || !name_at || !value_at || !size || *flags == 0 || *count == 0 || *size == 0) {
     return std::nullopt;
@@ -130,6 +132,7 @@ std::optional<FlagEntry> find_flag(std::string_view name) {
     found.value = *reinterpret_cast<void* const*>(entry + *value_at);
     if (found.value == nullptr) return std::nullopt;
     if (type_at) found.type = *reinterpret_cast<const int*>(entry + *type_at);
+    if (flags_at) found.origin = reinterpret_cast<int*>(const_cast<char*>(entry) + *flags_at);
     return found;
   }
   return std::nullopt;
@@ -160,6 +163,16 @@ bool hotspot_set_bool_flag(std::string_view name, bool value, std::string_view l
   auto flag = find_flag_like(name, like);
   if (!flag) return false;
   *static_cast<bool*>(flag->value) = value;
+  return true;
+}
+
+bool hotspot_settle_default_bool_flag(std::string_view name, bool value, std::string_view like) {
+  // JVMFlag's origins, the same from JDK 9 to 25 (JVMFlagOrigin since JDK 16): the low four bits.
+  constexpr int kOriginMask = 0xF, kDefault = 0, kErgonomic = 5;
+  auto flag = find_flag_like(name, like);
+  if (!flag || flag->origin == nullptr || (*flag->origin & kOriginMask) != kDefault) return false;
+  *static_cast<bool*>(flag->value) = value;
+  *flag->origin = (*flag->origin & ~kOriginMask) | kErgonomic;
   return true;
 }
 

@@ -23,6 +23,13 @@ std::optional<bool> hotspot_bool_flag(std::string_view name);
 // for what the compilers read as they compile).
 bool hotspot_set_bool_flag(std::string_view name, bool value, std::string_view like);
 
+// Sets the bool flag `name`, which nobody set (its origin is the default), to `value` as HotSpot's
+// own ergonomics would: marked as no longer at its default, for the code that asks
+// (FLAG_IS_DEFAULT). False, with nothing written, when it was set (command line, JAVA_TOOL_OPTIONS,
+// ...), or when the VM does not describe the flag, its type (that of `like`) or its origin. Only
+// before the VM reads the flag.
+bool hotspot_settle_default_bool_flag(std::string_view name, bool value, std::string_view like);
+
 // Appends `items` (comma separated) to the list flag `name` (a ccstrlist such as
 // DisableIntrinsic), whose type must be that of the list flag `like` (e.g. CompileCommand): the
 // tables give each flag's type as a number that differs between JDKs. False, with nothing

@@ -96,7 +96,10 @@ void AllocationTracker::on_load() {
   // set before the VM's threads exist: set at VMInit, the main thread of JDK 23+ would keep a point
   // drawn with the default 512 KiB interval and its first allocations would go unseen.
   set_sampling_interval();
-  if (injected_ != nullptr) injected_->hold_back_allocating_intrinsics(context_.attached);
+  if (injected_ != nullptr) {
+    injected_->hold_back_allocating_intrinsics(context_.attached);
+    injected_->leave_out_non_safepoint_debug_info();
+  }
 }
 
 bool AllocationTracker::set_sampling_interval() {

@@ -41,6 +41,7 @@ struct ThreadCache {
   alignas(64) Entry entries[kSets * 2];
   uintptr_t stack_high = 0;
   uint64_t walked = 0;  // answers from this cache (verbose=y)
+  uint64_t kept = 0;    // of which made before an unload that left their code alone
 };
 
 pthread_key_t cache_key;
@@ -49,13 +50,14 @@ thread_local ThreadCache* thread_cache = nullptr;
 // The caches of the threads alive, and the answers of those that ended: for verbose=y's count.
 std::mutex caches_mutex;
 std::vector<ThreadCache*> caches;
-uint64_t walked_by_ended = 0;
+uint64_t walked_by_ended = 0, kept_by_ended = 0;
 
 void free_cache(void* memory) {
   auto* cache = static_cast<ThreadCache*>(memory);
   {
     std::lock_guard<std::mutex> lock(caches_mutex);
     walked_by_ended += cache->walked;
+    kept_by_ended += cache->kept;
     caches.erase(std::remove(caches.begin(), caches.end(), cache), caches.end());
   }
   thread_cache = nullptr;
@@ -129,6 +131,7 @@ bool FrameWalk::start(jvmtiEnv* jvmti, int depth, std::string* why) {
     return false;
   }
   code_bits_ = static_cast<std::atomic<uint64_t>*>(bits);
+  unloads_.start(code_low_, code_high_);  // without it every answer made before an unload is dropped
   std::string heaps_why;
   heaps_known_ = heaps_.start(&heaps_why);  // without it: compiled code named by its event alone
   walking_ = true;
@@ -167,9 +170,12 @@ void FrameWalk::on_code_unloaded(const void* code) {
     if (found == code_sizes_.end()) return;
     size = found->second;
     code_sizes_.erase(found);
+    // Freed at the new epoch, then the epoch: a thread that reads the new epoch sees the range.
+    const uint32_t epoch = epoch_.load(std::memory_order_relaxed) + 1;
+    unloads_.record(reinterpret_cast<uintptr_t>(code), size, epoch);
+    epoch_.store(epoch, std::memory_order_release);
   }
   // Stale first, then gone: a key made from here on cannot take this code's place in a cache.
-  epoch_.fetch_add(1, std::memory_order_acq_rel);
   mark(code, size, false);
 }
 
@@ -254,7 +260,13 @@ jint FrameWalk::callers(JNIEnv* jni, const void* native_fp) {
   Entry* set = &cache->entries[(low & (kSets - 1)) * 2];
   for (int way = 0; way < 2; ++way) {
     Entry& entry = set[way];
-    if (entry.high == high && entry.epoch == epoch) {
+    if (entry.high == high) {
+      if (entry.epoch != epoch) {
+        // Made before compiled code was unloaded: good still if none of its code was freed since.
+        if (entry.epoch == 0 || !self->still_holds(key, entry.epoch)) break;  // 0: never filled
+        entry.epoch = epoch;
+        cache->kept++;
+      }
       if (way == 1) std::swap(set[0], set[1]);  // the most recent first
       cache->walked++;
       return static_cast<jint>(set[0].context);
@@ -263,7 +275,7 @@ jint FrameWalk::callers(JNIEnv* jni, const void* native_fp) {
   Key checked;
   if (!self->make_key(fp, cache->stack_high, &checked, true)) return self->ask(jni);
   jint context = 0;
-  if (!self->recall(low, high, epoch, &context)) {
+  if (!self->recall(checked, low, high, epoch, &context)) {
     context = self->ask(jni);
     self->remember(low, high, epoch, context);
   }
@@ -272,17 +284,27 @@ jint FrameWalk::callers(JNIEnv* jni, const void* native_fp) {
   return context;
 }
 
-// The table all threads share: a key another thread (or this one, before its cache lost it) met.
-bool FrameWalk::recall(uint64_t low, uint64_t high, uint32_t epoch, jint* context) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (shared_epoch_ != epoch) {
-    shared_keys_.clear();
-    shared_epoch_ = epoch;
-    return false;
+bool FrameWalk::still_holds(const Key& key, uint32_t since) const {
+  for (size_t i = 0; i + 1 < key.length; i += 2) {
+    if (key.words[i + 1] != 0) return false;  // an interpreted frame: (Method*, bytecode pointer)
+    if (key.words[i] == 1) continue;          // the end of the thread's Java frames
+    if (!unloads_.unchanged_since(static_cast<uintptr_t>(key.words[i]), since)) return false;
   }
-  const uint32_t* found = shared_keys_.find(SharedKey{low, high});
+  return true;
+}
+
+// The table all threads share: a key another thread (or this one, before its cache lost it) met.
+bool FrameWalk::recall(const Key& key, uint64_t low, uint64_t high, uint32_t epoch, jint* context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  SharedAnswer* found = shared_keys_.find(SharedKey{low, high});
   if (found == nullptr) return false;
-  *context = static_cast<jint>(*found);
+  if (found->epoch != epoch) {
+    // A newer answer than this thread's epoch is left to be asked again; an older one is checked.
+    if (found->epoch > epoch || !still_holds(key, found->epoch)) return false;
+    found->epoch = epoch;
+    ++shared_kept_;
+  }
+  *context = static_cast<jint>(found->context);
   ++shared_hits_;
   return true;
 }
@@ -294,9 +316,15 @@ uint64_t FrameWalk::shared_hits() {
 
 void FrameWalk::remember(uint64_t low, uint64_t high, uint32_t epoch, jint context) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (shared_epoch_ == epoch && shared_keys_.size() < kMaxSharedKeys) {
-    shared_keys_.try_emplace(SharedKey{low, high}, static_cast<uint32_t>(context));
+  const SharedAnswer answer{static_cast<uint32_t>(context), epoch};
+  if (SharedAnswer* found = shared_keys_.find(SharedKey{low, high})) {
+    if (found->epoch <= epoch) *found = answer;  // a stale answer, asked again
+    return;
   }
+  // Answers are kept across unloads, so stale ones pile up where code keeps being replaced: a full
+  // table starts again.
+  if (shared_keys_.size() >= kMaxSharedKeys) shared_keys_.clear();
+  shared_keys_.try_emplace(SharedKey{low, high}, answer);
 }
 
 // GetStackTrace of this thread: the native's frame, the tracker's, the allocating method's, then
@@ -344,6 +372,17 @@ uint64_t FrameWalk::walked() const {
   uint64_t sum = walked_by_ended;
   for (const ThreadCache* cache : caches) sum += cache->walked;  // a racy read: a figure for verbose=y
   return sum;
+}
+
+uint64_t FrameWalk::kept_answers() {
+  uint64_t sum = 0;
+  {
+    std::lock_guard<std::mutex> lock(caches_mutex);
+    sum = kept_by_ended;
+    for (const ThreadCache* cache : caches) sum += cache->kept;  // racy, as walked()
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  return sum + shared_kept_;
 }
 
 uint64_t FrameWalk::contexts() {

@@ -25,6 +25,7 @@
 
 #include "base/flat_map.h"
 #include "base/stack_frame.h"
+#include "base/unload_epochs.h"
 #include "sites/code_heaps.h"
 
 namespace fasthprof {
@@ -57,8 +58,10 @@ class FrameWalk {
   uint64_t asked() const { return asked_.load(std::memory_order_relaxed); }
   uint64_t shared_hits();
   uint64_t contexts();
-  // How many times unloaded code made every cached key stale.
+  // How many times compiled code was unloaded (each a new epoch), and how many cached answers were
+  // kept across one since none of their code was freed.
   uint64_t epochs() const { return epoch_.load(std::memory_order_relaxed) - 1; }
+  uint64_t kept_answers();
   // Return addresses in compiled code named by the code heaps' map before CompiledMethodLoad came.
   uint64_t named_early() const { return heaps_.named(); }
   // For verbose=y, a check of that map against the VM's own reports: of the nmethods loaded now,
@@ -84,8 +87,12 @@ class FrameWalk {
   // checked: every return address into compiled code is one of a reported nmethod's (else the
   // key is unmade); unchecked, a key can only be looked up (a checked one made it, in this epoch).
   bool make_key(const uintptr_t* fp, uintptr_t stack_high, Key* key, bool checked) const;
+  // Whether the answer a key had at epoch `since` holds now: every frame of it compiled code, none
+  // of which was freed since (a key with an interpreted frame is made again: the class of its
+  // Method* may have been unloaded, which no event reports).
+  bool still_holds(const Key& key, uint32_t since) const;
   jint ask(JNIEnv* jni);
-  bool recall(uint64_t low, uint64_t high, uint32_t epoch, jint* context);
+  bool recall(const Key& key, uint64_t low, uint64_t high, uint32_t epoch, jint* context);
   void remember(uint64_t low, uint64_t high, uint32_t epoch, jint context);
   jint intern(const jvmtiFrameInfo* frames, jint count);
   bool compiled_code(uintptr_t pc) const;
@@ -101,7 +108,10 @@ class FrameWalk {
   // One bit per 8 bytes of the code cache: set over the instructions of a loaded nmethod.
   std::atomic<uint64_t>* code_bits_ = nullptr;
   size_t code_words_ = 0;
-  std::atomic<uint32_t> epoch_{1};  // bumped when compiled code is unloaded: every cache is stale
+  // Bumped when compiled code is unloaded (under mutex_): a cached answer made before is taken again
+  // only when its code was not freed since (unloads_).
+  std::atomic<uint32_t> epoch_{1};
+  UnloadEpochs unloads_;
   // Compiled code not reported yet, told by HotSpot's map of its code heaps (code_heaps.h): an
   // nmethod's load event is queued before its unload event, so such a key goes stale in time too.
   CodeHeaps heaps_;
@@ -112,7 +122,8 @@ class FrameWalk {
   std::mutex mutex_;  // guards what follows
   std::unordered_map<const void*, uint64_t> code_sizes_;  // loaded nmethods' instructions
   std::unordered_map<uint64_t, std::vector<uint32_t>> by_hash_;  // frames' hash -> context IDs
-  // Keys (their 128-bit hash) -> context, behind the threads' caches; emptied at a new epoch.
+  // Keys (their 128-bit hash) -> context and the epoch it was last known good in, behind the
+  // threads' caches.
   struct SharedKey {
     uint64_t low, high;
     bool operator==(const SharedKey& other) const { return low == other.low && high == other.high; }
@@ -122,9 +133,12 @@ class FrameWalk {
   };
   // Open addressing: a lookup is one cache miss where a node-based map took two or three (javac at
   // depth 4 asks it 240 000 times).
-  FlatMap<SharedKey, uint32_t, SharedKeyHash> shared_keys_;
-  uint32_t shared_epoch_ = 1;
+  struct SharedAnswer {
+    uint32_t context, epoch;
+  };
+  FlatMap<SharedKey, SharedAnswer, SharedKeyHash> shared_keys_;
   uint64_t shared_hits_ = 0;
+  uint64_t shared_kept_ = 0;
   std::vector<std::vector<StackFrame>> contexts_;                // by ID - 1
 };
 

@@ -557,6 +557,14 @@ void InjectedAllocations::hold_back_allocating_intrinsics(bool attached) {
                      "is not counted");
 }
 
+void InjectedAllocations::leave_out_non_safepoint_debug_info() {
+  if (context_.options->cpu_sampling) return;
+  if (hotspot_settle_default_bool_flag("DebugNonSafepoints", false, "DisableAttachMechanism") &&
+      context_.options->diagnostics()) {
+    write_stderr("fasthprof: alloc=inject: compiled code records debug information at calls only (DebugNonSafepoints off)\n");
+  }
+}
+
 void InjectedAllocations::stop(JNIEnv* jni) {
   if (counter_ != nullptr && jni != nullptr) {
     jni->CallStaticVoidMethod(counter_, stop_);
@@ -592,11 +600,12 @@ void InjectedAllocations::stop(JNIEnv* jni) {
   if (walked_) {
     std::snprintf(line, sizeof(line),
                   "fasthprof: alloc=inject: frame walk answers: thread caches=%llu shared table=%llu "
-                  "GetStackTrace=%llu; contexts=%llu; caches made stale=%llu; compiled frames named before "
-                  "their event=%llu\n",
+                  "GetStackTrace=%llu; contexts=%llu; compiled code unloaded=%llu times, answers kept across=%llu; "
+                  "compiled frames named before their event=%llu\n",
                   static_cast<unsigned long long>(walk_.walked()), static_cast<unsigned long long>(walk_.shared_hits()),
                   static_cast<unsigned long long>(walk_.asked()), static_cast<unsigned long long>(walk_.contexts()),
-                  static_cast<unsigned long long>(walk_.epochs()), static_cast<unsigned long long>(walk_.named_early()));
+                  static_cast<unsigned long long>(walk_.epochs()), static_cast<unsigned long long>(walk_.kept_answers()),
+                  static_cast<unsigned long long>(walk_.named_early()));
     write_stderr(line);
     uint64_t checked = 0, agreed = 0;
     bool stub_apart = false;

@@ -595,6 +595,21 @@ def run_options(label, home):
         run = run_java(home, agentpath(options), "AllocSites", ["basic"])
         check(run.code != 0 and message in run.stderr, f"{label}: {options} is refused with {message!r}", run)
         cleanup(run.folder)
+    # The compiled method events the injection listens to turn HotSpot's debug information at every
+    # instruction on while the flag is at its default; the agent sets it off, unless the user set it
+    # or cpu=samples needs it.
+    flag = re.compile(r"bool DebugNonSafepoints\s+= (\w+)\s+\{diagnostic\} \{([\w ]+)\}")
+    for options, jvm, expected in (("heap=sites,live=n,depth=4", [], ("false", "ergonomic")),
+                                   ("heap=sites,live=n,depth=1", [], ("false", "ergonomic")),
+                                   ("heap=sites,live=n", ["-XX:+DebugNonSafepoints"], ("true", "command line")),
+                                   # left at its default, which the events make count as on
+                                   ("heap=sites,live=n,cpu=samples", [], ("false", "default"))):
+        run = run_java(home, agentpath(options), "AllocSites", ["basic"],
+                       jvm_args=["-XX:+UnlockDiagnosticVMOptions", *jvm, "-XX:+PrintFlagsFinal"])
+        found = flag.search(run.stdout)
+        check(run.code == 0 and found is not None and found.groups() == expected,
+              f"{label}: {options} {' '.join(jvm)}: DebugNonSafepoints {expected}: {found and found.group(0)}", run)
+        cleanup(run.folder)
 
 
 run_cases("alloc_inject", {
