@@ -7,7 +7,10 @@ Alternates, round after round, on bench/java/AllocLoop.java:
   floor+ct  the same plus GetTag on the object's class (what fasthprof pays to identify the class)
   sites     fasthprof heap=sites (exact)
   s512k     fasthprof heap=sites,sample=512k
-and prints the median loop time of each, then the ratios; the last line is fasthprof / floor
+  inject1   fasthprof heap=sites,live=n,alloc=inject,depth=1 (counted by injected code)
+  inject4   the same at depth 4 (traces by the frame walk)
+and prints the median loop time of each, then the ratios and what the injected count alone costs
+an allocation (ns over no agent, at depth 1 and 4); the last line is fasthprof / floor
 (goal <= 1.10). Then a longer exact run against sample=64k: every site with at least 5 % of the
 allocated bytes must appear in the sampled run with its bytes within 15 %.
 
@@ -85,6 +88,8 @@ def main():
         "floor+ct": [f"-agentpath:{FLOOR}=depth={DEPTH},classtag=y"],
         "sites": [f"-agentpath:{AGENT}=heap=sites,depth={DEPTH},verbose=n,file=sites.txt"],
         "s512k": [f"-agentpath:{AGENT}=heap=sites,sample=512k,depth={DEPTH},verbose=n,file=s512k.txt"],
+        "inject1": [f"-agentpath:{AGENT}=heap=sites,live=n,alloc=inject,depth=1,verbose=n,file=inject1.txt"],
+        "inject4": [f"-agentpath:{AGENT}=heap=sites,live=n,alloc=inject,depth={DEPTH},verbose=n,file=inject4.txt"],
     }
     times = {name: [] for name in variants}
     for _ in range(ROUNDS):
@@ -103,6 +108,10 @@ def main():
     print(f"fasthprof heap=sites cost over the floor: {(median['sites'] - median['floor']) * 1e6 / allocations:.0f} ns "
           f"per allocation")
     print(f"sample=512k / none: {median['s512k'] / median['none']:.2f} (goal <= 1.05)")
+    inject_ns = {depth: (median[f"inject{depth}"] - median["none"]) * 1e6 / allocations for depth in (1, DEPTH)}
+    print(f"injected count per allocation (alloc=inject, over no agent): {inject_ns[1]:.1f} ns at depth 1, "
+          f"{inject_ns[DEPTH]:.1f} ns at depth {DEPTH} (the floor's event: "
+          f"{(median['floor'] - median['none']) * 1e6 / allocations:.0f} ns)")
 
     # Accuracy of sample=64k against the exact run on a longer loop.
     long_run = ITERATIONS * 2
@@ -132,7 +141,8 @@ def main():
     ratio = median["sites"] / median["floor"]
     figures = {"median_ms": median, "rounds": times, "sites_over_floor": ratio,
                "s512k_over_none": median["s512k"] / median["none"], "sample64k_worst_error": worst,
-               "sample64k_missing": missing}
+               "sample64k_missing": missing, "inject1_ns_per_allocation": inject_ns[1],
+               "inject4_ns_per_allocation": inject_ns[DEPTH]}
     if os.environ.get("FASTHPROF_BENCH_JSON"):
         pathlib.Path(os.environ["FASTHPROF_BENCH_JSON"]).write_text(json.dumps(figures, indent=1))
     print(f"fasthprof heap=sites / floor: {ratio:.2f} (goal <= 1.10)")
