@@ -116,6 +116,7 @@ std::optional<FlagEntry> find_flag(std::string_view name) {
   auto value_at = table.find("JVMFlag", "_addr", false);
   auto type_at = table.find("JVMFlag", "_type", false);
   auto flags_at = table.find("JVMFlag", "_flags", false);
+  auto origin_size = type_size("JVMFlag::Flags");  // the origin is written as an int: only when it is one
   auto size = type_size("JVMFlag");
   if (!flags || !count || !name_at || !value_at || !size || *flags == 0 || *count == 0 || *size == 0) {
     return std::nullopt;
@@ -132,7 +133,7 @@ std::optional<FlagEntry> find_flag(std::string_view name) {
     found.value = *reinterpret_cast<void* const*>(entry + *value_at);
     if (found.value == nullptr) return std::nullopt;
     if (type_at) found.type = *reinterpret_cast<const int*>(entry + *type_at);
-    if (flags_at) found.origin = reinterpret_cast<int*>(const_cast<char*>(entry) + *flags_at);
+    if (flags_at && origin_size == sizeof(int)) found.origin = reinterpret_cast<int*>(const_cast<char*>(entry) + *flags_at);
     return found;
   }
   return std::nullopt;

@@ -105,11 +105,11 @@ class InjectedAllocations {
   // so that what they allocate is counted by the instructions or the natives they run instead.
   // Says on stderr when it cannot (attached, or a VM that does not describe its flags).
   void hold_back_allocating_intrinsics(bool attached);
-  // Load time too: the compiled method events this enables would make HotSpot record debug
-  // information at every compiled instruction (DebugNonSafepoints, on by default while anyone
-  // listens to them), which the frame walk and the natives' frames do not read: they name frames
-  // at calls. Set off unless the user set it, or cpu=samples, whose walks from any instruction
-  // need it, is on.
+  // Load time too (attached: for what is compiled from then on): the compiled method events this
+  // enables would make HotSpot record debug information at every compiled instruction
+  // (DebugNonSafepoints, on by default while anyone listens to them), which the frame walk and the
+  // natives' frames do not read: they name frames at calls. Set off unless the user set it, or
+  // cpu=samples, whose walks from any instruction need it, is on.
   void leave_out_non_safepoint_debug_info();
 
  private:
