@@ -459,6 +459,9 @@ def expected_deep(mode, depth):
         return {a: 1000, b: 2000}
     if mode == "multi":
         return {}
+    if mode == "unload":
+        return {(frame("deepItem", "deepItem"), frame("deep1", "deep1"), frame("deep2", "deep2"),
+                 frame("deep3", "deep3"))[:depth]: 30000}
     if mode == "clones":
         below = (frame("clones", "cloneRound"), frame("main", "clones"))
         return {("AllocSites$Sheep", (f"AllocSites$Sheep.clone(AllocSites.java:{LINES['sheep']})", frame("cloneRound", "cloneSheep")) + below): 20000,
@@ -474,8 +477,14 @@ def expected_deep(mode, depth):
     return {caught[:depth]: 1000, recursion[:depth]: 1000}
 
 
+# AllocSites unload: the chain below unloadRound not inlined, so that every frame of its depth-4 traces
+# is compiled code of its own.
+NOT_INLINED = ("-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,AllocSites::deep*")
+
+
 def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("exceptions", 4), ("multi", 4),
                                            ("lines", 4), ("clones", 1), ("clones", 4), ("clones", 4, ("-Xint",)),
+                                           ("unload", 4, NOT_INLINED),
                                            ("basic", 16), ("threads", 16), ("exceptions", 16), ("clones", 16))):
     """Depth 4 and 16: the same rows, traces and totals as the event path, site by site (a case's
     third element: JVM options of both runs, -Xint for clones whose natives are all interpreted)."""
@@ -487,7 +496,8 @@ def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("excep
         event, erun = deep_rows(f"{tag} event", home, "alloc=event,", mode, depth,
                                 jvm + (["-XX:+UnlockDiagnosticVMOptions", "-XX:DisableIntrinsic=_clone"]
                                        if mode == "clones" else []))
-        inject, irun = deep_rows(f"{tag} inject", home, f"alloc=inject,{extra}{'verbose=y,' if mode == 'clones' else ''}",
+        inject, irun = deep_rows(f"{tag} inject", home,
+                                 f"alloc=inject,{extra}{'verbose=y,' if mode in ('clones', 'unload') else ''}",
                                  mode, depth, jvm)
         if event is None or inject is None:
             continue
@@ -534,7 +544,13 @@ def run_deep(label, home, extra="", cases=(("basic", 4), ("threads", 4), ("excep
                                     if k == cls and t[0].startswith("java.lang.Object.clone(") and t[1:] == want)
                    for cls, want in expected}
             check(got == expected, f"{tag}: each clone under Object.clone's frame and its caller's line: {got}", irun)
-        elif mode != "threads":
+        elif mode == "unload" and "cpu=times" not in extra:
+            # Compiled code unloaded between the rounds (the plugin's, and tiers replaced): the
+            # walk's answers for the Items' all-compiled frames are kept across, and stay right.
+            kept = re.search(r"compiled code unloaded=(\d+) times, answers kept across=(\d+)", irun.stderr)
+            check(kept is not None and int(kept.group(1)) >= 1 and int(kept.group(2)) >= 1,
+                  f"{tag}: answers kept across unloads: {kept and kept.group(0)}", irun)
+        if mode not in ("threads", "clones", "multi"):
             items = {frames: counts[0] for (cls, frames), counts in inject.items() if cls == "AllocSites$Item"}
             got = {w: sum(c for t, c in items.items() if t[:len(w)] == w) for w in expected_deep(mode, depth)}
             check(got == expected_deep(mode, depth), f"{tag}: the known traces and counts: {got}", irun)

@@ -28,6 +28,10 @@
  *            (a class that is not Cloneable, a null array): nothing made
  *   lines    twoLines() 20 000 times: it calls madeItem() from two lines, each making one Item: 20 000
  *            Items under each line's trace, interpreted first and compiled later (madeItem inlined)
+ *   unload   30 rounds of 1000 Items made three calls below unloadRound (the test keeps the JIT from
+ *            inlining them, so that compiled, every frame of a depth-4 trace is compiled code), every
+ *            third round then AllocSitesPlugin, of a class loader of its own, made hot and dropped
+ *            and a collection: its compiled code is unloaded while the Items' traces stay the same
  *   sleep N  after either mode: sleep N ms (for kill -QUIT)
  *   attach F waits (in a loop already running when an agent is attached) for the file F, then
  *            does what basic does
@@ -264,6 +268,42 @@ public class AllocSites {
         madeItem(i + 1); // SITE:lineTwo
     }
 
+    static Object[] deepItems = new Object[1024];
+
+    static void deepItem(int i) {
+        deepItems[i & 1023] = new Item(i); // SITE:deepItem
+    }
+
+    static void deep1(int i) {
+        deepItem(i); // SITE:deep1
+    }
+
+    static void deep2(int i) {
+        deep1(i); // SITE:deep2
+    }
+
+    static void deep3(int i) {
+        deep2(i); // SITE:deep3
+    }
+
+    static void unloadRound(int count) {
+        for (int i = 0; i < count; i++) deep3(i);
+    }
+
+    static void unload() throws Exception {
+        String first = System.getProperty("java.class.path").split(java.io.File.pathSeparator)[0];
+        java.net.URL[] classes = {java.nio.file.Path.of(first).toUri().toURL()};
+        for (int round = 0; round < 30; round++) {
+            unloadRound(1000);
+            if (round % 3 == 2) {
+                try (java.net.URLClassLoader loader = new java.net.URLClassLoader(classes, null)) {
+                    loader.loadClass("AllocSitesPlugin").getMethod("spin", int.class).invoke(null, 20000);
+                }
+                for (int gc = 0; gc < 2; gc++) System.gc();
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "basic";
         if (mode.equals("threads")) {
@@ -278,6 +318,8 @@ public class AllocSites {
             for (int i = 0; i < 20000; i++) twoLines(i); // SITE:lines
         } else if (mode.equals("lambdas")) {
             for (int round = 0; round < 40; round++) lambdaRound(round, 5000);
+        } else if (mode.equals("unload")) {
+            unload();
         } else if (mode.equals("exceptions")) {
             exceptions(); // SITE:exceptions
         } else if (mode.equals("attach")) {
