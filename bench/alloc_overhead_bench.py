@@ -103,15 +103,18 @@ def main():
         spread = f"{min(times[name]):.0f}..{max(times[name]):.0f}"
         print(f"  {name:9} {value:9.1f} ms  ({spread})")
     allocations = ITERATIONS * 2.5
-    print(f"floor cost per allocation: {(median['floor'] - median['none']) * 1e6 / allocations:.0f} ns; "
-          f"class GetTag adds {(median['floor+ct'] - median['floor']) * 1e6 / allocations:.0f} ns")
-    print(f"fasthprof heap=sites cost over the floor: {(median['sites'] - median['floor']) * 1e6 / allocations:.0f} ns "
-          f"per allocation")
+
+    def ns_over(name, base):
+        """What contender `name` adds to `base` per allocation, in ns."""
+        return (median[name] - median[base]) * 1e6 / allocations
+
+    print(f"floor cost per allocation: {ns_over('floor', 'none'):.0f} ns; "
+          f"class GetTag adds {ns_over('floor+ct', 'floor'):.0f} ns")
+    print(f"fasthprof heap=sites cost over the floor: {ns_over('sites', 'floor'):.0f} ns per allocation")
     print(f"sample=512k / none: {median['s512k'] / median['none']:.2f} (goal <= 1.05)")
-    inject_ns = {depth: (median[f"inject{depth}"] - median["none"]) * 1e6 / allocations for depth in (1, DEPTH)}
+    inject_ns = {depth: ns_over(f"inject{depth}", "none") for depth in (1, DEPTH)}
     print(f"injected count per allocation (alloc=inject, over no agent): {inject_ns[1]:.1f} ns at depth 1, "
-          f"{inject_ns[DEPTH]:.1f} ns at depth {DEPTH} (the floor's event: "
-          f"{(median['floor'] - median['none']) * 1e6 / allocations:.0f} ns)")
+          f"{inject_ns[DEPTH]:.1f} ns at depth {DEPTH} (the floor's event: {ns_over('floor', 'none'):.0f} ns)")
 
     # Accuracy of sample=64k against the exact run on a longer loop.
     long_run = ITERATIONS * 2

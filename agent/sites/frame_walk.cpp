@@ -367,22 +367,24 @@ std::vector<StackFrame> FrameWalk::frames(uint32_t id) {
   return contexts_[id - 1];
 }
 
-uint64_t FrameWalk::walked() const {
+namespace {
+
+// One of the threads' cache counts, summed over the caches alive and those that ended.
+uint64_t caches_total(uint64_t ThreadCache::*count, const uint64_t& ended) {
   std::lock_guard<std::mutex> lock(caches_mutex);
-  uint64_t sum = walked_by_ended;
-  for (const ThreadCache* cache : caches) sum += cache->walked;  // a racy read: a figure for verbose=y
+  uint64_t sum = ended;
+  for (const ThreadCache* cache : caches) sum += cache->*count;  // a racy read: a figure for verbose=y
   return sum;
 }
 
+}  // namespace
+
+uint64_t FrameWalk::walked() const { return caches_total(&ThreadCache::walked, walked_by_ended); }
+
 uint64_t FrameWalk::kept_answers() {
-  uint64_t sum = 0;
-  {
-    std::lock_guard<std::mutex> lock(caches_mutex);
-    sum = kept_by_ended;
-    for (const ThreadCache* cache : caches) sum += cache->kept;  // racy, as walked()
-  }
+  const uint64_t kept = caches_total(&ThreadCache::kept, kept_by_ended);
   std::lock_guard<std::mutex> lock(mutex_);
-  return sum + shared_kept_;
+  return kept + shared_kept_;
 }
 
 uint64_t FrameWalk::contexts() {
