@@ -5,13 +5,15 @@
 // A method's code is laid out again as groups, one per original instruction:
 //   [entry call]  (once, before the first group)
 //   [exit call]   (only before a *return)   [allocation call]   [position call] (only before an
-//   invoke*)   instruction (re-encoded when it holds offsets)
+//   invoke*)   instruction (re-encoded when it holds offsets)   [mark call] (RewritePlan::marks:
+//   after an array allocation, an allocating call, or an invokespecial <init> of a counted `new`)
 // A branch, handler or stack map frame naming an instruction names the start of its group, so a
 // branch to a return runs the exit call, a branch to a `new` runs its allocation call, and a loop
-// back to offset 0 does not run the entry call again. An uninitialized(offset) type names the
-// `new` itself, after its allocation call. Short branches that no longer reach are widened, which
-// moves later code, so the layout is repeated until nothing more needs widening (widening is never
-// undone, so this ends).
+// back to offset 0 does not run the entry call again; a branch to the instruction after one with
+// a mark call lands past that call, which belongs to the instruction before it. An
+// uninitialized(offset) type names the `new` itself, after its allocation call. Short branches
+// that no longer reach are widened, which moves later code, so the layout is repeated until
+// nothing more needs widening (widening is never undone, so this ends).
 #include "classfile/class_rewriter.h"
 
 #include <algorithm>
@@ -21,8 +23,10 @@
 #include "base/byte_decoder.h"
 #include "classfile/bytecode.h"
 #include "classfile/class_file.h"
+#include "classfile/code_tables.h"
 #include "classfile/multi_allocation.h"
 #include "classfile/tracker_pool.h"
+#include "classfile/uninitialized_flow.h"
 
 namespace fasthprof {
 namespace {
@@ -42,6 +46,8 @@ struct Instruction {
   uint16_t site_constant = 0;  // an allocation's CONSTANT_Integer of its site ID; 0: no allocation call
   uint32_t first_target = 0, target_count = 0;  // into CodeRewriter::targets_ (absolute, original)
   bool positioned = false;  // an invoke that gets a position call (mark_positions)
+  uint16_t mark_constant = 0, mark_ref = 0;  // a mark call after it (MarkPoint); 0: none
+  uint8_t mark_dimensions = 0;
 };
 
 enum class CodeOutcome { kRewritten, kLeftAlone, kMalformed };
@@ -54,12 +60,15 @@ struct Allocation {
   uint8_t dimensions;  // multianewarray's, else 0
   bool instantiates;   // Unsafe.allocateInstance (InjectedSite)
   bool clones;         // a call sure to reach Object.clone (InjectedSite)
+  bool marked = false;  // with marks: its mark calls go after `mark_after` (InjectedSite::marked)
+  std::vector<uint32_t> mark_after;
 };
 
 class CodeRewriter {
  public:
   // One per class: its vectors are reused from method to method.
-  CodeRewriter(const ConstantPool& pool, uint16_t major, bool clones) : pool_(pool), major_(major), clones_(clones) {}
+  CodeRewriter(const ConstantPool& pool, uint16_t major, bool clones, bool marks = false)
+      : pool_(pool), major_(major), clones_(clones), marks_(marks) {}
 
   // Rewrites one Code attribute's info into `out`; kLeftAlone leaves `out` unspecified. The
   // method's name and descriptor are for the error.
@@ -77,6 +86,14 @@ class CodeRewriter {
       if (dimensions_of(insn) >= 2) locals = std::max(locals, uint32_t{dimensions_of(insn)});
     }
     static_assert(kMultiStackGrowth <= 2);
+    for (size_t m = 0; m < injection.mark_count; ++m) {  // after the instruction: its result, a copy, s (d before s)
+      const MarkPoint& mark = injection.marks[m];
+      Instruction& insn = insns_[static_cast<size_t>(index_of_[mark.after])];
+      insn.mark_constant = mark.site_constant;
+      insn.mark_ref = mark.method_ref;
+      insn.mark_dimensions = mark.dimensions;
+      growth = std::max(growth, mark.dimensions >= 2 ? 3u : 2u);
+    }
     if (max_stack_ + growth > 0xffff || max_locals_ + locals > 0xffff) return CodeOutcome::kLeftAlone;
     uint32_t call_size = (injection.id_index < 256 ? 2 : 3) + 3;
     entry_size_ = injection.calls ? call_size : 0;
@@ -119,6 +136,10 @@ class CodeRewriter {
                             !is_allocation(insn.op) && !clones, clones};
       if (is_allocation(insn.op) && !allocation_type(insn, &allocation.type))
         return malformed("allocation at " + std::to_string(insn.at) + " names no array type or class");
+      if (marks_ && insn.op != kNew) allocation.mark_after.push_back(insn.at);  // the object on top after it
+      if (marks_ && insn.op == kNew && !find_initializers(code_, code_length_, pool_, insn.at, &allocation.mark_after))
+        allocation.mark_after.clear();  // not sure of every initializer: none marked
+      allocation.marked = !allocation.mark_after.empty();
       out.push_back(std::move(allocation));
     }
     return CodeOutcome::kRewritten;
@@ -211,6 +232,24 @@ class CodeRewriter {
     if (insn.op == kNew) return call;
     if (dimensions_of(insn) >= 2) return multi_allocation_size(dimensions_of(insn), max_locals_, insn.site_constant);
     return call + 1;  // dup
+  }
+
+  // Bytes injected after an instruction (mark_call writes them).
+  static uint32_t mark_size(const Instruction& insn) {
+    if (insn.mark_ref == 0) return 0;
+    return 1 + (insn.mark_dimensions >= 2 ? (insn.mark_dimensions <= 127 ? 2 : 3) : 0) + (insn.mark_constant < 256 ? 2 : 3) + 3;
+  }
+  // dup; [bipush/sipush d;] ldc s; invokestatic (class_rewriter.h)
+  void mark_call(Writer& w, const Instruction& insn) const {
+    w.u1(kDup);
+    if (insn.mark_dimensions > 127) {
+      w.u1(kSipush);
+      w.u2(insn.mark_dimensions);
+    } else if (insn.mark_dimensions >= 2) {
+      w.u1(kBipush);
+      w.u1(insn.mark_dimensions);
+    }
+    emit_call(w, insn.mark_constant, insn.mark_ref);
   }
 
   uint8_t dimensions_of(const Instruction& insn) const { return insn.op == kMultianewarray ? code_[insn.at + 3] : 0; }
@@ -344,7 +383,7 @@ class CodeRewriter {
         if (insns_[i].positioned) at += position_size_;
         at += allocation_size(insns_[i]);
         insn_at_[i] = static_cast<uint32_t>(at);
-        at += instruction_size(insns_[i], static_cast<uint32_t>(at));
+        at += instruction_size(insns_[i], static_cast<uint32_t>(at)) + mark_size(insns_[i]);
         if (at > kMaxCodeLength) return CodeOutcome::kLeftAlone;  // the 64 KiB limit
       }
       new_length_ = static_cast<uint32_t>(at);
@@ -370,6 +409,12 @@ class CodeRewriter {
   uint32_t map_target(uint32_t at) const {
     return at >= code_length_ ? new_length_ : group_at_[static_cast<size_t>(index_of_[at])];
   }
+
+ public:  // the layout, for the debug tables (code_tables.h)
+  uint32_t code_length() const { return code_length_; }
+  uint32_t map_instruction(uint32_t at) const {
+    return boundary(at) ? insn_at_[static_cast<size_t>(index_of_[at])] : map_debug_start(at);
+  }
   // For debug tables, which may name any offset: a start names the group of the instruction it
   // is in (offset 0 stays 0, so that the entry call has the first line and the parameters' ranges),
   // an end the group of the first instruction at or after it.
@@ -386,6 +431,8 @@ class CodeRewriter {
                                [](const Instruction& insn, uint32_t v) { return insn.at < v; });
     return it == insns_.end() ? new_length_ : group_at_[static_cast<size_t>(it - insns_.begin())];
   }
+
+ private:
 
   void emit_call(Writer& w, uint16_t id_index, uint16_t method_ref) const {
     if (id_index < 256) {
@@ -450,6 +497,7 @@ class CodeRewriter {
       } else {
         w.bytes(old, insn.length);
       }
+      if (insn.mark_ref != 0) mark_call(w, insn);
     }
   }
 
@@ -469,10 +517,10 @@ class CodeRewriter {
       size_t start = w.size();
       bool ok = true;
       if (name == "StackMapTable") ok = emit_stack_map(Reader(body, length), w);
-      else if (name == "LineNumberTable") ok = emit_line_numbers(Reader(body, length), w);
-      else if (name == "LocalVariableTable" || name == "LocalVariableTypeTable") ok = emit_local_variables(Reader(body, length), w);
+      else if (name == "LineNumberTable") ok = emit_line_numbers(Reader(body, length), w, *this);
+      else if (name == "LocalVariableTable" || name == "LocalVariableTypeTable") ok = emit_local_variables(Reader(body, length), w, *this);
       else if (name == "RuntimeVisibleTypeAnnotations" || name == "RuntimeInvisibleTypeAnnotations")
-        ok = emit_type_annotations(Reader(body, length), w);
+        ok = emit_type_annotations(Reader(body, length), w, *this);
       else w.bytes(body, length);  // no offsets the JVM reads: kept as it is
       if (!ok) return malformed(std::string(name) + " malformed");
       w.patch_u4(length_at, static_cast<uint32_t>(w.size() - start));
@@ -547,88 +595,11 @@ class CodeRewriter {
     return in.at_end();
   }
 
-  bool emit_line_numbers(Reader in, Writer& w) {
-    uint16_t count = in.u2();
-    w.u2(count);
-    for (uint32_t i = 0; i < count; ++i) {
-      uint16_t at = in.u2();
-      uint16_t line = in.u2();
-      if (in.failed() || at >= code_length_) return false;
-      w.u2(map_debug_start(at));
-      w.u2(line);
-    }
-    return in.at_end();
-  }
-
-  bool emit_range(Reader& in, Writer& w) {
-    uint16_t start = in.u2();
-    uint16_t length = in.u2();
-    if (in.failed() || uint32_t{start} + length > code_length_) return false;
-    uint32_t new_start = map_debug_start(start);
-    w.u2(new_start);
-    w.u2(map_debug_end(start + length) - new_start);
-    return true;
-  }
-
-  bool emit_local_variables(Reader in, Writer& w) {
-    uint16_t count = in.u2();
-    w.u2(count);
-    for (uint32_t i = 0; i < count; ++i) {
-      if (!emit_range(in, w)) return false;
-      const uint8_t* rest = in.bytes(6);  // name, descriptor or signature, index
-      if (rest == nullptr) return false;
-      w.bytes(rest, 6);
-    }
-    return in.at_end();
-  }
-
-  // type_annotation (JVMS 4.7.20): the targets of a Code attribute carry offsets.
-  bool emit_type_annotations(Reader in, Writer& w) {
-    uint16_t count = in.u2();
-    w.u2(count);
-    for (uint32_t i = 0; i < count; ++i) {
-      uint8_t target = in.u1();
-      w.u1(target);
-      switch (target) {
-        case 0x00: case 0x01: case 0x16: w.u1(in.u1()); break;
-        case 0x10: case 0x17: case 0x42: w.u2(in.u2()); break;
-        case 0x11: case 0x12: w.u1(in.u1()); w.u1(in.u1()); break;
-        case 0x13: case 0x14: case 0x15: break;
-        case 0x40: case 0x41: {  // localvar_target
-          uint16_t ranges = in.u2();
-          w.u2(ranges);
-          for (uint32_t r = 0; r < ranges; ++r) {
-            if (!emit_range(in, w)) return false;
-            w.u2(in.u2());
-          }
-          break;
-        }
-        case 0x43: case 0x44: case 0x45: case 0x46:  // offset_target
-        case 0x47: case 0x48: case 0x49: case 0x4a: case 0x4b: {  // type_argument_target
-          uint16_t at = in.u2();
-          if (in.failed() || at >= code_length_) return false;
-          w.u2(boundary(at) ? insn_at_[static_cast<size_t>(index_of_[at])] : map_debug_start(at));
-          if (target >= 0x47) w.u1(in.u1());
-          break;
-        }
-        default: return false;
-      }
-      uint8_t path = in.u1();
-      w.u1(path);
-      const uint8_t* steps = in.bytes(size_t{path} * 2);
-      if (steps == nullptr) return false;
-      w.bytes(steps, size_t{path} * 2);
-      size_t annotation_at = in.at();
-      if (!skip_annotation(in, 0)) return false;
-      w.bytes(in.data() + annotation_at, in.at() - annotation_at);  // no offsets inside
-    }
-    return in.at_end();
-  }
-
   const ConstantPool& pool_;
   InvokeKinds kinds_{pool_};
   uint16_t major_;
   bool clones_;  // RewritePlan::clones
+  bool marks_;   // RewritePlan::marks (find_allocations)
   std::string_view name_, descriptor_;
   std::string error_;
   const uint8_t* info_ = nullptr;
@@ -650,13 +621,14 @@ struct MethodPlan {
   bool inject = false;  // has code, and something to inject
   uint32_t id = 0;
   std::vector<InjectedSite> sites;
+  std::vector<std::pair<uint32_t, size_t>> marks;  // (original offset a mark call goes after, its site in `sites`)
 };
 
 // The IDs, in class-file order then code order (the assigners' contract). False when a method's
 // code is malformed (*error set).
 bool assign_ids(const uint8_t* data, const ClassFile& cf, const std::string& class_name, const RewritePlan& plan,
                 std::vector<MethodPlan>& plans, std::string* error) {
-  CodeRewriter reader(cf.pool, cf.major, plan.allocations && plan.clones);
+  CodeRewriter reader(cf.pool, cf.major, plan.allocations && plan.clones, plan.allocations && plan.marks);
   std::vector<Allocation> allocations;
   for (size_t i = 0; i < cf.methods.size(); ++i) {
     const MethodInfo& m = cf.methods[i];
@@ -670,8 +642,13 @@ bool assign_ids(const uint8_t* data, const ClassFile& cf, const std::string& cla
         return false;
       }
       for (Allocation& a : allocations) {
+        // Two objects initialized by one invokespecial: code no verifier passes; the later one unmarked.
+        for (uint32_t after : a.mark_after)
+          for (const auto& [claimed, _] : method.marks) a.marked &= after != claimed;
+        if (a.marked)
+          for (uint32_t after : a.mark_after) method.marks.emplace_back(after, method.sites.size());
         InjectedSite site{std::string(m.name), std::string(m.descriptor), a.offset, std::move(a.type), 0, a.line,
-                          a.dimensions, a.instantiates, a.clones};
+                          a.dimensions, a.instantiates, a.clones, a.marked};
         site.id = plan.assign_site_id(class_name, site);
         method.sites.push_back(std::move(site));
       }
@@ -699,6 +676,7 @@ RewriteResult rewrite_methods(const uint8_t* data, size_t size, const ClassFile&
 
   std::vector<uint8_t> code;
   std::vector<uint16_t> site_constants;
+  std::vector<MarkPoint> marks;
   CodeRewriter rewriter(cf.pool, cf.major, plan.allocations && plan.clones);
   for (size_t i = 0; i < cf.methods.size(); ++i) {
     const MethodInfo& m = cf.methods[i];
@@ -709,9 +687,17 @@ RewriteResult rewrite_methods(const uint8_t* data, size_t size, const ClassFile&
     }
     site_constants.clear();
     for (const InjectedSite& site : method.sites) site_constants.push_back(id_index(site.id));
+    marks.clear();
+    for (const auto& [after, k] : method.marks) {
+      const InjectedSite& site = method.sites[k];
+      marks.push_back({after, site_constants[k],
+                       site.clones ? refs.marked_clone : site.instantiates ? refs.marked_class
+                       : site.dimensions >= 2 ? refs.marked_multi : refs.marked,
+                       static_cast<uint8_t>(site.dimensions >= 2 ? site.dimensions : 0)});
+    }
     Injection injection{plan.calls, plan.calls ? id_index(method.id) : uint16_t{0}, refs.enter, refs.exit,
                         site_constants.data(), site_constants.size(), refs.alloc, refs.alloc_array, refs.alloc_multi,
-                        refs.at, refs.alloc_class, refs.alloc_clone};
+                        refs.at, refs.alloc_class, refs.alloc_clone, marks.data(), marks.size()};
     code.clear();
     CodeOutcome outcome = rewriter.rewrite(data + m.code_at, m.code_length, m.name, m.descriptor, injection, code);
     if (outcome == CodeOutcome::kMalformed) {
@@ -779,6 +765,9 @@ RewriteResult rewrite_class(const uint8_t* data, size_t size, const RewritePlan&
     for (const InjectedSite& site : method.sites) {
       distinct.push_back(site.id);
       (site.clones ? needs.clones : site.instantiates ? needs.classes : site.dimensions >= 2 ? needs.multi : site.type[0] == '[' ? needs.arrays : needs.news) = true;
+      if (site.marked)
+        (site.clones ? needs.marked_clone : site.instantiates ? needs.marked_class
+         : site.dimensions >= 2 ? needs.marked_multi : needs.marked) = true;
     }
   }
   if (injecting == 0) return result;

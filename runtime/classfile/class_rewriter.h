@@ -18,6 +18,17 @@
 //                                      dims), an int[] of them built, ldc s; invokestatic
 //                                      <tracker>.<alloc_multi>([II)V, the counts loaded back
 //                                      (multi_allocation.h); the int[] itself is not counted
+// and, with RewritePlan::marks too, a mark call AFTER each counted allocation, with the new object
+// on top (the same site constant; a jump to the next instruction lands after it):
+//   after newarray, anewarray, multianewarray C 1: dup; ldc s; invokestatic <tracker>.<marked>(Ljava/lang/Object;I)V
+//   after multianewarray C d >= 2:     dup; bipush d (sipush past 127); ldc s;
+//                                      invokestatic <tracker>.<marked_multi>(Ljava/lang/Object;II)V
+//   after Unsafe.allocateInstance:     dup; ldc s; invokestatic <tracker>.<marked_class>(Ljava/lang/Object;I)V
+//   after a sure Object.clone call:    dup; ldc s; invokestatic <tracker>.<marked_clone>(Ljava/lang/Object;I)V
+//   for new C, not after the new (an uninitialized object cannot be passed) but after every
+//   invokespecial C.<init> that initializes that object, where a copy of it is on top
+//   (uninitialized_flow.h finds them): dup; ldc s; invokestatic <tracker>.<marked>(Ljava/lang/Object;I)V;
+//   when it cannot find them all, none (InjectedSite::marked says which sites got theirs)
 // and, with RewritePlan::call_positions (entry and exit calls too), before every invoke* instruction
 // at original offset p:                sipush (short) p; invokestatic <tracker>.<at>(I)V
 // so that the tracker knows from which instruction each call was made (allocation traces deeper
@@ -52,6 +63,11 @@ struct TrackerCalls {
   std::string at_name = "at";                   // (I)V: the original offset of the invoke that follows (as a short)
   std::string alloc_class_name = "allocClass";  // (Ljava/lang/Class;I)V: before Unsafe.allocateInstance: its class, the site ID
   std::string alloc_clone_name = "allocClone";  // (Ljava/lang/Object;I)V: before Object.clone: the receiver, the site ID
+  // With RewritePlan::marks, after an allocation: the new object (initialized), the site ID.
+  std::string marked_name = "marked";             // (Ljava/lang/Object;I)V: after new's <init>, newarray, anewarray, multianewarray C 1
+  std::string marked_multi_name = "markedMulti";  // (Ljava/lang/Object;II)V: after multianewarray C d >= 2: the array, d, the site ID
+  std::string marked_class_name = "markedClass";  // (Ljava/lang/Object;I)V: after Unsafe.allocateInstance
+  std::string marked_clone_name = "markedClone";  // (Ljava/lang/Object;I)V: after a call sure to reach Object.clone
 };
 
 // One allocation instruction that got a counting call.
@@ -72,6 +88,9 @@ struct InjectedSite {
   // A call sure to reach Object.clone (RewritePlan::clones; type ""): an object like the receiver,
   // whose class and size are known when it runs.
   bool clones = false;
+  // RewritePlan::marks: every mark call this object needs was injected (for a `new`, after each
+  // invokespecial <init> that initializes it; none when the rewriter could not find them all).
+  bool marked = false;
 };
 
 struct InjectedMethod {
@@ -120,6 +139,7 @@ struct RewritePlan {
   bool allocations = false;  // a call before every allocation instruction and Unsafe.allocateInstance; assign_site_id is needed
   bool call_positions = false;  // with calls: a call before every invoke* naming its offset
   bool clones = false;          // with allocations: a call before every call sure to reach Object.clone
+  bool marks = false;           // with allocations: a call after every counted allocation, with the new object
   MethodIdAssigner assign_method_id;
   SiteIdAssigner assign_site_id;
 };

@@ -14,6 +14,14 @@ namespace fasthprof::class_file {
 // The tracker's Methodrefs, appended to the pool; 0 for those not needed.
 struct TrackerRefs {
   uint16_t enter = 0, exit = 0, alloc = 0, alloc_array = 0, alloc_multi = 0, at = 0, alloc_class = 0, alloc_clone = 0;
+  uint16_t marked = 0, marked_multi = 0, marked_class = 0, marked_clone = 0;
+};
+
+// A mark call after the instruction at original offset `after` (RewritePlan::marks).
+struct MarkPoint {
+  uint32_t after = 0;
+  uint16_t site_constant = 0, method_ref = 0;
+  uint8_t dimensions = 0;  // a multianewarray's of 2 or more (pushed before the site), else 0
 };
 
 // What CodeRewriter::rewrite injects into one method, as pool indexes.
@@ -25,11 +33,14 @@ struct Injection {
   uint16_t alloc_ref = 0, alloc_array_ref = 0, alloc_multi_ref = 0;
   uint16_t at_ref = 0;                  // 0: no position calls before invokes
   uint16_t alloc_class_ref = 0, alloc_clone_ref = 0;
+  const MarkPoint* marks = nullptr;     // in any order; none without RewritePlan::marks
+  size_t mark_count = 0;
 };
 
 // What one class needs of the tracker.
 struct TrackerNeeds {
   bool calls = false, news = false, arrays = false, multi = false, positions = false, classes = false, clones = false;
+  bool marked = false, marked_multi = false, marked_class = false, marked_clone = false;  // RewritePlan::marks
 };
 
 // The tracker's class, names, descriptors, NameAndTypes and Methodrefs, as far as needed.
@@ -75,6 +86,17 @@ inline TrackerRefs append_tracker(PoolAppender& pool, const TrackerCalls& tracke
     uint16_t nat = pool.entry(kNameAndType, pool.utf8(tracker.at_name), int_void);
     refs.at = pool.entry(kMethodref, class_entry, nat);
   }
+  uint16_t object_int_void = 0;
+  auto mark = [&](bool needed, const std::string& name, const char* descriptor, uint16_t* ref) {
+    if (!needed) return;
+    if (object_int_void == 0) object_int_void = pool.utf8("(Ljava/lang/Object;I)V");
+    uint16_t type = descriptor == nullptr ? object_int_void : pool.utf8(descriptor);
+    *ref = pool.entry(kMethodref, class_entry, pool.entry(kNameAndType, pool.utf8(name), type));
+  };
+  mark(needs.marked, tracker.marked_name, nullptr, &refs.marked);
+  mark(needs.marked_multi, tracker.marked_multi_name, "(Ljava/lang/Object;II)V", &refs.marked_multi);
+  mark(needs.marked_class, tracker.marked_class_name, nullptr, &refs.marked_class);
+  mark(needs.marked_clone, tracker.marked_clone_name, nullptr, &refs.marked_clone);
   return refs;
 }
 

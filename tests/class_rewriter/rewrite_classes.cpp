@@ -1,14 +1,17 @@
 // rewrite_classes: runs runtime/classfile/class_rewriter over class files, for the JVM checks
 // (tests/integration/class_rewriter_jvm.py) and by hand.
 //
-//   rewrite_classes --out DIR [--map FILE] [--tracker CLASS] [--allocations [--sites FILE]] [--no-calls] INPUT...
+//   rewrite_classes --out DIR [--map FILE] [--tracker CLASS] [--allocations [--marks] [--sites FILE]] [--no-calls]
+//                   INPUT...
 //
 // INPUT is a .class file or a folder searched for them; each class is written under DIR at its
 // path relative to its input folder (a file given alone: at its own name), rewritten when the
 // rewriter rewrote it, else as it was. Methods are numbered 1, 2, 3... in the order the rewriter
 // asks; --map writes one line per number: "id class name descriptor". --allocations injects the
 // allocation calls too (--no-calls: those alone), sites numbered 1, 2, 3... apart from the methods;
-// --sites writes one line per site: "id class name descriptor offset type". The last line on stdout
+// --sites writes one line per site: "id class name descriptor offset type"; --marks injects the mark
+// calls after the allocations too, and each line of --sites ends with " marked" or " unmarked"
+// (InjectedSite::marked, once the class is rewritten). The last line on stdout
 // counts the outcomes: "rewritten R nothing N malformed M methods I left_alone L widened W sites S
 // bytes_in B bytes_out O" (O: the classes as written, rewritten or not); each malformed class gets
 // a line "malformed: <path>: <error>" before it.
@@ -36,12 +39,13 @@ int main(int argc, char** argv) {
     else if (arg == "--sites" && i + 1 < argc) sites_path = argv[++i];
     else if (arg == "--tracker" && i + 1 < argc) plan.tracker.class_name = argv[++i];
     else if (arg == "--allocations") plan.allocations = true;
+    else if (arg == "--marks") plan.marks = true;
     else if (arg == "--no-calls") plan.calls = false;
     else inputs.push_back(arg);
   }
   if (out_dir.empty() || inputs.empty()) {
-    std::fprintf(stderr, "usage: rewrite_classes --out DIR [--map FILE] [--tracker CLASS] [--allocations [--sites FILE]] "
-                         "[--no-calls] INPUT...\n");
+    std::fprintf(stderr, "usage: rewrite_classes --out DIR [--map FILE] [--tracker CLASS] [--allocations [--marks] "
+                         "[--sites FILE]] [--no-calls] INPUT...\n");
     return 2;
   }
   std::vector<std::pair<fs::path, fs::path>> files;  // (file, path under DIR)
@@ -54,7 +58,8 @@ int main(int argc, char** argv) {
       files.emplace_back(input, fs::path(input).filename());
     }
   }
-  std::string map_text, sites_text;
+  std::string map_text;
+  std::vector<std::string> site_lines;  // by number - 1, without the marked word
   uint32_t next_id = 1, next_site = 1;
   plan.assign_method_id = [&](std::string_view class_name, std::string_view name, std::string_view descriptor) {
     map_text += std::to_string(next_id) + " " + std::string(class_name) + " " + std::string(name) + " " +
@@ -62,12 +67,13 @@ int main(int argc, char** argv) {
     return next_id++;
   };
   plan.assign_site_id = [&](std::string_view class_name, const fasthprof::InjectedSite& site) {
-    sites_text += std::to_string(next_site) + " " + std::string(class_name) + " " + site.method_name + " " +
-                  site.descriptor + " " + std::to_string(site.offset) + " " + site.type + "\n";
+    site_lines.push_back(std::to_string(next_site) + " " + std::string(class_name) + " " + site.method_name + " " +
+                         site.descriptor + " " + std::to_string(site.offset) + " " + site.type);
     return next_site++;
   };
   size_t rewritten = 0, nothing = 0, malformed = 0, methods = 0, left_alone = 0, widened = 0, sites = 0;
   size_t bytes_in = 0, bytes_out = 0;
+  std::vector<bool> marked;  // by site number - 1
   for (const auto& [file, relative] : files) {
     std::ifstream in(file, std::ios::binary);
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -85,6 +91,11 @@ int main(int argc, char** argv) {
     left_alone += result.methods_left_alone;
     widened += result.branches_widened;
     sites += result.sites.size();
+    for (const fasthprof::InjectedSite& site : result.sites) {
+      if (result.outcome != fasthprof::RewriteOutcome::kRewritten) break;
+      if (marked.size() < site.id) marked.resize(site.id, false);
+      marked[site.id - 1] = site.marked;
+    }
     bytes_in += bytes.size();
     bytes_out += write->size();
     fs::path target = out_dir / relative;
@@ -102,7 +113,11 @@ int main(int argc, char** argv) {
   }
   if (!sites_path.empty()) {
     std::ofstream map(sites_path, std::ios::trunc);
-    map << sites_text;
+    for (size_t i = 0; i < site_lines.size(); ++i) {
+      map << site_lines[i];
+      if (plan.marks) map << (i < marked.size() && marked[i] ? " marked" : " unmarked");
+      map << "\n";
+    }
   }
   std::printf("rewritten %zu nothing %zu malformed %zu methods %zu left_alone %zu widened %zu sites %zu bytes_in %zu "
               "bytes_out %zu\n",
