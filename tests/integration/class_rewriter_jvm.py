@@ -13,7 +13,9 @@ old_class_files (hand-made versions 45 and 49: jsr/ret, jsr_w, a conditional bra
 goto_w), mutants (mutated seeds the JVM still verifies must verify once rewritten), h2;
 allocations17 and allocations25 (Allocations.java rewritten with allocation calls, with and without
 the entry and exit calls: every site's count and the sum of the array lengths it was given must be
-those the program makes), h2_allocations (H2 rewritten with both kinds, loaded and linked; prints
+those the program makes; then again with the mark calls after each allocation, --marks: verified,
+the same counts and output, every site marked, as often as it allocated without throwing, with
+objects of its type), h2_allocations (H2 rewritten with both kinds, loaded and linked; prints
 the class-file growth of each kind)."""
 import os
 import pathlib
@@ -213,12 +215,46 @@ def check_counts(label, proc, names, expected):
     print(f"{label}: {len(seen)} methods counted, every count as expected" if not harness.failures else "", flush=True)
 
 
+def read_sites(sites_path):
+    """rewrite_classes --sites: number -> (class, method, type), and the numbers marked (--marks)."""
+    sites, marked = {}, set()
+    for line in pathlib.Path(sites_path).read_text(errors="replace").splitlines():
+        number, class_name, method, _descriptor, _offset, type_name, *mark = line.split(" ")
+        sites[int(number)] = (class_name, method, type_name)
+        if mark == ["marked"]:
+            marked.add(int(number))
+    return sites, marked
+
+
+def check_marks(label, proc, sites_path, unmarked_stdout):
+    """With --marks: every site marked by the rewriter, each marked as often as it was counted
+    (less the allocations that threw: tryNew's int[-1]), with objects of its type; no MARKERROR;
+    and the program's own output as without the marks."""
+    sites, marked = read_sites(sites_path)
+    check(marked == set(sites), f"{label}: sites left unmarked: {sorted(set(sites) - marked)}")
+    counted = {int(n): int(a) for _, n, a, _ in (line.split() for line in proc.stdout.splitlines() if line.startswith("SITE "))}
+    marks = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("MARK "):
+            _, number, count, classes = line.split(" ")
+            marks[int(number)] = (int(count), classes)
+    for number, key in sorted(sites.items()):
+        thrown = 1 if key == ("Allocations", "tryNew", "[I") else 0
+        count, classes = marks.get(number, (0, ""))
+        check(count == counted.get(number, 0) - thrown, f"{label}: site {key}: marked {count} times, "
+                                                        f"counted {counted.get(number)} (thrown {thrown})")
+        java_name = key[2].replace("/", ".")  # Class.getName(): [I, [Ljava.lang.String;, Allocations$A
+        check(classes == java_name, f"{label}: site {key}: marked objects of {classes}, expected {java_name}")
+    errors = [line for line in proc.stdout.splitlines() if line.startswith("MARKERROR")]
+    check(not errors, f"{label}: wrong marks:\n" + "\n".join(errors[:20]))
+    own = [line for line in proc.stdout.splitlines() if not line.startswith(("COUNT ", "SITE ", "MARK "))]
+    check(own == unmarked_stdout, f"{label}: the program's output changed: {own} against {unmarked_stdout}")
+    print(f"{label}: {len(marks)} sites marked" + (", every mark as expected" if not harness.failures else ""), flush=True)
+
+
 def check_sites(label, proc, sites_path, expected):
     """The tracker's SITE lines, summed per (class, method, type), against `expected`."""
-    sites = {}
-    for line in pathlib.Path(sites_path).read_text(errors="replace").splitlines():
-        number, class_name, method, _descriptor, _offset, type_name = line.split(" ")
-        sites[int(number)] = (class_name, method, type_name)
+    sites, _ = read_sites(sites_path)
     seen = {}
     for line in proc.stdout.splitlines():
         if line.startswith("SITE "):
@@ -257,6 +293,18 @@ def allocations_case(release, jdk):
                 else:
                     check("COUNT " not in proc.stdout, f"{kind}: no entry or exit counted")
                 check_sites(f"{label} --release {release} {kind}", proc, folder / "sites", ALLOCATION_SITES)
+                own = [line for line in proc.stdout.splitlines() if not line.startswith(("COUNT ", "SITE ", "MARK "))]
+                # The same with the mark calls after each allocation (RewritePlan::marks): verified
+                # under -Xverify:all, the same counts, each object marked once with its site.
+                counts, _ = rewrite([folder / "classes"], out, folder / "map", "--marks", *options)
+                check(counts["malformed"] == 0 and counts["left_alone"] == 0 and counts["sites"] == 22,
+                      f"{kind} with marks: every class rewritten whole, 22 sites: {counts}")
+                proc = run_rewritten(home, tools, out, "Allocations")
+                if calls:
+                    check_counts(f"{label} --release {release} {kind} marks", proc, read_map(folder / "map"),
+                                 ALLOCATION_CALLS)
+                check_sites(f"{label} --release {release} {kind} marks", proc, folder / "sites", ALLOCATION_SITES)
+                check_marks(f"{label} --release {release} {kind} marks", proc, folder / "sites", own)
     return case
 
 
