@@ -23,7 +23,7 @@ class MarkClosure final {
 
   virtual void do_object(uintptr_t object) noexcept;
 
-  uint64_t objects = 0, marked = 0, unreadable = 0;
+  uint64_t objects = 0, marked = 0, unreadable = 0, stack_locked = 0, inflated = 0;
 
  private:
   // The unlocked header of an object whose mark is `mark`, or nothing when it cannot be read.
@@ -68,6 +68,9 @@ void MarkClosure::do_object(uintptr_t object) noexcept {
   uint64_t id = *header >> layout_.id_shift;
   if (id == 0) return;
   ++marked;
+  uint64_t lock = mark & layout_.lock_mask;
+  stack_locked += lock == layout_.locked_value ? 1 : 0;
+  inflated += lock == layout_.monitor_value ? 1 : 0;
   visit_(context_, id, object);
 }
 
@@ -211,7 +214,8 @@ void read_lock_layout(ObjectMarkLayout* l) {
 }
 
 // The array length's offset from the compressed class pointers flag, checked against the sizes of
-// byte arrays of lengths 0 to 40 (header = offset + 4, rounded up to the object alignment).
+// byte arrays of lengths 0 to 40: the elements start right after the length (JDK 22+), or at the
+// next word (JDK 17), and the size is rounded up to the object alignment.
 bool read_array_layout(ObjectMarkLayout* l, jvmtiEnv* jvmti, JNIEnv* jni, std::string* why) {
   std::optional<bool> compressed = hotspot_bool_flag("UseCompressedClassPointers");
   if (!compressed) {
@@ -234,13 +238,13 @@ bool read_array_layout(ObjectMarkLayout* l, jvmtiEnv* jvmti, JNIEnv* jni, std::s
       return false;
     }
   }
-  for (jlong alignment = 8; alignment <= 256; alignment *= 2) {
-    bool fits = true;
-    for (jlong length = 0; length <= 40 && fits; ++length) {
-      jlong bytes = l->array_length_offset + 4 + length;
-      fits = sizes[length] == (bytes + alignment - 1) / alignment * alignment;
+  auto align = [](jlong bytes, jlong to) { return (bytes + to - 1) / to * to; };
+  for (jlong base : {jlong{l->array_length_offset} + 4, align(l->array_length_offset + 4, 8)}) {
+    for (jlong alignment = 8; alignment <= 256; alignment *= 2) {
+      bool fits = true;
+      for (jlong length = 0; length <= 40 && fits; ++length) fits = sizes[length] == align(base + length, alignment);
+      if (fits) return true;
     }
-    if (fits) return true;
   }
   *why = "byte arrays' sizes do not fit a length at offset " + std::to_string(l->array_length_offset) +
          " (byte[0] is " + std::to_string(sizes[0]) + " bytes)";
@@ -311,6 +315,8 @@ bool walk_marked_objects(jvmtiEnv* jvmti, const ObjectMarkLayout& layout, MarkVi
   figures->objects = closure.objects;
   figures->marked = closure.marked;
   figures->unreadable = closure.unreadable;
+  figures->stack_locked = closure.stack_locked;
+  figures->inflated = closure.inflated;
   figures->walk_ns = walk.walk_ns;
   return true;
 }

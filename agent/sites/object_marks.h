@@ -92,6 +92,8 @@ struct MarkWalkFigures {
   uint64_t objects = 0;     // every object the collector iterated
   uint64_t marked = 0;      // those with an ID, given to the visitor
   uint64_t unreadable = 0;  // locked, or in a state, whose header could not be read
+  uint64_t stack_locked = 0;  // of the marked: locked on a stack (lock bits 00), header read as above
+  uint64_t inflated = 0;      // of the marked: with an inflated monitor (10)
   uint64_t walk_ns = 0;     // the collector's iteration, at the safepoint
   uint64_t pause_ns = 0;    // the JVMTI call around it (the safepoint and its way in and out)
 };

@@ -89,10 +89,14 @@ public class ObjectMarks {
         }
     }
 
-    // n young collections of the collector in use (its first bean is the young one: G1 Young
-    // Generation, PS Scavenge, Copy), by allocating garbage.
+    // n young collections of the collector in use (G1 Young Generation, PS Scavenge, Copy), by
+    // allocating garbage.
     static void youngCollections(int n) {
-        GarbageCollectorMXBean young = ManagementFactory.getGarbageCollectorMXBeans().get(0);
+        GarbageCollectorMXBean young = null;
+        for (GarbageCollectorMXBean bean : ManagementFactory.getGarbageCollectorMXBeans()) {
+            String name = bean.getName();
+            if (name.contains("Young") || name.contains("Scavenge") || name.equals("Copy")) young = bean;
+        }
         long until = young.getCollectionCount() + n;
         for (long i = 0; young.getCollectionCount() < until && i < 50_000_000L; i++) sink = new byte[1024];
         check(young.getCollectionCount() >= until, n + " young collections (" + young.getName() + ")");
@@ -233,6 +237,11 @@ public class ObjectMarks {
             long overMax = walked[2 * (MAX + 1)], objects = walked[2 * (MAX + 1) + 1];
             long marked = walked[2 * (MAX + 1) + 2], unreadable = walked[2 * (MAX + 1) + 3];
             long walkNs = walked[2 * (MAX + 1) + 4];
+            long stackLocked = walked[2 * (MAX + 1) + 6], inflated = walked[2 * (MAX + 1) + 7];
+            // stack and recursive on the holder's stack (inflated too with -XX:LockingMode=0);
+            // waited and contended inflated.
+            check(stackLocked + inflated == 4 && inflated >= 2, stackLocked + " marked objects stack-locked and "
+                    + inflated + " inflated: 4 held locked, 2 of them inflated");
             long total = overMax;
             for (int id = 1; id <= MAX; id++) {
                 total += walked[id];

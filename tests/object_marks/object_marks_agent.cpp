@@ -6,7 +6,7 @@
 //   ObjectMarks.layout()  -> long[] {usable, id_shift, id_bits, hash_shift, hash_mask, lock_mask,
 //                                    unlocked_value, array_length_offset}; whyNot() -> the reason
 //   ObjectMarks.walk(max) -> long[] {counts[0..max], lengths[0..max], over_max, objects, marked,
-//                                    unreadable, walk_ns, pause_ns}
+//                                    unreadable, walk_ns, pause_ns, stack_locked, inflated}
 // (counts[0] unused; lengths[id]: the sum of the jint at the array length offset of objects with that
 // ID, meaningful for IDs given to arrays only). Threads: the natives on any Java thread, one walk
 // at a time. The figures also go to stdout, one line per walk.
@@ -103,15 +103,16 @@ JNIEXPORT jlongArray JNICALL Java_ObjectMarks_walk(JNIEnv* jni, jclass, jint max
     return nullptr;
   }
   std::printf("object_marks: walked objects=%" PRIu64 " marked=%" PRIu64 " unreadable=%" PRIu64
-              " walk_ms=%.3f pause_ms=%.3f\n",
-              figures.objects, figures.marked, figures.unreadable, static_cast<double>(figures.walk_ns) / 1e6,
+              " stack_locked=%" PRIu64 " inflated=%" PRIu64 " walk_ms=%.3f pause_ms=%.3f\n",
+              figures.objects, figures.marked, figures.unreadable, figures.stack_locked, figures.inflated, static_cast<double>(figures.walk_ns) / 1e6,
               static_cast<double>(figures.pause_ns) / 1e6);
   std::fflush(stdout);
   std::vector<int64_t> result = tally.counts;
   result.insert(result.end(), tally.lengths.begin(), tally.lengths.end());
   result.insert(result.end(), {tally.over_max, static_cast<int64_t>(figures.objects),
                                static_cast<int64_t>(figures.marked), static_cast<int64_t>(figures.unreadable),
-                               static_cast<int64_t>(figures.walk_ns), static_cast<int64_t>(figures.pause_ns)});
+                               static_cast<int64_t>(figures.walk_ns), static_cast<int64_t>(figures.pause_ns),
+                               static_cast<int64_t>(figures.stack_locked), static_cast<int64_t>(figures.inflated)});
   return to_java(jni, result);
 }
 
