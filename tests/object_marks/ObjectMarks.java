@@ -5,7 +5,7 @@
 // mark can be displaced (stack-locked and recursively, waited on, contended), runs young and full
 // collections, then asks the agent to collect and walk the heap, and compares the counts per ID
 // (and the arrays' summed lengths, read at the layout's length offset) with what it kept: equal,
-// or it exits 1.
+// or it exits 1. Two threads allocate unmarked objects throughout the walk.
 //
 //   java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -agentpath:libobjectmarks.so \
 //        ObjectMarks [objects per kind, 20000] [marked objects for the timed walk, 0]
@@ -30,7 +30,8 @@ public class ObjectMarks {
     static final Random RANDOM = new Random(17);
 
     static final int KINDS = 14;          // IDs 1..14: one per kind of object made by make()
-    static final int STACK = 15, RECURSIVE = 16, WAITED = 17, CONTENDED = 18, BIG = 19, MAX = 19;
+    static final int HUGE = 15;          // long arrays of a megabyte (humongous under G1)
+    static final int STACK = 16, RECURSIVE = 17, WAITED = 18, CONTENDED = 19, BIG = 20, MAX = 20;
     static final List<String> FAILURES = new ArrayList<>();
     static volatile Object sink;
     static volatile boolean done;
@@ -79,7 +80,7 @@ public class ObjectMarks {
     }
 
     static boolean isArray(int kind) {
-        return kind >= 3 && kind <= 13;
+        return (kind >= 3 && kind <= 13) || kind == HUGE;
     }
 
     static void check(boolean ok, String what) {
@@ -131,6 +132,14 @@ public class ObjectMarks {
                     kept.add(o);
                     keptKinds.add(kind);
                 }
+            }
+        }
+        for (int i = 0; i < 24; i++) {
+            long[] huge = new long[(1 << 17) + i];
+            mark(huge, HUGE);
+            if (i % 3 != 0) {
+                kept.add(huge);
+                keptKinds.add(HUGE);
             }
         }
         // The highest ID the layout holds, on a few plain objects.
@@ -213,6 +222,17 @@ public class ObjectMarks {
         while (blocked.getState() != Thread.State.BLOCKED) Thread.sleep(1);
         while (waiter.getState() != Thread.State.WAITING) Thread.sleep(1);
 
+        // Threads allocating (unmarked objects) through the walk: TLABs left part filled.
+        Thread[] churn = new Thread[2];
+        for (int t = 0; t < churn.length; t++) {
+            churn[t] = new Thread(() -> {
+                Object[] ring = new Object[4096];
+                for (int i = 0; !done; i++) ring[i & 4095] = (i & 1) == 0 ? new Holder() : new int[i & 63];
+                sink = ring;
+            }, "churn-" + t);
+            churn[t].start();
+        }
+
         for (int i = 0; i < kept.size(); i++) {
             int kind = keptKinds.get(i);
             expected[kind]++;
@@ -230,6 +250,7 @@ public class ObjectMarks {
         waiter.join();
         owner.join();
         blocked.join();
+        for (Thread t : churn) t.join();
 
         if (walked == null) {
             check(false, "the agent walked the heap");
@@ -246,7 +267,7 @@ public class ObjectMarks {
             for (int id = 1; id <= MAX; id++) {
                 total += walked[id];
                 check(walked[id] == expected[id], "ID " + id + ": " + walked[id] + " objects walked, " + expected[id] + " kept");
-                if (id <= KINDS && isArray(id)) {
+                if (isArray(id)) {
                     long sum = walked[MAX + 1 + id];
                     check(sum == lengths[id], "ID " + id + ": lengths sum to " + sum + ", kept " + lengths[id]);
                 }
