@@ -7,7 +7,7 @@ runs with -Xcheck:jni and no line of its output may contain WARNING (harness.run
 
 Cases: collectors (G1, Parallel, Serial on JDK 17 and 25), locking (JDK 25's legacy stack locks,
 monitors only and the monitor table; JDK 17's heavy monitors; no compressed class pointers: arrays'
-length at 16), unusable (what the layout says with compact headers, biased locking, ZGC, Shenandoah),
+length at 16; the interpreter alone), unusable (what the layout says with compact headers, biased locking, ZGC, Shenandoah),
 timed (3 million marked objects: the walk's time, printed)."""
 import os
 import re
@@ -57,6 +57,9 @@ def locking():
         check("length_offset=16" in run.stdout, f"{label}: without compressed class pointers an array's length is at 16", run)
     label, home = jdks()[0]
     expect_exact(label, home, ["-XX:+UnlockExperimentalVMOptions", "-XX:+UseHeavyMonitors"])
+    # Locks in interpreted frames only (and every local kept to its frame's end).
+    for label, home in jdks():
+        expect_exact(label, home, ["-Xint"], args=["2000"])
 
 
 def unusable():

@@ -103,6 +103,43 @@ public class ObjectMarks {
         check(young.getCollectionCount() >= until, n + " young collections (" + young.getName() + ")");
     }
 
+    // Makes and marks the objects of every kind, keeping two in three (in kept, their kinds in
+    // keptKinds) and half of those with the top ID (in top). In a method of its own: no local of
+    // main's frame keeps a dropped one alive (the interpreter keeps a frame's locals to its end).
+    static void makeAll(int perKind, long topId, List<Object> kept, List<Integer> keptKinds, List<Object> top) {
+        for (int i = 0; i < perKind; i++) {
+            for (int kind = 1; kind <= KINDS; kind++) {
+                Object o = make(kind, (i * 7 + kind) % 41);
+                mark(o, kind);
+                if (i % 3 != 0) {
+                    kept.add(o);
+                    keptKinds.add(kind);
+                }
+            }
+        }
+        for (int i = 0; i < 24; i++) {
+            long[] huge = new long[(1 << 17) + i];
+            mark(huge, HUGE);
+            if (i % 3 != 0) {
+                kept.add(huge);
+                keptKinds.add(HUGE);
+            }
+        }
+        // The highest ID the layout holds, on a few plain objects.
+        for (int i = 0; i < 100; i++) {
+            Object o = new Object();
+            mark(o, topId);
+            if (i % 2 == 0) top.add(o);
+        }
+        // The hash written is the one Java sees.
+        Object hashed = new Holder();
+        long hash = mark(hashed, 2);
+        kept.add(hashed);
+        keptKinds.add(2);
+        check(System.identityHashCode(hashed) == (int) hash, "identityHashCode is the hash written ("
+                + System.identityHashCode(hashed) + " against " + hash + ")");
+    }
+
     public static void main(String[] args) throws Exception {
         long[] l = layout();
         if (l[0] == 0) {
@@ -124,38 +161,8 @@ public class ObjectMarks {
         long[] lengths = new long[MAX + 1];
         List<Object> kept = new ArrayList<>();
         List<Integer> keptKinds = new ArrayList<>();
-        for (int i = 0; i < perKind; i++) {
-            for (int kind = 1; kind <= KINDS; kind++) {
-                Object o = make(kind, (i * 7 + kind) % 41);
-                mark(o, kind);
-                if (i % 3 != 0) {
-                    kept.add(o);
-                    keptKinds.add(kind);
-                }
-            }
-        }
-        for (int i = 0; i < 24; i++) {
-            long[] huge = new long[(1 << 17) + i];
-            mark(huge, HUGE);
-            if (i % 3 != 0) {
-                kept.add(huge);
-                keptKinds.add(HUGE);
-            }
-        }
-        // The highest ID the layout holds, on a few plain objects.
         List<Object> top = new ArrayList<>();
-        for (int i = 0; i < 100; i++) {
-            Object o = new Object();
-            mark(o, topId);
-            if (i % 2 == 0) top.add(o);
-        }
-        // The hash written is the one Java sees.
-        Object hashed = new Holder();
-        long hash = mark(hashed, 2);
-        kept.add(hashed);
-        keptKinds.add(2);
-        check(System.identityHashCode(hashed) == (int) hash, "identityHashCode is the hash written ("
-                + System.identityHashCode(hashed) + " against " + hash + ")");
+        makeAll(perKind, topId, kept, keptKinds, top);
 
         youngCollections(3);
         System.gc();
