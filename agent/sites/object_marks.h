@@ -30,10 +30,15 @@
 //   - ObjectClosure's ABI: one virtual function, do_object(oop) (memory/iterator.hpp, JDK 17 and
 //     25), checked on libjvm.so's own IterateThroughHeapObjectClosure vtable (3 words: one slot);
 //   - only the feature releases tested (17, 25), a 64-bit VM, Serial, Parallel or G1.
-// The walk is entered the way agent/heap/fork_heap_dump.cpp forks: JVMTI's IterateThroughHeap
-// runs on the VM thread at a safepoint, having made the heap parsable (TLABs filled); its first
-// callback calls the collector's object_iterate over the whole heap (stateless for these three
-// collectors, so nesting it in JVMTI's own iteration is safe) and aborts JVMTI's walk.
+//   - CollectedHeap::ensure_parsability(bool) (the heap class's own where it overrides it), the
+//     one such slot in the same vtable.
+// The walk is entered the way agent/heap/fork_heap_dump.cpp forks: JVMTI's FollowReferences runs
+// on the VM thread at a safepoint; its first callback (a root: JDK 17's walk has marked no object
+// yet, JDK 25's marks in a bitmap of its own) makes the heap parsable as HotSpot's own iterations
+// do first (JDK 17's FollowReferences has done it already: it is idempotent), runs the collector's
+// object_iterate over the whole heap (stateless for these three collectors: G1 iterates its
+// regions, Parallel and Serial their generations' spaces) and aborts JVMTI's walk, which then
+// ends at once (IterateThroughHeap would run its own iteration on to the heap's end: as long again).
 //
 // Threads: read_object_mark_layout() on a Java thread (it makes arrays through JNI) after VMInit;
 // walk_marked_objects() on any live thread with a JNIEnv (the writer thread), one at a time; the
@@ -73,6 +78,7 @@ struct ObjectMarkLayout {
   // Resolved in libjvm.so: the heap object and its object_iterate.
   void* heap = nullptr;
   void (*object_iterate)(void* heap, void* closure) = nullptr;
+  void (*ensure_parsability)(void* heap, bool retire_tlabs) = nullptr;
   const char* collector = "";  // "G1", "Parallel", "Serial"
 
   uint64_t id_of_unlocked(uint64_t mark) const { return mark >> id_shift; }
@@ -96,12 +102,14 @@ struct MarkWalkFigures {
   uint64_t inflated = 0;      // of the marked: with an inflated monitor (10)
   uint64_t walk_ns = 0;     // the collector's iteration, at the safepoint
   uint64_t pause_ns = 0;    // the JVMTI call around it (the safepoint and its way in and out)
+  uint64_t to_walk_ns = 0;  // of which from the call to the walk's start (the safepoint reached)
+
 };
 
 // Walks the whole heap at one safepoint: visit(context, id, object) for every object with an ID.
 // Dead objects the collector has not freed yet are walked too: force a full collection first for
 // live counts. False with *why when it could not walk (the layout not usable, JVMTI refused).
-// Needs can_tag_objects (IterateThroughHeap).
+// Needs can_tag_objects (FollowReferences).
 bool walk_marked_objects(jvmtiEnv* jvmti, const ObjectMarkLayout& layout, MarkVisitor visit, void* context,
                          MarkWalkFigures* figures, std::string* why);
 

@@ -103,9 +103,9 @@ JNIEXPORT jlongArray JNICALL Java_ObjectMarks_walk(JNIEnv* jni, jclass, jint max
     return nullptr;
   }
   std::printf("object_marks: walked objects=%" PRIu64 " marked=%" PRIu64 " unreadable=%" PRIu64
-              " stack_locked=%" PRIu64 " inflated=%" PRIu64 " walk_ms=%.3f pause_ms=%.3f\n",
+              " stack_locked=%" PRIu64 " inflated=%" PRIu64 " walk_ms=%.3f pause_ms=%.3f to_walk_ms=%.3f\n",
               figures.objects, figures.marked, figures.unreadable, figures.stack_locked, figures.inflated, static_cast<double>(figures.walk_ns) / 1e6,
-              static_cast<double>(figures.pause_ns) / 1e6);
+              static_cast<double>(figures.pause_ns) / 1e6, static_cast<double>(figures.to_walk_ns) / 1e6);
   std::fflush(stdout);
   std::vector<int64_t> result = tally.counts;
   result.insert(result.end(), tally.lengths.begin(), tally.lengths.end());
