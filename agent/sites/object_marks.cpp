@@ -107,6 +107,38 @@ std::optional<HeapClass> heap_class(int jdk, std::string* why) {
   return std::nullopt;
 }
 
+// The vtable of the heap object's class, as libjvm.so's symbols name it.
+struct HeapVtable {
+  const ElfSymbols& symbols;
+  uint64_t base;
+  void* const* slots;  // from the table's start: offset to top, type info, then the functions
+  uint64_t count;
+
+  int times(void* function) const {
+    int matches = 0;
+    for (uint64_t i = 2; i < count; ++i) matches += slots[i] == function ? 1 : 0;
+    return matches;
+  }
+
+  // CollectedHeap::ensure_parsability(bool), or the heap class's own where it overrides it: the one
+  // of these the table holds, once; null otherwise.
+  void* ensure_parsability() const {
+    void* found = nullptr;
+    int matches = 0;
+    for (const char* name : {"_ZN13CollectedHeap18ensure_parsabilityEb", "_ZN15G1CollectedHeap18ensure_parsabilityEb",
+                             "_ZN20ParallelScavengeHeap18ensure_parsabilityEb",
+                             "_ZN16GenCollectedHeap18ensure_parsabilityEb", "_ZN10SerialHeap18ensure_parsabilityEb"}) {
+      std::optional<ElfSymbol> symbol = symbols.find(name);
+      if (!symbol) continue;
+      void* function = reinterpret_cast<void*>(base + symbol->value);
+      int here = times(function);
+      if (here > 0) found = function;
+      matches += here;
+    }
+    return matches == 1 ? found : nullptr;
+  }
+};
+
 // Finds the collector's object_iterate and checks it against the heap object and HotSpot's
 // ObjectClosure (the header says how). False with *why.
 bool resolve_heap(ObjectMarkLayout* layout, std::string* why) {
@@ -148,34 +180,16 @@ bool resolve_heap(ObjectMarkLayout* layout, std::string* why) {
     *why = std::string("the heap object is not a ") + heap->vtable + " (its first word is another vtable)";
     return false;
   }
-  uint64_t slot_count = vtable->size / sizeof(void*);
-  auto times_in_vtable = [&](void* wanted) {
-    int matches = 0;
-    for (uint64_t i = 2; i < slot_count; ++i) matches += slots[i] == wanted ? 1 : 0;
-    return matches;
-  };
-  int matches = times_in_vtable(function);
+  HeapVtable table{*symbols, jvm->base, slots, vtable->size / sizeof(void*)};
+  int matches = table.times(function);
   if (matches != 1) {
     *why = std::string(heap->vtable) + " holds " + heap->object_iterate + " " + std::to_string(matches) +
            " times, not once";
     return false;
   }
-  // CollectedHeap::ensure_parsability(bool), the heap class's own where it has one: exactly one of
-  // these is in the vtable.
-  void* parsable = nullptr;
-  int found = 0;
-  for (const char* name : {"_ZN13CollectedHeap18ensure_parsabilityEb", "_ZN15G1CollectedHeap18ensure_parsabilityEb",
-                           "_ZN20ParallelScavengeHeap18ensure_parsabilityEb",
-                           "_ZN16GenCollectedHeap18ensure_parsabilityEb", "_ZN10SerialHeap18ensure_parsabilityEb"}) {
-    std::optional<ElfSymbol> candidate = symbols->find(name);
-    if (!candidate) continue;
-    void* address = reinterpret_cast<void*>(jvm->base + candidate->value);
-    int times = times_in_vtable(address);
-    if (times > 0) parsable = address;
-    found += times;
-  }
-  if (found != 1) {
-    *why = std::string(heap->vtable) + " holds " + std::to_string(found) + " ensure_parsability, not one";
+  void* parsable = table.ensure_parsability();
+  if (parsable == nullptr) {
+    *why = std::string(heap->vtable) + " holds no one ensure_parsability";
     return false;
   }
   layout->heap = heap_object;

@@ -27,11 +27,11 @@
 //   - the collector's own CollectedHeap::object_iterate(ObjectClosure*), by mangled name in
 //     libjvm.so's full symbol table (runtime/fork_dump/elf_symbols.h), checked to be the one slot
 //     of that name in the vtable of the heap object the VM runs (its first word is that vtable);
+//   - CollectedHeap::ensure_parsability(bool) (the heap class's own where it overrides it), the
+//     one such slot in the same vtable;
 //   - ObjectClosure's ABI: one virtual function, do_object(oop) (memory/iterator.hpp, JDK 17 and
 //     25), checked on libjvm.so's own IterateThroughHeapObjectClosure vtable (3 words: one slot);
 //   - only the feature releases tested (17, 25), a 64-bit VM, Serial, Parallel or G1.
-//   - CollectedHeap::ensure_parsability(bool) (the heap class's own where it overrides it), the
-//     one such slot in the same vtable.
 // The walk is entered the way agent/heap/fork_heap_dump.cpp forks: JVMTI's FollowReferences runs
 // on the VM thread at a safepoint; its first callback (a root: JDK 17's walk has marked no object
 // yet, JDK 25's marks in a bitmap of its own) makes the heap parsable as HotSpot's own iterations
