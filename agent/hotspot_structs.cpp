@@ -80,7 +80,31 @@ std::optional<uint64_t> type_size(const char* type) {
   }
 }
 
+// The value of the constant `name` in gHotSpotVM<kind>Constants (kind "Int" or "Long"): entries of a
+// name and a value, ending with a null name, laid out as the exported offsets say.
+template <typename Value>
+std::optional<Value> constant(const char* kind, const char* name) {
+  std::string prefix = std::string("gHotSpotVM") + kind + "Constant";
+  auto** base = vm_symbol<char*>((prefix + "s").c_str());
+  auto* strides = vm_symbol<uint64_t>((prefix + "EntryArrayStride").c_str());
+  auto* names = vm_symbol<uint64_t>((prefix + "EntryNameOffset").c_str());
+  auto* values = vm_symbol<uint64_t>((prefix + "EntryValueOffset").c_str());
+  if (base == nullptr || *base == nullptr || strides == nullptr || names == nullptr || values == nullptr ||
+      *strides == 0) {
+    return std::nullopt;
+  }
+  for (const char* entry = *base;; entry += *strides) {
+    const char* entry_name = *reinterpret_cast<const char* const*>(entry + *names);
+    if (entry_name == nullptr) return std::nullopt;
+    if (std::strcmp(entry_name, name) == 0) return *reinterpret_cast<const Value*>(entry + *values);
+  }
+}
+
 }  // namespace
+
+std::optional<int32_t> hotspot_int_constant(const char* name) { return constant<int32_t>("Int", name); }
+
+std::optional<uint64_t> hotspot_long_constant(const char* name) { return constant<uint64_t>("Long", name); }
 
 std::optional<uint64_t> hotspot_field_offset(const char* type, const char* field) {
   StructTable table;
@@ -145,6 +169,12 @@ std::optional<bool> hotspot_bool_flag(std::string_view name) {
   auto flag = find_flag(name);
   if (!flag) return std::nullopt;
   return *static_cast<const bool*>(flag->value);
+}
+
+std::optional<int32_t> hotspot_int_flag(std::string_view name) {
+  auto flag = find_flag(name);
+  if (!flag) return std::nullopt;
+  return *static_cast<const int32_t*>(flag->value);
 }
 
 namespace {

@@ -17,6 +17,11 @@ namespace fasthprof {
 // time after the VM's flags are parsed (Agent_OnLoad included).
 std::optional<bool> hotspot_bool_flag(std::string_view name);
 
+// The value of the flag `name` declared `int` in HotSpot's globals (e.g. LockingMode, JDK 21+), or
+// nothing when the VM does not describe its flags or has no such flag. The tables give no type
+// name: call it only for a flag whose declaration says int. Any thread, as hotspot_bool_flag.
+std::optional<int32_t> hotspot_int_flag(std::string_view name);
+
 // Sets the bool flag `name` to `value`; its type must be that of the bool flag `like` (e.g.
 // DisableAttachMechanism). False, with nothing written, when the VM does not describe its flags or
 // their types, has no such flag or the types differ. Only before the VM reads the flag (Agent_OnLoad
@@ -43,6 +48,14 @@ std::optional<uint64_t> hotspot_field_offset(const char* type, const char* field
 
 // The size of the VM type `type` (e.g. "HeapBlock"), or nothing when the VM does not list it. Any thread.
 std::optional<uint64_t> hotspot_type_size(const char* type);
+
+// The value of the VM constant `name` as gHotSpotVMIntConstants lists it (e.g. "JVM_ACC_STATIC"), or
+// nothing when the VM does not list it. Any thread.
+std::optional<int32_t> hotspot_int_constant(const char* name);
+
+// The value of the VM constant `name` as gHotSpotVMLongConstants lists it (e.g.
+// "markWord::hash_shift"), or nothing when the VM does not list it. Any thread.
+std::optional<uint64_t> hotspot_long_constant(const char* name);
 
 // The address of the static field type::field (e.g. "java_lang_Class", "_klass_offset"), or nothing.
 std::optional<uint64_t> hotspot_static_address(const char* type, const char* field);
