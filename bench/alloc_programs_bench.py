@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Issue 28: what exact allocation tracking costs real programs (bench/README.md "Allocation tracking
-on real programs"). Two programs, each run by five contenders side by side, alternating, the order
+on real programs"). Two programs, each run by the contenders below side by side, alternating, the order
 rotating by one every round (the machine is shared and noisy):
 
   none    no agent
@@ -14,6 +14,9 @@ rotating by one every round (the machine is shared and noisy):
           default alloc=auto does; traces of 4 frames by the cached walk of the thread's frames)
   inject1 fasthprof heap=sites,live=n,alloc=inject,depth=1 (traces of one frame: no calls injected
           but the allocation calls)
+  live    fasthprof heap=sites,alloc=inject,depth=4 (exact, live columns too: counted by injected
+          code, each object's site written into its header, a collection and heap walk at the report)
+  live1   the same at depth=1
   s512k   fasthprof heap=sites,sample=512k,depth=4
   times   fasthprof cpu=times,depth=4 (the shadow stack with times, no allocation counted)
   inject_base, inject1_base, times_base   inject, inject1 and times with FASTHPROF_BASE_AGENT,
@@ -65,16 +68,17 @@ JAVA25 = os.environ.get("JAVA25_HOME") or "/usr/lib/jvm/temurin-25-jdk-amd64"
 JAVA17 = os.environ.get("JAVA17_HOME") or "/usr/lib/jvm/java-17-openjdk-amd64"
 H2_JAR = os.environ.get("FASTHPROF_H2_JAR") or "/usr/share/java/h2.jar"
 DEPTH = 4
-CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "inject1", "s512k", "times", "inject_base", "inject1_base",
-              "times_base"]
-DEFAULT_CONTENDERS = CONTENDERS[:7]
+CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "inject1", "live", "live1", "s512k", "times", "inject_base",
+              "inject1_base", "times_base"]
+DEFAULT_CONTENDERS = CONTENDERS[:9]
 AGENT_OPTIONS = {"sites": "heap=sites", "live_n": "heap=sites,live=n,alloc=event", "inject": "heap=sites,live=n,alloc=inject",
-                 "inject1": "heap=sites,live=n,alloc=inject", "s512k": "heap=sites,sample=512k", "times": "cpu=times"}
+                 "inject1": "heap=sites,live=n,alloc=inject", "live": "heap=sites,alloc=inject", "live1": "heap=sites,alloc=inject",
+                 "s512k": "heap=sites,sample=512k", "times": "cpu=times"}
 AGENT_OPTIONS["inject_base"] = AGENT_OPTIONS["inject"]
 AGENT_OPTIONS["inject1_base"] = AGENT_OPTIONS["inject1"]
 AGENT_OPTIONS["times_base"] = AGENT_OPTIONS["times"]
 # Contenders at another depth than DEPTH.
-DEPTHS = {"inject1": 1, "inject1_base": 1}
+DEPTHS = {"inject1": 1, "inject1_base": 1, "live1": 1}
 H2_LINE = re.compile(r"H2Load rows=(\d+) threads=(\d+) elapsed_ms=(\d+) count=(\d+) qty_sum=(\d+) "
                      r"lookup_sum=(\d+) range_sum=(\d+) aggregate_sum=(\d+)")
 SITE_ROW = re.compile(r"^\s*\d+\s+[\d.]+%\s+[\d.]+%\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\S+$", re.M)
@@ -233,7 +237,10 @@ def report_part(part, description, runs, rounds, figures):
     figures["runs"][part] = runs
     for name, shown in (("sites", "heap=sites"), ("live_n", "heap=sites,live=n,alloc=event"),
                         ("inject", "heap=sites,live=n,alloc=inject,depth=4"),
-                        ("inject1", "heap=sites,live=n,alloc=inject,depth=1"), ("s512k", "sample=512k"), ("floor", "floor"),
+                        ("inject1", "heap=sites,live=n,alloc=inject,depth=1"),
+                        ("live", "heap=sites,alloc=inject,depth=4 (live counts by headers)"),
+                        ("live1", "heap=sites,alloc=inject,depth=1 (live counts by headers)"), ("s512k", "sample=512k"),
+                        ("floor", "floor"),
                         ("times", "cpu=times,depth=4"), ("inject_base", "base: heap=sites,live=n,alloc=inject,depth=4"),
                         ("inject1_base", "base: heap=sites,live=n,alloc=inject,depth=1"),
                         ("times_base", "base: cpu=times,depth=4")):

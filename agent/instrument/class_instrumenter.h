@@ -39,6 +39,9 @@ class ClassInstrumenter {
   }
   // With the allocation calls: one before every call sure to reach Object.clone too (class_rewriter.h).
   void inject_clone_calls() { plan_.clones = true; }
+  // With the allocation calls: one after each allocation too, with the object once it is usable
+  // (heap=sites live counts by object headers, class_rewriter.h).
+  void inject_marks() { plan_.marks = true; }
   // Allocation traces (alloc=inject at depth > 1): the entry and exit calls (IDs of their own when
   // no feature asked for them) and a position call before every invoke (class_rewriter.h).
   void inject_call_positions() {

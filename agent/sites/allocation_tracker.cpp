@@ -420,7 +420,22 @@ void AllocationTracker::write_report(ReportContext& report) {
     // the live counts of the exit report include the garbage not yet collected (docs/allocation-sites.md).
     if (report.force_gc && !(report.at_exit && gc_stops_before_death_)) context_.jvmti->ForceGarbageCollection();
     drain_events(report.jni);
-    count_live(report.jni);
+    if (counting_by_injection_) {
+      // The marked objects first: whatever they were counted as is collected after the walk.
+      InjectedAllocations::MarkedLive marked;
+      std::string why;
+      bool walked = injected_->marks_objects() && injected_->walk_marked(report.jni, &marked, &why);
+      if (!walked && !said_walk_failed_) {
+        said_walk_failed_ = true;
+        jvmti::print_error("heap=sites: the live counts lack the objects counted by injection: " + why);
+      }
+      injected_->collect(report.jni, true);
+      injected_->feed(report.jni, recorder_);
+      count_live(report.jni);
+      if (walked) injected_->add_marked_live(marked, recorder_);
+    } else {
+      count_live(report.jni);
+    }
   } else {
     // live=n: nothing to collect or walk for (a net= command that asks for a collection gets one).
     if ((flags & kSitesForceGc) != 0 && !(report.at_exit && gc_stops_before_death_)) {

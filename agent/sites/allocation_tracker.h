@@ -117,6 +117,7 @@ class AllocationTracker final : public Feature, public AllocationTraces {
   bool started_ = false;         // start() got as far as enabling the event
   bool drain_failed_ = false;    // the owner's: a drain threw; the queue is emptied, nothing counted
   bool said_full_ = false;       // the owner's: the table-full line was printed
+  bool said_walk_failed_ = false;  // the owner's: the marked objects' walk failed once, said
   std::atomic<bool> accepting_{false};
   std::atomic<uint64_t> unregistered_class_allocations_{0};  // keyed by signature (slow path)
   std::atomic<jlong> class_class_tag_{0};  // registry ID of java.lang.Class, set at start()

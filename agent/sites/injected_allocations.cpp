@@ -36,15 +36,38 @@ InjectedAllocations::InjectedAllocations(const AgentContext& context, ClassInstr
     : context_(context), instrumenter_(instrumenter) {
   instrumenter_->inject_allocations(
       [this](std::string_view class_name, const InjectedSite& site) { return add_site(class_name, site); });
-  if (context.options->depth <= 1) return;
-  // The frame walk needs frame pointers in compiled code, which only a VM still loading can be told
-  // to keep; cpu=times keeps its shadow stack anyway, which then serves both.
-  walked_ = !context.attached && !context.options->cpu_timing && context.options->depth <= FrameWalk::kMaxDepth &&
-            ObjectSizes::unreadable_collector() == nullptr && FrameWalk::keep_frame_pointers();
-  if (walked_) return;
-  traced_ = true;
-  instrumenter_->inject_call_positions();
-  instrumenter_->catch_exceptions(context.jvmti);
+  if (context.options->depth > 1) {
+    // The frame walk needs frame pointers in compiled code, which only a VM still loading can be
+    // told to keep; cpu=times keeps its shadow stack anyway, which then serves both.
+    walked_ = !context.attached && !context.options->cpu_timing && context.options->depth <= FrameWalk::kMaxDepth &&
+              ObjectSizes::unreadable_collector() == nullptr && FrameWalk::keep_frame_pointers();
+    if (!walked_) {
+      traced_ = true;
+      instrumenter_->inject_call_positions();
+      instrumenter_->catch_exceptions(context.jvmti);
+    }
+  }
+}
+
+// live=y, at start (before the instrumenter begins): whether the objects can carry their sites in
+// their headers (agent/sites/object_marks.h); if not, start() refuses and the event path counts,
+// with its tags.
+bool InjectedAllocations::choose_marks(JNIEnv* jni, std::string* why) {
+  if (context_.options->thread_in_traces) {
+    *why = "live counts by injection name no thread in traces (thread=y)";
+    return false;
+  }
+  if (traced_) {
+    *why = "live counts by injection need traces by frame walk (not attached, not with cpu=times)";
+    return false;
+  }
+  mark_layout_ = read_object_mark_layout(context_.jvmti, jni);
+  if (!mark_layout_.usable) {
+    *why = "live counts by injection need room for a site in each object's header: " + mark_layout_.why_not;
+    return false;
+  }
+  instrumenter_->inject_marks();
+  return true;
 }
 
 // The frame walk's native, and the tracker's counting methods told to call it. If the walk cannot
@@ -201,6 +224,7 @@ bool InjectedAllocations::bind_natives(JNIEnv* jni, jclass counter) {
 }
 
 bool InjectedAllocations::start(JNIEnv* jni, std::string* why) {
+  if (context_.options->live && !choose_marks(jni, why)) return false;
   if (!sizes_.init(jni, context_.jvmti, why)) return false;
   jclass tracker = instrumenter_->tracker(jni, "heap=sites");
   if (tracker == nullptr) {
@@ -244,6 +268,7 @@ bool InjectedAllocations::start(JNIEnv* jni, std::string* why) {
     return false;
   }
   if (walked_ && !start_walk(jni, tracker, why)) return false;
+  if (context_.options->live && !start_marks(jni, why)) return false;
   start_natives(jni);
   counter_ = static_cast<jclass>(jni->NewGlobalRef(counter));
   last_collect_ns_ = monotonic_ns();
@@ -264,7 +289,7 @@ void InjectedAllocations::take_rows(JNIEnv* jni, jobjectArray result, std::vecto
     jni->GetIntArrayRegion(keys, 0, words, key.data());
     jni->GetLongArrayRegion(values, 0, words, value.data());
   }
-  jni->GetLongArrayRegion(figures, 0, 2, reinterpret_cast<jlong*>(figures_));
+  jni->GetLongArrayRegion(figures, 0, 3, reinterpret_cast<jlong*>(figures_));
   std::vector<uint32_t> serials = tracker_thread_serials(jni, context_.jvmti, *context_.writer, threads,
                                                           context_.options->thread_in_traces, ended);
   if (traced_ || walked_) take_traced_rows(jni, result, serials);
@@ -470,6 +495,14 @@ void InjectedAllocations::site_frames(const Site& site, size_t depth, std::vecto
   if (trace->size() < depth) trace->push_back({InjectedMethods::kMark | site.method_id, static_cast<int64_t>(site.offset)});
 }
 
+void InjectedAllocations::walked_trace(const Site& site, uint32_t context, size_t depth,
+                                       std::vector<StackFrame>* trace) {
+  site_frames(site, depth, trace);
+  if (context == 0) return;
+  std::vector<StackFrame> walked = walk_.frames(context);
+  for (size_t k = 0; k < walked.size() && trace->size() < depth; ++k) trace->push_back(walked[k]);
+}
+
 // The traced rows of one collect() result (elements 4 to 6, FasthprofAllocs.collect) into
 // pending_traced_: each trace is the site's frame, then the node's frames below its top, each at
 // the position it called from; depth frames at most. A node whose top is not the allocating method
@@ -487,7 +520,6 @@ void InjectedAllocations::take_traced_rows(JNIEnv* jni, jobjectArray result, con
   const auto depth = static_cast<size_t>(std::max(context_.current_depth(), 0));
   std::vector<StackFrame> trace;
   size_t at = 0;
-  std::vector<StackFrame> walked;
   for (size_t row = 0; row * 3 + 2 < key.size() && row * 2 + 1 < value.size(); ++row) {
     auto thread_index = static_cast<size_t>(key[row * 3]);
     auto index = static_cast<uint32_t>(key[row * 3 + 1]);
@@ -503,11 +535,7 @@ void InjectedAllocations::take_traced_rows(JNIEnv* jni, jobjectArray result, con
       described = sites_[index];
     }
     trace.clear();
-    site_frames(described, depth, &trace);
-    if (context != 0) {
-      walked = walk_.frames(static_cast<uint32_t>(context));
-      for (size_t k = 0; k < walked.size() && trace.size() < depth; ++k) trace.push_back(walked[k]);
-    }
+    walked_trace(described, static_cast<uint32_t>(context), depth, &trace);
     for (size_t k = 0; k < length && trace.size() < depth; ++k) {
       auto method = static_cast<uint32_t>(frame[row_at + 2 * k]);
       auto position = frame[row_at + 2 * k + 1];
@@ -584,6 +612,14 @@ void InjectedAllocations::stop(JNIEnv* jni) {
                 static_cast<unsigned long long>(unresolved_objects_), static_cast<long long>(figures_[0]),
                 static_cast<long long>(figures_[1]));
   write_stderr(line);
+  if (marking_) {
+    std::snprintf(line, sizeof(line),
+                  "fasthprof: alloc=inject: live counts by object headers: objects left unmarked=%lld "
+                  "live objects of unknown classes=%llu mark pairs=%zu\n",
+                  static_cast<long long>(figures_[2]), static_cast<unsigned long long>(unresolved_live_),
+                  pair_keys_.size());
+    write_stderr(line);
+  }
   ClassInstrumenter::Figures classes = instrumenter_->figures();
   std::snprintf(line, sizeof(line),
                 "fasthprof: alloc=inject: classes loaded before the start retransformed=%llu failed=%llu "

@@ -40,6 +40,7 @@
 #include "sites/frame_walk.h"
 #include "sites/instance_intrinsic.h"
 #include "sites/native_frames.h"
+#include "sites/object_marks.h"
 #include "sites/object_sizes.h"
 
 // The natives of java.lang.FasthprofAllocs (injected_allocations.cpp, frame_walk.cpp).
@@ -66,6 +67,25 @@ class InjectedAllocations {
   bool pause(JNIEnv* jni, bool paused);
   // VM death: no more counting. Says on stderr (verbose=y) what was counted and left out.
   void stop(JNIEnv* jni);
+
+  // live=y (injected_marks.cpp): the injected code writes each object's mark ID into its header
+  // (FasthprofMarks); a report walks the heap for them. The live objects and array bytes per mark ID.
+  struct MarkedLive {
+    std::vector<uint8_t> kinds;  // by mark ID: the site's SiteKind, 0xff none
+    std::vector<uint64_t> objects, bytes;
+    int32_t array_base[6] = {}, array_shift[6] = {};
+    uint64_t align_mask = 7;
+    uint32_t length_offset = 0;
+    uint64_t strays = 0;  // IDs no pair or site has
+    MarkWalkFigures figures;
+  };
+  bool marks_objects() const { return marking_; }
+  // The owner, after a forced collection: the marked objects in the heap now. False with *why when
+  // the heap cannot be walked (the live counts then lack them: said once).
+  bool walk_marked(JNIEnv* jni, MarkedLive* out, std::string* why);
+  // The owner, after feed() and the tagged objects' apply_live(): the walk's counts as live counts
+  // of their sites.
+  void add_marked_live(const MarkedLive& live, AllocationRecorder& recorder);
   // start() failed: no class gets calls that would count nothing (ClassInstrumenter::drop_allocations).
   void abandon() { instrumenter_->drop_allocations(); }
   void add_capabilities(jvmtiCapabilities* wanted) const {
@@ -141,6 +161,11 @@ class InjectedAllocations {
   void index_classes(JNIEnv* jni, bool register_loaded);
   void measure_instances(JNIEnv* jni, const std::vector<uint32_t>& indexes);
   void site_frames(const Site& site, size_t depth, std::vector<StackFrame>* trace) const;
+  // The site's frames, then the walked context's below them (0: none), depth frames at most.
+  void walked_trace(const Site& site, uint32_t context, size_t depth, std::vector<StackFrame>* trace);
+  bool choose_marks(JNIEnv* jni, std::string* why);
+  bool start_marks(JNIEnv* jni, std::string* why);
+  void take_pairs(JNIEnv* jni);
 
   AgentContext context_;
   ClassInstrumenter* instrumenter_;
@@ -178,7 +203,16 @@ class InjectedAllocations {
   std::unordered_map<std::string, uint32_t> serial_by_signature_;
   size_t indexed_classes_ = 0;  // registry size when serial_by_signature_ was built
   uint64_t counted_objects_ = 0, unresolved_objects_ = 0;
-  int64_t figures_[2] = {0, 0};  // the counter's: thread states, counts of threads over the cap
+  int64_t figures_[3] = {0, 0, 0};  // the counter's: thread states, counts of threads over the cap, unmarked objects
+
+  // live=y: objects marked in their headers (injected_marks.cpp): the header's layout (start()),
+  // whether marking started; the owner's pair keys by ID - 1 (context << 32 | site index).
+  ObjectMarkLayout mark_layout_;
+  bool marking_ = false;
+  jclass marks_class_ = nullptr;  // java.lang.FasthprofMarks, a global reference
+  jmethodID new_pairs_ = nullptr;
+  std::vector<uint64_t> pair_keys_;
+  uint64_t unresolved_live_ = 0;  // live objects of sites whose class was never resolved
 };
 
 }  // namespace fasthprof

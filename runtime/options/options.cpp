@@ -147,8 +147,9 @@ std::string check_combination(Options* options) {
   if (!options->live && (!options->alloc_sites || options->heap_dump)) {
     return "live=n needs heap=sites without heap=dump (a heap dump names each object's allocation site)";
   }
-  if (options->alloc == AllocCounting::kInject && (!options->alloc_sites || options->heap_dump || options->live)) {
-    return "alloc=inject needs heap=sites and live=n (injected code counts allocations, it follows no object)";
+  if (options->alloc == AllocCounting::kInject && (!options->alloc_sites || options->heap_dump)) {
+    return "alloc=inject needs heap=sites without heap=dump (a heap dump names each object's allocation site, which "
+           "only the event's tag gives)";
   }
   if (options->net_timeout_given && options->net_host.empty()) {
     return "timeout=<seconds> needs net=<host>:<port>";
@@ -298,7 +299,7 @@ std::string usage_text() {
       "  - The option format=b cannot be used with cpu=old|times.\n"
       "  - The option gz=y needs format=b; sample=<bytes> needs heap=sites|all.\n"
       "  - The option live=n needs heap=sites, without heap=dump (or heap=all);\n"
-      "    sites=<n> needs heap=sites|all; alloc=inject needs heap=sites,live=n.\n"
+      "    sites=<n> needs heap=sites|all; alloc=inject needs heap=sites.\n"
       "  - gz=y writes gzip in the layout of jcmd GC.heap_dump -gz (1 MiB members);\n"
       "    the default file is then java.hprof.gz. gzip -d gives the plain file.\n"
       "  - The option depth=<size> is at most 65535, the most a binary file records.\n"

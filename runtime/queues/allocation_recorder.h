@@ -127,6 +127,10 @@ class AllocationRecorder {
   void add_counted(const SiteIdentity& site, uint64_t objects, uint64_t bytes) {
     sites_.add_counted(site, objects, bytes);
   }
+  // Live objects counted by their headers' marks (SiteTable::add_live_counted), after apply_live().
+  void add_live_counted(const SiteIdentity& site, uint64_t objects, uint64_t bytes) {
+    sites_.add_live_counted(site, objects, bytes);
+  }
   // live=n: every site's live counts become its allocated ones (SiteTable::live_from_allocated).
   void live_from_allocated() { sites_.live_from_allocated(); }
   void mark_sites_reported() { sites_.mark_reported(); }

@@ -36,13 +36,23 @@ void SiteTable::bind_slot(uint32_t slot, const SiteIdentity& site) {
   row_of_slot_[slot] = row + 1;
 }
 
-void SiteTable::add_counted(const SiteIdentity& site, uint64_t objects, uint64_t bytes) {
+SiteTable::Row& SiteTable::row_of(const SiteIdentity& site) {
   uint64_t key = (uint64_t{site.class_serial} << 32) | site.trace_serial;
   auto [found, inserted] = row_by_key_.try_emplace(key, static_cast<uint32_t>(rows_.size()));
-  uint32_t row = *found;
   if (inserted) rows_.push_back(Row{site});
-  rows_[row].allocated.objects += objects;
-  rows_[row].allocated.bytes += bytes;
+  return rows_[*found];
+}
+
+void SiteTable::add_counted(const SiteIdentity& site, uint64_t objects, uint64_t bytes) {
+  Row& row = row_of(site);
+  row.allocated.objects += objects;
+  row.allocated.bytes += bytes;
+}
+
+void SiteTable::add_live_counted(const SiteIdentity& site, uint64_t objects, uint64_t bytes) {
+  Row& row = row_of(site);
+  row.live_objects += objects;
+  row.live_bytes += bytes;
 }
 
 void SiteTable::reset_allocated() {

@@ -111,6 +111,9 @@ class SiteTable {
   // (their slots are still bound to them).
   void reset_allocated();
   bool add_live(uint32_t slot, uint64_t objects, uint64_t bytes);
+  // Live objects found by what injected code wrote into their headers (after clear_live): added to
+  // the site's live counts, the site created on first sight as add_counted does.
+  void add_live_counted(const SiteIdentity& site, uint64_t objects, uint64_t bytes);
   // live=n: no object is followed after its allocation, so each site's live counts are set to its
   // allocated ones (as reported: rounded estimates with sample=).
   void live_from_allocated();
@@ -140,6 +143,8 @@ class SiteTable {
     bool ever_reported = false;  // false: new since then, so changed
   };
   SiteCounts counts_of(const Row& row) const;
+  // The row of (class serial, trace serial), made on first sight.
+  Row& row_of(const SiteIdentity& site);
 
   uint64_t sample_interval_;
   std::vector<uint32_t, memory::Allocator<uint32_t>> row_of_slot_;

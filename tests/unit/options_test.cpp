@@ -300,8 +300,10 @@ TEST(CrossChecks, FasthprofOptionsNeedTheirFeature) {
   expect_errors("live=n needs heap=sites without heap=dump (a heap dump names each object's allocation site)",
                 {"live=n", "heap=all,live=n", "heap=dump,live=n", "heap=sites,heap=dump,live=n", "cpu=samples,live=n"});
   EXPECT_FALSE(parse_ok("heap=sites,live=n").live);
-  expect_errors("alloc=inject needs heap=sites and live=n (injected code counts allocations, it follows no object)",
-                {"alloc=inject", "heap=sites,alloc=inject", "heap=all,live=y,alloc=inject", "cpu=times,alloc=inject"});
+  expect_errors("alloc=inject needs heap=sites without heap=dump (a heap dump names each object's allocation site, "
+                "which only the event's tag gives)",
+                {"alloc=inject", "heap=all,live=y,alloc=inject", "heap=sites,heap=dump,alloc=inject", "cpu=times,alloc=inject"});
+  EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,alloc=inject"), false));
   EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,live=n,alloc=inject,cpu=times"), false));
   EXPECT_EQ("alloc option value must be auto|event|inject", parse_error("heap=sites,live=n,alloc=injected"));
   // alloc=auto counts by injection where every allocation is counted exactly and nothing needs the

@@ -52,6 +52,9 @@ final class FasthprofAllocs {
         final long tid;
         // An agent thread: nothing it allocates is counted.
         boolean off;
+        // FasthprofMarks': the thread's hash generator, the objects it could not mark.
+        long seed;
+        long unmarked;
         // Written by the thread alone; replaced (bigger) by it, so read through the field.
         volatile long[] objects = new long[64];
         volatile long[] bytes = new long[64];
@@ -98,6 +101,7 @@ final class FasthprofAllocs {
     // Threads over the cap count here, under LOCK.
     private static final State SHARED = new State(null, -1);
     private static long sharedCounts;
+    private static long endedUnmarked;  // FasthprofMarks' count of the states removed
 
     // ---- the agent's calls (JNI) ------------------------------------------------------------
 
@@ -232,7 +236,11 @@ final class FasthprofAllocs {
             long[] outValues = new long[rows * 2];
             System.arraycopy(keys, 0, outKeys, 0, rows * 2);
             System.arraycopy(values, 0, outValues, 0, rows * 2);
-            return new Object[] {outKeys, outValues, threads, new long[] {states - 1, sharedCounts},
+            long unmarked = SHARED.unmarked + endedUnmarked;
+            for (State s : table) {
+                unmarked += s != null ? s.unmarked : 0;
+            }
+            return new Object[] {outKeys, outValues, threads, new long[] {states - 1, sharedCounts, unmarked},
                                  traced.keys(), traced.values(), traced.frames()};
         } finally {
             LOCK.unlock();
@@ -683,7 +691,11 @@ final class FasthprofAllocs {
         return b;
     }
 
-    private static State state() {
+    static boolean counting() {
+        return engaged;
+    }
+
+    static State state() {
         Thread t = Thread.currentThread();
         long tid = U.getLong(t, TID_OFFSET);
         State[] tab = table;
@@ -763,6 +775,7 @@ final class FasthprofAllocs {
             }
             if (old.tid == tid) {
                 found = true;
+                endedUnmarked += old.unmarked;
                 continue;
             }
             place(next, old);

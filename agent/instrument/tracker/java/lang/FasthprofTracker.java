@@ -392,6 +392,40 @@ public final class FasthprofTracker {
         }
     }
 
+    // After an allocation, once the object is usable (after its constructor for `new`): its header
+    // gets its site (FasthprofMarks), for live counts without a tag. With traces by frame walk the
+    // same context as the counting call's: the same method asks, from the same frames.
+
+    /** After new (its constructor) and after newarray, anewarray, multianewarray of 1 dimension. */
+    @DontInline
+    public static void marked(Object o, int site) {
+        FasthprofMarks.mark(o, allocWalk ? FasthprofAllocs.callers() : 0, site);
+    }
+
+    /** After a multianewarray of `dims` >= 2 dimensions, with the site its counting call had. */
+    @DontInline
+    public static void markedMulti(Object o, int dims, int site) {
+        FasthprofMarks.markMulti(o, allocWalk ? FasthprofAllocs.callers() : 0, dims, site);
+    }
+
+    /** After Unsafe.allocateInstance at the call site `call`. */
+    @DontInline
+    public static void markedClass(Object o, int call) {
+        int site = o != null ? FasthprofAllocs.classSite(o.getClass(), call) : -1;
+        if (site >= 0) {
+            FasthprofMarks.mark(o, allocWalk ? FasthprofAllocs.callers() : 0, site);
+        }
+    }
+
+    /** After a call sure to reach Object.clone at the call site `call`: the clone. */
+    @DontInline
+    public static void markedClone(Object o, int call) {
+        int site = o != null ? FasthprofAllocs.classSite(o.getClass(), call) : -1;
+        if (site >= 0) {
+            FasthprofMarks.mark(o, allocWalk ? FasthprofAllocs.callers() : 0, site);
+        }
+    }
+
     // enter, exit and at are @DontInline (honoured in a boot class): compiled once each, called by
     // every instrumented method. Inlined, C2 compiled them again at every call, return and position
     // call (bench/README.md "Where javac's extra cost at depth 4 goes").
