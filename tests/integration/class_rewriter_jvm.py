@@ -144,6 +144,72 @@ ALLOCATION_CALLS = {
     ("Allocations$Holder", "<init>"): (2, 2),
 }
 
+# MarkedObjects.java, run with "marks": every object it makes is claimed by identity right after it
+# was made (the tracker's expectMarked). (class, method or "prefix*", type as written, "<clone>" for
+# a call sure to reach Object.clone): (allocations, sum of the lengths passed). Each site is marked
+# as often as it allocated, less MARKED_THROWN, with objects of its type (MARKED_CLONE_CLASSES for
+# the clones).
+MARKED_SITES = {
+    ("MarkedObjects", "conditional", "MarkedObjects$Box"): (6, 0),  # new Box(c ? a : b), new Box(c ? new A() : new B())
+    ("MarkedObjects", "conditional", "MarkedObjects$Pair"): (3, 0),
+    ("MarkedObjects", "conditional", "MarkedObjects$A"): (2, 0),
+    ("MarkedObjects", "conditional", "MarkedObjects$B"): (4, 0),
+    ("MarkedObjects", "conditional", "MarkedObjects$Wide"): (3, 0),
+    ("MarkedObjects", "conditional", "[I"): (3, 5),
+    ("MarkedObjects", "nested", "MarkedObjects$Box"): (10, 0),
+    ("MarkedObjects", "nested", "MarkedObjects$A"): (4, 0),
+    ("MarkedObjects", "nested", "MarkedObjects$Holder"): (2, 0),
+    ("MarkedObjects", "nested", "MarkedObjects"): (2, 0),
+    ("MarkedObjects", "nested", "MarkedObjects$Inner"): (2, 0),
+    ("MarkedObjects", "nested", "MarkedObjects$1"): (2, 0),
+    ("MarkedObjects$Box", "<init>", "MarkedObjects$A"): (2, 0),  # this(new A())
+    ("MarkedObjects$Holder", "<init>", "java/lang/StringBuilder"): (1, 0),  # before super()
+    ("MarkedObjects$Holder", "<init>", "java/lang/Object"): (1, 0),
+    ("MarkedObjects", "statement", "MarkedObjects$Remembered"): (1, 0),
+    **{("MarkedObjects", "arrays", kind): (1, 3) for kind in
+       ("[Z", "[B", "[C", "[S", "[I", "[J", "[F", "[D", "[Ljava/lang/String;", "[[I")},
+    ("MarkedObjects", "arrays", "[Ljava/lang/Object;"): (1, 2),
+    ("MarkedObjects", "arrays", "MarkedObjects$A"): (1, 0),
+    ("MarkedObjects", "multi", "[[I"): (2, 4),  # [2][4], then [2][-4]: thrown
+    ("MarkedObjects", "multi", "[[[J"): (2, 10),  # [2][3][4], then [-4][3][2]: thrown
+    ("MarkedObjects", "multi", "[[Ljava/lang/String;"): (1, 4),  # [0][4]
+    ("MarkedObjects", "multi", "[[[I"): (1, 7),  # [3][0][4]
+    ("MarkedObjects", "multi", "[[[C"): (1, 6),  # [2][4][]
+    ("MarkedObjects", "clones", "[I"): (1, 2),
+    ("MarkedObjects", "clones", "[Ljava/lang/String;"): (1, 2),
+    ("MarkedObjects", "clones", "[[J"): (1, 4),
+    ("MarkedObjects", "clones", "MarkedObjects$Sheep"): (1, 0),
+    ("MarkedObjects", "clones", "MarkedObjects$Lamb"): (1, 0),
+    ("MarkedObjects", "clones", "<clone>"): (3, 0),  # int[], String[], long[][]
+    ("MarkedObjects$Sheep", "copy", "<clone>"): (2, 0),  # super.clone(): a Sheep, a Lamb
+    ("MarkedObjects$Color", "<clinit>", "MarkedObjects$Color"): (2, 0),
+    ("MarkedObjects$Color", "*", "[LMarkedObjects$Color;"): (1, 2),  # $VALUES: in <clinit> or $values()
+    ("MarkedObjects$Color", "values", "<clone>"): (1, 0),
+    ("MarkedObjects", "lambda$lambdas$*", "MarkedObjects$A"): (2, 0),
+    ("MarkedObjects", "lambda$lambdas$*", "[J"): (2, 1),  # long[]::new
+    ("MarkedObjects", "makeA", "MarkedObjects$A"): (2, 0),
+    ("MarkedObjects", "throwing", "MarkedObjects$Fails"): (3, 0),  # one constructor threw
+    ("MarkedObjects$Fails", "<init>", "java/lang/IllegalStateException"): (1, 0),
+    ("MarkedObjects", "inTry", "MarkedObjects$A"): (2, 0),
+    ("MarkedObjects", "inTry", "MarkedObjects$B"): (1, 0),
+    ("MarkedObjects", "inTry", "MarkedObjects$Box"): (2, 0),
+    ("MarkedObjects", "inTry", "java/lang/IllegalArgumentException"): (1, 0),
+    ("MarkedObjects", "boxing", "java/util/ArrayList"): (1, 0),
+    ("MarkedObjects", "boxing", "[Ljava/lang/Object;"): (1, 4),
+}
+MARKED_SITES_8 = {**MARKED_SITES, ("MarkedObjects", "concatenation", "java/lang/StringBuilder"): (1, 0)}
+MARKED_THROWN = {
+    ("MarkedObjects", "multi", "[[I"): 1,
+    ("MarkedObjects", "multi", "[[[J"): 1,
+    ("MarkedObjects", "throwing", "MarkedObjects$Fails"): 1,
+    ("Allocations", "tryNew", "[I"): 1,
+}
+MARKED_CLONE_CLASSES = {
+    ("MarkedObjects", "clones", "<clone>"): "[I,[Ljava.lang.String;,[[J",
+    ("MarkedObjects$Sheep", "copy", "<clone>"): "MarkedObjects$Lamb,MarkedObjects$Sheep",
+    ("MarkedObjects$Color", "values", "<clone>"): "[LMarkedObjects$Color;",
+}
+
 
 def javac(home, release, out, *sources, extra=()):
     command = harness.java_command(home, "--release", str(release), "-g", "-encoding", "UTF-8",
@@ -226,10 +292,20 @@ def read_sites(sites_path):
     return sites, marked
 
 
-def check_marks(label, proc, sites_path, unmarked_stdout):
-    """With --marks: every site marked by the rewriter, each marked as often as it was counted
-    (less the allocations that threw: tryNew's int[-1]), with objects of its type; no MARKERROR;
-    and the program's own output as without the marks."""
+def site_key(key, expected):
+    """The key of `expected` naming the site `key` (class, method, type): itself, or one whose method
+    is a "prefix*" ("*" alone: any method) of the same class and type."""
+    if key in expected:
+        return key
+    return next((k for k in expected if k[0] == key[0] and k[2] == key[2] and k[1].endswith("*")
+                 and key[1].startswith(k[1][:-1])), key)
+
+
+def check_marks(label, proc, sites_path, unmarked_stdout, expected):
+    """With --marks: every site marked by the rewriter, marked as often as it was counted (less the
+    allocations that threw, MARKED_THROWN), with objects of its type (MARKED_CLONE_CLASSES for a
+    clone); no MARKERROR (an object marked twice, one the program made and was not marked with, one
+    marked that the program did not make); and the program's own output as without the marks."""
     sites, marked = read_sites(sites_path)
     check(marked == set(sites), f"{label}: sites left unmarked: {sorted(set(sites) - marked)}")
     counted = {int(n): int(a) for _, n, a, _ in (line.split() for line in proc.stdout.splitlines() if line.startswith("SITE "))}
@@ -238,35 +314,50 @@ def check_marks(label, proc, sites_path, unmarked_stdout):
         if line.startswith("MARK "):
             _, number, count, classes = line.split(" ")
             marks[int(number)] = (int(count), classes)
-    for number, key in sorted(sites.items()):
-        thrown = 1 if key == ("Allocations", "tryNew", "[I") else 0
+    per_key = {}  # expected key -> [marks, counted, set of classes]
+    for number, key in sites.items():
+        entry = per_key.setdefault(site_key(key, expected), [0, 0, set()])
         count, classes = marks.get(number, (0, ""))
-        check(count == counted.get(number, 0) - thrown, f"{label}: site {key}: marked {count} times, "
-                                                        f"counted {counted.get(number)} (thrown {thrown})")
-        java_name = key[2].replace("/", ".")  # Class.getName(): [I, [Ljava.lang.String;, Allocations$A
-        check(classes == java_name, f"{label}: site {key}: marked objects of {classes}, expected {java_name}")
+        entry[0] += count
+        entry[1] += counted.get(number, 0)
+        entry[2].update(c for c in classes.split(",") if c)
+    for key, (count, allocations, classes) in sorted(per_key.items()):
+        thrown = MARKED_THROWN.get(key, 0)
+        check(count == allocations - thrown, f"{label}: site {key}: marked {count} times, counted {allocations} "
+                                             f"(thrown {thrown})")
+        java_name = MARKED_CLONE_CLASSES.get(key, key[2].replace("/", "."))  # Class.getName(): [I, [Ljava.lang.String;
+        check(",".join(sorted(classes)) == java_name, f"{label}: site {key}: marked objects of {sorted(classes)}, "
+                                                      f"expected {java_name}")
     errors = [line for line in proc.stdout.splitlines() if line.startswith("MARKERROR")]
     check(not errors, f"{label}: wrong marks:\n" + "\n".join(errors[:20]))
-    own = [line for line in proc.stdout.splitlines() if not line.startswith(("COUNT ", "SITE ", "MARK "))]
-    check(own == unmarked_stdout, f"{label}: the program's output changed: {own} against {unmarked_stdout}")
+    check(own_output(proc) == unmarked_stdout, f"{label}: the program's output changed: {own_output(proc)} "
+                                               f"against {unmarked_stdout}")
     print(f"{label}: {len(marks)} sites marked" + (", every mark as expected" if not harness.failures else ""), flush=True)
 
 
+def own_output(proc):
+    """The program's lines, less the tracker's and the HIDDEN lines MarkedObjects prints with marks."""
+    return [line for line in proc.stdout.splitlines() if not line.startswith(("COUNT ", "SITE ", "MARK", "HIDDEN "))]
+
+
 def check_sites(label, proc, sites_path, expected):
-    """The tracker's SITE lines, summed per (class, method, type), against `expected`."""
+    """The tracker's SITE lines, summed per (class, method, type), against `expected`; the sites
+    listed of the program's classes (those of the expected keys) are those expected."""
     sites, _ = read_sites(sites_path)
     seen = {}
     for line in proc.stdout.splitlines():
         if line.startswith("SITE "):
             _, number, allocations, lengths = line.split()
-            key = sites[int(number)]
+            key = site_key(sites[int(number)], expected)
             before = seen.get(key, (0, 0))
             seen[key] = (before[0] + int(allocations), before[1] + int(lengths))
     for key in sorted(set(seen) | set(expected)):
         check(seen.get(key) == expected.get(key), f"{label}: site {key}: counted {seen.get(key)}, "
                                                   f"expected {expected.get(key)}")
-    check(set(key for key in sites.values() if key[0].startswith("Allocations")) == set(expected),
-          f"{label}: the sites listed are those expected: {sorted(sites.values())}")
+    programs = tuple({key[0].split("$")[0] for key in expected})
+    listed = {site_key(key, expected) for key in sites.values() if key[0].startswith(programs)}
+    check(listed == set(expected), f"{label}: the sites listed are those expected: "
+                                   f"{sorted(listed ^ set(expected))} differ")
     print(f"{label}: {len(seen)} sites counted" + (", every count as expected" if not harness.failures else ""),
           flush=True)
 
@@ -293,7 +384,7 @@ def allocations_case(release, jdk):
                 else:
                     check("COUNT " not in proc.stdout, f"{kind}: no entry or exit counted")
                 check_sites(f"{label} --release {release} {kind}", proc, folder / "sites", ALLOCATION_SITES)
-                own = [line for line in proc.stdout.splitlines() if not line.startswith(("COUNT ", "SITE ", "MARK "))]
+                own = own_output(proc)
                 # The same with the mark calls after each allocation (RewritePlan::marks): verified
                 # under -Xverify:all, the same counts, each object marked once with its site.
                 counts, _ = rewrite([folder / "classes"], out, folder / "map", "--marks", *options)
@@ -304,7 +395,49 @@ def allocations_case(release, jdk):
                     check_counts(f"{label} --release {release} {kind} marks", proc, read_map(folder / "map"),
                                  ALLOCATION_CALLS)
                 check_sites(f"{label} --release {release} {kind} marks", proc, folder / "sites", ALLOCATION_SITES)
-                check_marks(f"{label} --release {release} {kind} marks", proc, folder / "sites", own)
+                check_marks(f"{label} --release {release} {kind} marks", proc, folder / "sites", own, ALLOCATION_SITES)
+    return case
+
+
+def marked_objects_case(releases, jdk):
+    """MarkedObjects.java for each release: rewritten with the allocation calls (and the clones'),
+    the counts checked; then with the mark calls, with and without the entry and exit calls, run
+    with "marks" under -Xverify:all: each object the program makes is the one it was marked with,
+    once (MARKERROR otherwise), the counts, marks and output as expected. Last, the classes without
+    the mark calls run with "marks" must fail those checks (the checks are live)."""
+    def case():
+        label, home = jdk()
+        for release in releases:
+            with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
+                folder = pathlib.Path(scratch)
+                tools = Tools(home, folder)
+                javac(home, release, folder / "classes", SOURCES / "java" / "MarkedObjects.java")
+                expected = MARKED_SITES_8 if release == 8 else MARKED_SITES
+                what = f"{label} --release {release} MarkedObjects"
+                options = ["--allocations", "--clones", "--sites", folder / "sites"]
+                counts, _ = rewrite([folder / "classes"], folder / "plain", folder / "map", *options)
+                check(counts["malformed"] == 0 and counts["left_alone"] == 0, f"{what}: every class whole: {counts}")
+                proc = run_rewritten(home, tools, folder / "plain", "MarkedObjects")
+                check("CHECK" in proc.stdout, f"{what}: the program ran to its end")
+                check_sites(what, proc, folder / "sites", expected)
+                own = own_output(proc)
+                for calls in (True, False):
+                    out = folder / ("both" if calls else "marks")
+                    extra = [] if calls else ["--no-calls"]
+                    counts, _ = rewrite([folder / "classes"], out, folder / "map", "--marks", *options, *extra)
+                    check(counts["malformed"] == 0 and counts["left_alone"] == 0, f"{what} marks: {counts}")
+                    proc = run_rewritten(home, tools, out, "MarkedObjects", "marks")
+                    kind = f"{what} marks" + ("" if calls else " without calls")
+                    check_sites(kind, proc, folder / "sites", expected)
+                    check_marks(kind, proc, folder / "sites", own, expected)
+                    hidden = sorted(line for line in proc.stdout.splitlines() if line.startswith("HIDDEN "))
+                    builders = 1 if release == 8 else 0  # javac's StringBuilder of the one concatenation
+                    check(hidden == ["HIDDEN [LMarkedObjects$Color; 1", f"HIDDEN java.lang.StringBuilder {builders}"],
+                          f"{kind}: objects claimed by class: {hidden}")
+                proc = run_rewritten(home, tools, folder / "plain", "MarkedObjects", "marks")
+                errors = [line for line in proc.stdout.splitlines() if "made but not marked" in line]
+                check(len(errors) >= 60, f"{what}: without the mark calls, the objects made are found unmarked: "
+                                         f"{len(errors)} MARKERROR lines")
     return case
 
 
@@ -512,4 +645,6 @@ if __name__ == "__main__":
         "allocations17": allocations_case(17, jdk17),
         "allocations25": allocations_case(25, harness.jdk25),
         "h2_allocations": h2_allocations,
+        "marked_objects17": marked_objects_case((8, 17), jdk17),
+        "marked_objects25": marked_objects_case((25,), harness.jdk25),
     })
