@@ -325,6 +325,8 @@ def check_marks(label, proc, sites_path, unmarked_stdout, expected):
         thrown = MARKED_THROWN.get(key, 0)
         check(count == allocations - thrown, f"{label}: site {key}: marked {count} times, counted {allocations} "
                                              f"(thrown {thrown})")
+        if allocations == 0 or (key[2].startswith("<") and key not in MARKED_CLONE_CLASSES):
+            continue  # never ran (another program's), or a clone whose classes the case does not list
         java_name = MARKED_CLONE_CLASSES.get(key, key[2].replace("/", "."))  # Class.getName(): [I, [Ljava.lang.String;
         check(",".join(sorted(classes)) == java_name, f"{label}: site {key}: marked objects of {sorted(classes)}, "
                                                       f"expected {java_name}")
@@ -449,15 +451,32 @@ def call_graph_case(release, programs, jdk):
             tools = Tools(home, folder)
             sources = [SOURCES / "java" / f"{main}.java" for main, _ in programs]
             javac(home, release, folder / "classes", *sources)
-            counts, _ = rewrite([folder / "classes"], folder / "rewritten", folder / "map")
-            check(counts["malformed"] == 0 and counts["left_alone"] == 0,
-                  f"release {release}: every class rewritten whole: {counts}")
-            names = read_map(folder / "map")
-            for main, expected in programs:
-                proc = run_rewritten(home, tools, folder / "rewritten", main)
-                check("CHECK " in proc.stdout, f"{main}: the program ran to its end")
-                check_counts(f"{label} --release {release} {main}", proc, names, expected)
+            own = {}
+            for options in ((), MARKS):  # then with every kind of call: the same counts, every object marked
+                out = folder / ("marked" if options else "rewritten")
+                counts, _ = rewrite([folder / "classes"], out, folder / "map", *options, *sites_file(options, folder))
+                check(counts["malformed"] == 0 and counts["left_alone"] == 0,
+                      f"release {release}: every class rewritten whole: {counts}")
+                names = read_map(folder / "map")
+                for main, expected in programs:
+                    proc = run_rewritten(home, tools, out, main)
+                    what = f"{label} --release {release} {main}" + (" marks" if options else "")
+                    check("CHECK " in proc.stdout, f"{what}: the program ran to its end")
+                    check_counts(what, proc, names, expected)
+                    if options:
+                        check_marks(what, proc, folder / "sites", own[main], {})
+                    own[main] = own_output(proc)
     return case
+
+
+# Every kind of call (--marks needs the allocation calls): for the cases whose programs were
+# written for the entry and exit calls, run again with these the counts must be the same, every
+# site marked as often as it allocated (their constructors do not throw) and the output unchanged.
+MARKS = ("--allocations", "--clones", "--marks")
+
+
+def sites_file(options, folder):
+    return ("--sites", folder / "sites") if options else ()
 
 
 def jdk17():
@@ -505,12 +524,19 @@ def long_methods():
         folder = pathlib.Path(scratch)
         tools = Tools(home, folder)
         javac(home, 8, folder / "classes", long_methods_source(folder))
-        counts, _ = rewrite([folder / "classes"], folder / "rewritten", folder / "map")
-        check(counts["left_alone"] == 1, f"huge left alone (64 KiB): {counts}")
-        check(counts["widened"] >= 1, f"walk's backward goto widened: {counts}")
-        proc = run_rewritten(home, tools, folder / "rewritten", "LongMethods")
-        check("CHECK " in proc.stdout, "LongMethods ran to its end")
-        check_counts(f"{label} LongMethods", proc, read_map(folder / "map"), LONG_METHODS)
+        own = None
+        for options in ((), MARKS):
+            out = folder / ("marked" if options else "rewritten")
+            counts, _ = rewrite([folder / "classes"], out, folder / "map", *options, *sites_file(options, folder))
+            check(counts["left_alone"] == 1, f"huge left alone (64 KiB): {counts}")
+            check(counts["widened"] >= 1, f"walk's backward goto widened: {counts}")
+            proc = run_rewritten(home, tools, out, "LongMethods")
+            what = f"{label} LongMethods" + (" marks" if options else "")
+            check("CHECK " in proc.stdout, f"{what} ran to its end")
+            check_counts(what, proc, read_map(folder / "map"), LONG_METHODS)
+            if options:
+                check_marks(what, proc, folder / "sites", own, {})
+            own = own_output(proc)
 
 
 def old_class_files():
@@ -525,13 +551,20 @@ def old_class_files():
         check(sorted(p.name for p in (folder / "classes").iterdir()) == ["Far.class", "Hand.class"],
               "the unit test wrote Far.class and Hand.class")
         tools = Tools(home, folder)
-        counts, _ = rewrite([folder / "classes"], folder / "rewritten", folder / "map")
-        check(counts["widened"] == 2 and counts["left_alone"] == 0, f"old class files: {counts}")
-        names = read_map(folder / "map")
-        for main in ("Hand", "Far"):
-            proc = run_rewritten(home, tools, folder / "rewritten", main)
-            expected = {key: value for key, value in OLD_CLASS_FILES.items() if key[0] == main}
-            check_counts(f"{label} {main}", proc, names, expected)
+        own = {}
+        for options in ((), MARKS):
+            out = folder / ("marked" if options else "rewritten")
+            counts, _ = rewrite([folder / "classes"], out, folder / "map", *options, *sites_file(options, folder))
+            check(counts["widened"] == 2 and counts["left_alone"] == 0, f"old class files: {counts}")
+            names = read_map(folder / "map")
+            for main in ("Hand", "Far"):
+                proc = run_rewritten(home, tools, out, main)
+                expected = {key: value for key, value in OLD_CLASS_FILES.items() if key[0] == main}
+                what = f"{label} {main}" + (" marks" if options else "")
+                check_counts(what, proc, names, expected)
+                if options:
+                    check_marks(what, proc, folder / "sites", own[main], {})
+                own[main] = own_output(proc)
 
 
 def mutants():
@@ -546,7 +579,7 @@ def mutants():
         folder = pathlib.Path(scratch)
         tools = Tools(home, folder)
         javac(home, 17, folder / "classes", *(SOURCES / "java" / f"{name}.java" for name in
-                                              ("CallGraphs", "Modern", "TypeAnnotated")))
+                                              ("CallGraphs", "Modern", "TypeAnnotated", "MarkedObjects")))
         javac(home, 11, tools.runner, SOURCES / "java" / "MutantCheck.java")
         (folder / "mutants").mkdir()
         seed_bytes = [p.read_bytes() for p in sorted(seeds.iterdir()) if "release25" not in p.name]
@@ -560,21 +593,23 @@ def mutants():
                 else:
                     data[at] = rng.choice(interesting)
             (folder / "mutants" / f"m{number:05}.class").write_bytes(bytes(data))
-        counts, _ = rewrite([folder / "mutants"], folder / "rewritten", folder / "map")
-        command = harness.java_command(home, "-Xverify:all", "-Xshare:auto",
-                                       f"--patch-module=java.base={tools.tracker}",
-                                       "-cp", f"{tools.runner}:{folder / 'classes'}", "MutantCheck",
-                                       str(folder / "mutants"), str(folder / "rewritten"))
-        proc = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=1200)
-        check(proc.returncode == 0, f"MutantCheck: exit {proc.returncode}\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
-        last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
-        print(f"{label} mutants: {last}", flush=True)
-        found = re.match(r"FILES (\d+) VALID (\d+) KEPT (\d+) ACCEPTED (\d+) REJECTED (\d+)", last)
-        if check(found is not None, f"mutants: the summary line, got {last!r}"):
-            files, valid, kept, accepted, rejected = map(int, found.groups())
-            rejections = [line for line in proc.stdout.splitlines() if line.startswith("REJECTED")]
-            check(rejected == 0, "mutants the JVM verified but not once rewritten:\n" + "\n".join(rejections[:20]))
-            check(valid - kept >= 100, f"mutants: at least 100 of {files} valid and rewritten, got {valid - kept}")
+        for options in ((), MARKS):  # then with every kind of call, the mark calls too
+            out = folder / ("marked" if options else "rewritten")
+            counts, _ = rewrite([folder / "mutants"], out, folder / "map", *options)
+            command = harness.java_command(home, "-Xverify:all", "-Xshare:auto",
+                                           f"--patch-module=java.base={tools.tracker}",
+                                           "-cp", f"{tools.runner}:{folder / 'classes'}", "MutantCheck",
+                                           str(folder / "mutants"), str(out))
+            proc = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=1200)
+            check(proc.returncode == 0, f"MutantCheck: exit {proc.returncode}\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+            last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+            print(f"{label} mutants{' marks' if options else ''}: {last}", flush=True)
+            found = re.match(r"FILES (\d+) VALID (\d+) KEPT (\d+) ACCEPTED (\d+) REJECTED (\d+)", last)
+            if check(found is not None, f"mutants: the summary line, got {last!r}"):
+                files, valid, kept, accepted, rejected = map(int, found.groups())
+                rejections = [line for line in proc.stdout.splitlines() if line.startswith("REJECTED")]
+                check(rejected == 0, "mutants the JVM verified but not once rewritten:\n" + "\n".join(rejections[:20]))
+                check(valid - kept >= 100, f"mutants: at least 100 of {files} valid and rewritten, got {valid - kept}")
 
 
 def h2(options=()):
@@ -617,13 +652,25 @@ def h2_allocations():
         with zipfile.ZipFile(H2_JAR) as jar:
             jar.extractall(folder / "jar")
         for kind, options in (("calls", ()), ("allocations", ("--allocations", "--no-calls")),
-                              ("both", ("--allocations",))):
+                              ("both", ("--allocations",)), ("marks", (*MARKS, "--sites", folder / "sites"))):
             counts, _ = rewrite([folder / "jar"], folder / kind, folder / "map", *options)
             growth = 100.0 * (counts["bytes_out"] - counts["bytes_in"]) / counts["bytes_in"]
             print(f"h2 class-file growth, {kind}: {counts['bytes_in']} -> {counts['bytes_out']} bytes "
                   f"(+{growth:.1f} %), {counts['sites']} sites, {counts['left_alone']} methods left alone", flush=True)
             check(counts["malformed"] == 0, f"h2 {kind}: no class malformed: {counts}")
+        # The data-flow pass over all of H2 (javac's code): every site marked, `new` included.
+        sites, marked = read_sites(folder / "sites")
+        kinds, unmarked = {}, {}
+        for number, (_, _, type_name) in sites.items():
+            kind = type_name if type_name.startswith("<") else "array" if type_name.startswith("[") else "new"
+            kinds[kind] = kinds.get(kind, 0) + 1
+            if number not in marked:
+                unmarked[kind] = unmarked.get(kind, 0) + 1
+        print(f"h2 marks: sites by kind {kinds}, unmarked {unmarked}", flush=True)
+        check(not unmarked, "h2: sites left unmarked: " + ", ".join(
+            " ".join(map(str, sites[n])) for n in sorted(set(sites) - marked)[:20]))
     h2(("--allocations",))
+    h2(MARKS)  # linked, so verified, with the mark calls
 
 
 def jdk25_program_case():
