@@ -642,6 +642,35 @@ def h2(options=()):
                       f"{label} h2: failures other than absent libraries:\n" + "\n".join(others[:20]))
 
 
+def check_every_site_marked(label, sites_path):
+    """rewrite_classes --marks over javac's code: every site marked, each `new`'s initializers found."""
+    sites, marked = read_sites(sites_path)
+    kinds, unmarked = {}, {}
+    for number, (_, _, type_name) in sites.items():
+        kind = type_name if type_name.startswith("<") else "array" if type_name.startswith("[") else "new"
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if number not in marked:
+            unmarked[kind] = unmarked.get(kind, 0) + 1
+    print(f"{label} marks: sites by kind {kinds}, unmarked {unmarked}", flush=True)
+    check(not unmarked, f"{label}: sites left unmarked: " + ", ".join(
+        " ".join(map(str, sites[n])) for n in sorted(set(sites) - marked)[:20]))
+
+
+def jdk_marks():
+    """Every class of each JDK's java.base rewritten with the mark calls (not run: the JDK's own
+    classes cannot run the tracker's calls): none malformed, every site marked."""
+    for label, home in harness.jdks():
+        with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
+            folder = pathlib.Path(scratch)
+            subprocess.run([os.path.join(home, "bin", "jimage"), "extract", "--include", "regex:/java.base/.*",
+                            "--dir", str(folder / "jdk"), os.path.join(home, "lib", "modules")],
+                           check=True, capture_output=True, timeout=600)
+            counts, _ = rewrite([folder / "jdk"], folder / "marked", folder / "map", *MARKS, "--no-calls",
+                                "--sites", folder / "sites")
+            check(counts["malformed"] == 0 and counts["sites"] > 40000, f"{label} java.base: {counts}")
+            check_every_site_marked(f"{label} java.base", folder / "sites")
+
+
 def h2_allocations():
     """H2 rewritten with allocation calls and entry/exit calls, linked on each JDK; first the
     class-file growth of each kind on its own and of both."""
@@ -658,17 +687,7 @@ def h2_allocations():
             print(f"h2 class-file growth, {kind}: {counts['bytes_in']} -> {counts['bytes_out']} bytes "
                   f"(+{growth:.1f} %), {counts['sites']} sites, {counts['left_alone']} methods left alone", flush=True)
             check(counts["malformed"] == 0, f"h2 {kind}: no class malformed: {counts}")
-        # The data-flow pass over all of H2 (javac's code): every site marked, `new` included.
-        sites, marked = read_sites(folder / "sites")
-        kinds, unmarked = {}, {}
-        for number, (_, _, type_name) in sites.items():
-            kind = type_name if type_name.startswith("<") else "array" if type_name.startswith("[") else "new"
-            kinds[kind] = kinds.get(kind, 0) + 1
-            if number not in marked:
-                unmarked[kind] = unmarked.get(kind, 0) + 1
-        print(f"h2 marks: sites by kind {kinds}, unmarked {unmarked}", flush=True)
-        check(not unmarked, "h2: sites left unmarked: " + ", ".join(
-            " ".join(map(str, sites[n])) for n in sorted(set(sites) - marked)[:20]))
+        check_every_site_marked("h2", folder / "sites")  # the data-flow pass over all of H2 (javac's code)
     h2(("--allocations",))
     h2(MARKS)  # linked, so verified, with the mark calls
 
@@ -693,5 +712,6 @@ if __name__ == "__main__":
         "allocations25": allocations_case(25, harness.jdk25),
         "h2_allocations": h2_allocations,
         "marked_objects17": marked_objects_case((8, 17), jdk17),
+        "jdk_marks": jdk_marks,
         "marked_objects25": marked_objects_case((25,), harness.jdk25),
     })
