@@ -16,7 +16,11 @@ the entry and exit calls: every site's count and the sum of the array lengths it
 those the program makes; then again with the mark calls after each allocation, --marks: verified,
 the same counts and output, every site marked, as often as it allocated without throwing, with
 objects of its type), h2_allocations (H2 rewritten with both kinds, loaded and linked; prints
-the class-file growth of each kind)."""
+the class-file growth of each kind; with the mark calls too: every site marked, linked);
+marked_objects17 and marked_objects25 (MarkedObjects.java: every object it makes checked by
+identity against the one it was marked with, MARKED_SITES); jdk_marks (each JDK's java.base
+rewritten with the mark calls: every site marked). release8 to release25, long_methods,
+old_class_files and mutants run a second time with every kind of call (MARKS)."""
 import os
 import pathlib
 import re
