@@ -1,8 +1,8 @@
 // rewrite_classes: runs runtime/classfile/class_rewriter over class files, for the JVM checks
 // (tests/integration/class_rewriter_jvm.py) and by hand.
 //
-//   rewrite_classes --out DIR [--map FILE] [--tracker CLASS] [--allocations [--marks] [--sites FILE]] [--no-calls]
-//                   INPUT...
+//   rewrite_classes --out DIR [--map FILE] [--tracker CLASS] [--allocations [--marks] [--clones] [--sites FILE]]
+//                   [--no-calls] INPUT...
 //
 // INPUT is a .class file or a folder searched for them; each class is written under DIR at its
 // path relative to its input folder (a file given alone: at its own name), rewritten when the
@@ -11,7 +11,9 @@
 // allocation calls too (--no-calls: those alone), sites numbered 1, 2, 3... apart from the methods;
 // --sites writes one line per site: "id class name descriptor offset type"; --marks injects the mark
 // calls after the allocations too, and each line of --sites ends with " marked" or " unmarked"
-// (InjectedSite::marked, once the class is rewritten). The last line on stdout
+// (InjectedSite::marked, once the class is rewritten); --clones counts the calls sure to reach
+// Object.clone too (RewritePlan::clones). A site without a type as written (InjectedSite::clones,
+// ::instantiates) gets the type "<clone>" or "<instance>" in --sites. The last line on stdout
 // counts the outcomes: "rewritten R nothing N malformed M methods I left_alone L widened W sites S
 // bytes_in B bytes_out O" (O: the classes as written, rewritten or not); each malformed class gets
 // a line "malformed: <path>: <error>" before it.
@@ -40,12 +42,13 @@ int main(int argc, char** argv) {
     else if (arg == "--tracker" && i + 1 < argc) plan.tracker.class_name = argv[++i];
     else if (arg == "--allocations") plan.allocations = true;
     else if (arg == "--marks") plan.marks = true;
+    else if (arg == "--clones") plan.clones = true;
     else if (arg == "--no-calls") plan.calls = false;
     else inputs.push_back(arg);
   }
   if (out_dir.empty() || inputs.empty()) {
     std::fprintf(stderr, "usage: rewrite_classes --out DIR [--map FILE] [--tracker CLASS] [--allocations [--marks] "
-                         "[--sites FILE]] [--no-calls] INPUT...\n");
+                         "[--clones] [--sites FILE]] [--no-calls] INPUT...\n");
     return 2;
   }
   std::vector<std::pair<fs::path, fs::path>> files;  // (file, path under DIR)
@@ -68,7 +71,8 @@ int main(int argc, char** argv) {
   };
   plan.assign_site_id = [&](std::string_view class_name, const fasthprof::InjectedSite& site) {
     site_lines.push_back(std::to_string(next_site) + " " + std::string(class_name) + " " + site.method_name + " " +
-                         site.descriptor + " " + std::to_string(site.offset) + " " + site.type);
+                         site.descriptor + " " + std::to_string(site.offset) + " " +
+                         (site.clones ? "<clone>" : site.instantiates ? "<instance>" : site.type));
     return next_site++;
   };
   size_t rewritten = 0, nothing = 0, malformed = 0, methods = 0, left_alone = 0, widened = 0, sites = 0;

@@ -1,7 +1,8 @@
 // Runs the class-file rewriter on arbitrary bytes: it must rewrite, decline or reject anything
 // without crashing or reading outside the input; a rejection says why in one line; a rewrite is
 // the same every time, larger than its input, and itself a class file the rewriter reads. The same
-// input is also rewritten with every kind of call (allocations, positions before invokes).
+// input is also rewritten with every kind of call (allocations and clones, positions before
+// invokes, the mark calls after allocations), and again without the mark calls: the same sites.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -25,10 +26,12 @@ fasthprof::RewriteResult rewrite(const uint8_t* data, size_t size) {
                                   [&](std::string_view, std::string_view, std::string_view) { return next++; });
 }
 
-// Everything at once: entry and exit calls, allocation calls, position calls before invokes.
-fasthprof::RewriteResult rewrite_all(const uint8_t* data, size_t size) {
+// Everything at once: entry and exit calls, allocation calls (clones too), position calls before
+// invokes and, with `marks`, the mark calls after the allocations.
+fasthprof::RewriteResult rewrite_all(const uint8_t* data, size_t size, bool marks = true) {
   fasthprof::RewritePlan plan;
-  plan.allocations = plan.call_positions = true;
+  plan.allocations = plan.call_positions = plan.clones = true;
+  plan.marks = marks;
   uint32_t next = 1;
   plan.assign_method_id = [&](std::string_view, std::string_view, std::string_view) { return next++; };
   plan.assign_site_id = [&](std::string_view, const fasthprof::InjectedSite&) { return next++; };
@@ -68,6 +71,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<uint8_t> output = all.bytes;
     fasthprof::RewriteResult twice = rewrite_all(output.data(), output.size());
     if (twice.outcome == fasthprof::RewriteOutcome::kMalformed) fail("its own output malformed (every call)", twice);
+  }
+  // The mark calls change what is added, never what is counted: without them nothing is marked, and
+  // unless they pushed a method past a limit (left alone, its sites unlisted) the same outcome and
+  // sites.
+  fasthprof::RewriteResult unmarked = rewrite_all(input.data(), input.size(), false);
+  for (const fasthprof::InjectedSite& u : unmarked.sites)
+    if (u.marked) fail("a site marked without the mark calls", unmarked);
+  if (unmarked.methods_left_alone > all.methods_left_alone) fail("more left alone without the mark calls", all);
+  if (unmarked.methods_left_alone < all.methods_left_alone) return 0;
+  if (unmarked.outcome != all.outcome || unmarked.sites.size() != all.sites.size())
+    fail("other sites or outcome with the mark calls", all);
+  for (size_t i = 0; i < all.sites.size(); ++i) {
+    const fasthprof::InjectedSite &a = all.sites[i], &u = unmarked.sites[i];
+    if (a.offset != u.offset || a.type != u.type || a.id != u.id || a.method_name != u.method_name)
+      fail("a site differs with the mark calls", all);
   }
   return 0;
 }

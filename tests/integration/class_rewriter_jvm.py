@@ -16,7 +16,11 @@ the entry and exit calls: every site's count and the sum of the array lengths it
 those the program makes; then again with the mark calls after each allocation, --marks: verified,
 the same counts and output, every site marked, as often as it allocated without throwing, with
 objects of its type), h2_allocations (H2 rewritten with both kinds, loaded and linked; prints
-the class-file growth of each kind)."""
+the class-file growth of each kind; with the mark calls too: every site marked, linked);
+marked_objects17 and marked_objects25 (MarkedObjects.java: every object it makes checked by
+identity against the one it was marked with, MARKED_SITES); jdk_marks (each JDK's java.base
+rewritten with the mark calls: every site marked). release8 to release25, long_methods,
+old_class_files and mutants run a second time with every kind of call (MARKS)."""
 import os
 import pathlib
 import re
@@ -144,6 +148,72 @@ ALLOCATION_CALLS = {
     ("Allocations$Holder", "<init>"): (2, 2),
 }
 
+# MarkedObjects.java, run with "marks": every object it makes is claimed by identity right after it
+# was made (the tracker's expectMarked). (class, method or "prefix*", type as written, "<clone>" for
+# a call sure to reach Object.clone): (allocations, sum of the lengths passed). Each site is marked
+# as often as it allocated, less MARKED_THROWN, with objects of its type (MARKED_CLONE_CLASSES for
+# the clones).
+MARKED_SITES = {
+    ("MarkedObjects", "conditional", "MarkedObjects$Box"): (6, 0),  # new Box(c ? a : b), new Box(c ? new A() : new B())
+    ("MarkedObjects", "conditional", "MarkedObjects$Pair"): (3, 0),
+    ("MarkedObjects", "conditional", "MarkedObjects$A"): (2, 0),
+    ("MarkedObjects", "conditional", "MarkedObjects$B"): (4, 0),
+    ("MarkedObjects", "conditional", "MarkedObjects$Wide"): (3, 0),
+    ("MarkedObjects", "conditional", "[I"): (3, 5),
+    ("MarkedObjects", "nested", "MarkedObjects$Box"): (10, 0),
+    ("MarkedObjects", "nested", "MarkedObjects$A"): (4, 0),
+    ("MarkedObjects", "nested", "MarkedObjects$Holder"): (2, 0),
+    ("MarkedObjects", "nested", "MarkedObjects"): (2, 0),
+    ("MarkedObjects", "nested", "MarkedObjects$Inner"): (2, 0),
+    ("MarkedObjects", "nested", "MarkedObjects$1"): (2, 0),
+    ("MarkedObjects$Box", "<init>", "MarkedObjects$A"): (2, 0),  # this(new A())
+    ("MarkedObjects$Holder", "<init>", "java/lang/StringBuilder"): (1, 0),  # before super()
+    ("MarkedObjects$Holder", "<init>", "java/lang/Object"): (1, 0),
+    ("MarkedObjects", "statement", "MarkedObjects$Remembered"): (1, 0),
+    **{("MarkedObjects", "arrays", kind): (1, 3) for kind in
+       ("[Z", "[B", "[C", "[S", "[I", "[J", "[F", "[D", "[Ljava/lang/String;", "[[I")},
+    ("MarkedObjects", "arrays", "[Ljava/lang/Object;"): (1, 2),
+    ("MarkedObjects", "arrays", "MarkedObjects$A"): (1, 0),
+    ("MarkedObjects", "multi", "[[I"): (2, 4),  # [2][4], then [2][-4]: thrown
+    ("MarkedObjects", "multi", "[[[J"): (2, 10),  # [2][3][4], then [-4][3][2]: thrown
+    ("MarkedObjects", "multi", "[[Ljava/lang/String;"): (1, 4),  # [0][4]
+    ("MarkedObjects", "multi", "[[[I"): (1, 7),  # [3][0][4]
+    ("MarkedObjects", "multi", "[[[C"): (1, 6),  # [2][4][]
+    ("MarkedObjects", "clones", "[I"): (1, 2),
+    ("MarkedObjects", "clones", "[Ljava/lang/String;"): (1, 2),
+    ("MarkedObjects", "clones", "[[J"): (1, 4),
+    ("MarkedObjects", "clones", "MarkedObjects$Sheep"): (1, 0),
+    ("MarkedObjects", "clones", "MarkedObjects$Lamb"): (1, 0),
+    ("MarkedObjects", "clones", "<clone>"): (3, 0),  # int[], String[], long[][]
+    ("MarkedObjects$Sheep", "copy", "<clone>"): (2, 0),  # super.clone(): a Sheep, a Lamb
+    ("MarkedObjects$Color", "<clinit>", "MarkedObjects$Color"): (2, 0),
+    ("MarkedObjects$Color", "*", "[LMarkedObjects$Color;"): (1, 2),  # $VALUES: in <clinit> or $values()
+    ("MarkedObjects$Color", "values", "<clone>"): (1, 0),
+    ("MarkedObjects", "lambda$lambdas$*", "MarkedObjects$A"): (2, 0),
+    ("MarkedObjects", "lambda$lambdas$*", "[J"): (2, 1),  # long[]::new
+    ("MarkedObjects", "makeA", "MarkedObjects$A"): (2, 0),
+    ("MarkedObjects", "throwing", "MarkedObjects$Fails"): (3, 0),  # one constructor threw
+    ("MarkedObjects$Fails", "<init>", "java/lang/IllegalStateException"): (1, 0),
+    ("MarkedObjects", "inTry", "MarkedObjects$A"): (2, 0),
+    ("MarkedObjects", "inTry", "MarkedObjects$B"): (1, 0),
+    ("MarkedObjects", "inTry", "MarkedObjects$Box"): (2, 0),
+    ("MarkedObjects", "inTry", "java/lang/IllegalArgumentException"): (1, 0),
+    ("MarkedObjects", "boxing", "java/util/ArrayList"): (1, 0),
+    ("MarkedObjects", "boxing", "[Ljava/lang/Object;"): (1, 4),
+}
+MARKED_SITES_8 = {**MARKED_SITES, ("MarkedObjects", "concatenation", "java/lang/StringBuilder"): (1, 0)}
+MARKED_THROWN = {
+    ("MarkedObjects", "multi", "[[I"): 1,
+    ("MarkedObjects", "multi", "[[[J"): 1,
+    ("MarkedObjects", "throwing", "MarkedObjects$Fails"): 1,
+    ("Allocations", "tryNew", "[I"): 1,
+}
+MARKED_CLONE_CLASSES = {
+    ("MarkedObjects", "clones", "<clone>"): "[I,[Ljava.lang.String;,[[J",
+    ("MarkedObjects$Sheep", "copy", "<clone>"): "MarkedObjects$Lamb,MarkedObjects$Sheep",
+    ("MarkedObjects$Color", "values", "<clone>"): "[LMarkedObjects$Color;",
+}
+
 
 def javac(home, release, out, *sources, extra=()):
     command = harness.java_command(home, "--release", str(release), "-g", "-encoding", "UTF-8",
@@ -226,10 +296,20 @@ def read_sites(sites_path):
     return sites, marked
 
 
-def check_marks(label, proc, sites_path, unmarked_stdout):
-    """With --marks: every site marked by the rewriter, each marked as often as it was counted
-    (less the allocations that threw: tryNew's int[-1]), with objects of its type; no MARKERROR;
-    and the program's own output as without the marks."""
+def site_key(key, expected):
+    """The key of `expected` naming the site `key` (class, method, type): itself, or one whose method
+    is a "prefix*" ("*" alone: any method) of the same class and type."""
+    if key in expected:
+        return key
+    return next((k for k in expected if k[0] == key[0] and k[2] == key[2] and k[1].endswith("*")
+                 and key[1].startswith(k[1][:-1])), key)
+
+
+def check_marks(label, proc, sites_path, unmarked_stdout, expected):
+    """With --marks: every site marked by the rewriter, marked as often as it was counted (less the
+    allocations that threw, MARKED_THROWN), with objects of its type (MARKED_CLONE_CLASSES for a
+    clone); no MARKERROR (an object marked twice, one the program made and was not marked with, one
+    marked that the program did not make); and the program's own output as without the marks."""
     sites, marked = read_sites(sites_path)
     check(marked == set(sites), f"{label}: sites left unmarked: {sorted(set(sites) - marked)}")
     counted = {int(n): int(a) for _, n, a, _ in (line.split() for line in proc.stdout.splitlines() if line.startswith("SITE "))}
@@ -238,35 +318,52 @@ def check_marks(label, proc, sites_path, unmarked_stdout):
         if line.startswith("MARK "):
             _, number, count, classes = line.split(" ")
             marks[int(number)] = (int(count), classes)
-    for number, key in sorted(sites.items()):
-        thrown = 1 if key == ("Allocations", "tryNew", "[I") else 0
+    per_key = {}  # expected key -> [marks, counted, set of classes]
+    for number, key in sites.items():
+        entry = per_key.setdefault(site_key(key, expected), [0, 0, set()])
         count, classes = marks.get(number, (0, ""))
-        check(count == counted.get(number, 0) - thrown, f"{label}: site {key}: marked {count} times, "
-                                                        f"counted {counted.get(number)} (thrown {thrown})")
-        java_name = key[2].replace("/", ".")  # Class.getName(): [I, [Ljava.lang.String;, Allocations$A
-        check(classes == java_name, f"{label}: site {key}: marked objects of {classes}, expected {java_name}")
+        entry[0] += count
+        entry[1] += counted.get(number, 0)
+        entry[2].update(c for c in classes.split(",") if c)
+    for key, (count, allocations, classes) in sorted(per_key.items()):
+        thrown = MARKED_THROWN.get(key, 0)
+        check(count == allocations - thrown, f"{label}: site {key}: marked {count} times, counted {allocations} "
+                                             f"(thrown {thrown})")
+        if allocations == 0 or (key[2].startswith("<") and key not in MARKED_CLONE_CLASSES):
+            continue  # never ran (another program's), or a clone whose classes the case does not list
+        java_name = MARKED_CLONE_CLASSES.get(key, key[2].replace("/", "."))  # Class.getName(): [I, [Ljava.lang.String;
+        check(",".join(sorted(classes)) == java_name, f"{label}: site {key}: marked objects of {sorted(classes)}, "
+                                                      f"expected {java_name}")
     errors = [line for line in proc.stdout.splitlines() if line.startswith("MARKERROR")]
     check(not errors, f"{label}: wrong marks:\n" + "\n".join(errors[:20]))
-    own = [line for line in proc.stdout.splitlines() if not line.startswith(("COUNT ", "SITE ", "MARK "))]
-    check(own == unmarked_stdout, f"{label}: the program's output changed: {own} against {unmarked_stdout}")
+    check(own_output(proc) == unmarked_stdout, f"{label}: the program's output changed: {own_output(proc)} "
+                                               f"against {unmarked_stdout}")
     print(f"{label}: {len(marks)} sites marked" + (", every mark as expected" if not harness.failures else ""), flush=True)
 
 
+def own_output(proc):
+    """The program's lines, less the tracker's and the HIDDEN lines MarkedObjects prints with marks."""
+    return [line for line in proc.stdout.splitlines() if not line.startswith(("COUNT ", "SITE ", "MARK", "HIDDEN "))]
+
+
 def check_sites(label, proc, sites_path, expected):
-    """The tracker's SITE lines, summed per (class, method, type), against `expected`."""
+    """The tracker's SITE lines, summed per (class, method, type), against `expected`; the sites
+    listed of the program's classes (those of the expected keys) are those expected."""
     sites, _ = read_sites(sites_path)
     seen = {}
     for line in proc.stdout.splitlines():
         if line.startswith("SITE "):
             _, number, allocations, lengths = line.split()
-            key = sites[int(number)]
+            key = site_key(sites[int(number)], expected)
             before = seen.get(key, (0, 0))
             seen[key] = (before[0] + int(allocations), before[1] + int(lengths))
     for key in sorted(set(seen) | set(expected)):
         check(seen.get(key) == expected.get(key), f"{label}: site {key}: counted {seen.get(key)}, "
                                                   f"expected {expected.get(key)}")
-    check(set(key for key in sites.values() if key[0].startswith("Allocations")) == set(expected),
-          f"{label}: the sites listed are those expected: {sorted(sites.values())}")
+    programs = tuple({key[0].split("$")[0] for key in expected})
+    listed = {site_key(key, expected) for key in sites.values() if key[0].startswith(programs)}
+    check(listed == set(expected), f"{label}: the sites listed are those expected: "
+                                   f"{sorted(listed ^ set(expected))} differ")
     print(f"{label}: {len(seen)} sites counted" + (", every count as expected" if not harness.failures else ""),
           flush=True)
 
@@ -293,7 +390,7 @@ def allocations_case(release, jdk):
                 else:
                     check("COUNT " not in proc.stdout, f"{kind}: no entry or exit counted")
                 check_sites(f"{label} --release {release} {kind}", proc, folder / "sites", ALLOCATION_SITES)
-                own = [line for line in proc.stdout.splitlines() if not line.startswith(("COUNT ", "SITE ", "MARK "))]
+                own = own_output(proc)
                 # The same with the mark calls after each allocation (RewritePlan::marks): verified
                 # under -Xverify:all, the same counts, each object marked once with its site.
                 counts, _ = rewrite([folder / "classes"], out, folder / "map", "--marks", *options)
@@ -304,7 +401,49 @@ def allocations_case(release, jdk):
                     check_counts(f"{label} --release {release} {kind} marks", proc, read_map(folder / "map"),
                                  ALLOCATION_CALLS)
                 check_sites(f"{label} --release {release} {kind} marks", proc, folder / "sites", ALLOCATION_SITES)
-                check_marks(f"{label} --release {release} {kind} marks", proc, folder / "sites", own)
+                check_marks(f"{label} --release {release} {kind} marks", proc, folder / "sites", own, ALLOCATION_SITES)
+    return case
+
+
+def marked_objects_case(releases, jdk):
+    """MarkedObjects.java for each release: rewritten with the allocation calls (and the clones'),
+    the counts checked; then with the mark calls, with and without the entry and exit calls, run
+    with "marks" under -Xverify:all: each object the program makes is the one it was marked with,
+    once (MARKERROR otherwise), the counts, marks and output as expected. Last, the classes without
+    the mark calls run with "marks" must fail those checks (the checks are live)."""
+    def case():
+        label, home = jdk()
+        for release in releases:
+            with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
+                folder = pathlib.Path(scratch)
+                tools = Tools(home, folder)
+                javac(home, release, folder / "classes", SOURCES / "java" / "MarkedObjects.java")
+                expected = MARKED_SITES_8 if release == 8 else MARKED_SITES
+                what = f"{label} --release {release} MarkedObjects"
+                options = ["--allocations", "--clones", "--sites", folder / "sites"]
+                counts, _ = rewrite([folder / "classes"], folder / "plain", folder / "map", *options)
+                check(counts["malformed"] == 0 and counts["left_alone"] == 0, f"{what}: every class whole: {counts}")
+                proc = run_rewritten(home, tools, folder / "plain", "MarkedObjects")
+                check("CHECK" in proc.stdout, f"{what}: the program ran to its end")
+                check_sites(what, proc, folder / "sites", expected)
+                own = own_output(proc)
+                for calls in (True, False):
+                    out = folder / ("both" if calls else "marks")
+                    extra = [] if calls else ["--no-calls"]
+                    counts, _ = rewrite([folder / "classes"], out, folder / "map", "--marks", *options, *extra)
+                    check(counts["malformed"] == 0 and counts["left_alone"] == 0, f"{what} marks: {counts}")
+                    proc = run_rewritten(home, tools, out, "MarkedObjects", "marks")
+                    kind = f"{what} marks" + ("" if calls else " without calls")
+                    check_sites(kind, proc, folder / "sites", expected)
+                    check_marks(kind, proc, folder / "sites", own, expected)
+                    hidden = sorted(line for line in proc.stdout.splitlines() if line.startswith("HIDDEN "))
+                    builders = 1 if release == 8 else 0  # javac's StringBuilder of the one concatenation
+                    check(hidden == ["HIDDEN [LMarkedObjects$Color; 1", f"HIDDEN java.lang.StringBuilder {builders}"],
+                          f"{kind}: objects claimed by class: {hidden}")
+                proc = run_rewritten(home, tools, folder / "plain", "MarkedObjects", "marks")
+                errors = [line for line in proc.stdout.splitlines() if "made but not marked" in line]
+                check(len(errors) >= 60, f"{what}: without the mark calls, the objects made are found unmarked: "
+                                         f"{len(errors)} MARKERROR lines")
     return case
 
 
@@ -316,15 +455,32 @@ def call_graph_case(release, programs, jdk):
             tools = Tools(home, folder)
             sources = [SOURCES / "java" / f"{main}.java" for main, _ in programs]
             javac(home, release, folder / "classes", *sources)
-            counts, _ = rewrite([folder / "classes"], folder / "rewritten", folder / "map")
-            check(counts["malformed"] == 0 and counts["left_alone"] == 0,
-                  f"release {release}: every class rewritten whole: {counts}")
-            names = read_map(folder / "map")
-            for main, expected in programs:
-                proc = run_rewritten(home, tools, folder / "rewritten", main)
-                check("CHECK " in proc.stdout, f"{main}: the program ran to its end")
-                check_counts(f"{label} --release {release} {main}", proc, names, expected)
+            own = {}
+            for options in ((), MARKS):  # then with every kind of call: the same counts, every object marked
+                out = folder / ("marked" if options else "rewritten")
+                counts, _ = rewrite([folder / "classes"], out, folder / "map", *options, *sites_file(options, folder))
+                check(counts["malformed"] == 0 and counts["left_alone"] == 0,
+                      f"release {release}: every class rewritten whole: {counts}")
+                names = read_map(folder / "map")
+                for main, expected in programs:
+                    proc = run_rewritten(home, tools, out, main)
+                    what = f"{label} --release {release} {main}" + (" marks" if options else "")
+                    check("CHECK " in proc.stdout, f"{what}: the program ran to its end")
+                    check_counts(what, proc, names, expected)
+                    if options:
+                        check_marks(what, proc, folder / "sites", own[main], {})
+                    own[main] = own_output(proc)
     return case
+
+
+# Every kind of call (--marks needs the allocation calls): for the cases whose programs were
+# written for the entry and exit calls, run again with these the counts must be the same, every
+# site marked as often as it allocated (their constructors do not throw) and the output unchanged.
+MARKS = ("--allocations", "--clones", "--marks")
+
+
+def sites_file(options, folder):
+    return ("--sites", folder / "sites") if options else ()
 
 
 def jdk17():
@@ -372,12 +528,19 @@ def long_methods():
         folder = pathlib.Path(scratch)
         tools = Tools(home, folder)
         javac(home, 8, folder / "classes", long_methods_source(folder))
-        counts, _ = rewrite([folder / "classes"], folder / "rewritten", folder / "map")
-        check(counts["left_alone"] == 1, f"huge left alone (64 KiB): {counts}")
-        check(counts["widened"] >= 1, f"walk's backward goto widened: {counts}")
-        proc = run_rewritten(home, tools, folder / "rewritten", "LongMethods")
-        check("CHECK " in proc.stdout, "LongMethods ran to its end")
-        check_counts(f"{label} LongMethods", proc, read_map(folder / "map"), LONG_METHODS)
+        own = None
+        for options in ((), MARKS):
+            out = folder / ("marked" if options else "rewritten")
+            counts, _ = rewrite([folder / "classes"], out, folder / "map", *options, *sites_file(options, folder))
+            check(counts["left_alone"] == 1, f"huge left alone (64 KiB): {counts}")
+            check(counts["widened"] >= 1, f"walk's backward goto widened: {counts}")
+            proc = run_rewritten(home, tools, out, "LongMethods")
+            what = f"{label} LongMethods" + (" marks" if options else "")
+            check("CHECK " in proc.stdout, f"{what} ran to its end")
+            check_counts(what, proc, read_map(folder / "map"), LONG_METHODS)
+            if options:
+                check_marks(what, proc, folder / "sites", own, {})
+            own = own_output(proc)
 
 
 def old_class_files():
@@ -392,13 +555,20 @@ def old_class_files():
         check(sorted(p.name for p in (folder / "classes").iterdir()) == ["Far.class", "Hand.class"],
               "the unit test wrote Far.class and Hand.class")
         tools = Tools(home, folder)
-        counts, _ = rewrite([folder / "classes"], folder / "rewritten", folder / "map")
-        check(counts["widened"] == 2 and counts["left_alone"] == 0, f"old class files: {counts}")
-        names = read_map(folder / "map")
-        for main in ("Hand", "Far"):
-            proc = run_rewritten(home, tools, folder / "rewritten", main)
-            expected = {key: value for key, value in OLD_CLASS_FILES.items() if key[0] == main}
-            check_counts(f"{label} {main}", proc, names, expected)
+        own = {}
+        for options in ((), MARKS):
+            out = folder / ("marked" if options else "rewritten")
+            counts, _ = rewrite([folder / "classes"], out, folder / "map", *options, *sites_file(options, folder))
+            check(counts["widened"] == 2 and counts["left_alone"] == 0, f"old class files: {counts}")
+            names = read_map(folder / "map")
+            for main in ("Hand", "Far"):
+                proc = run_rewritten(home, tools, out, main)
+                expected = {key: value for key, value in OLD_CLASS_FILES.items() if key[0] == main}
+                what = f"{label} {main}" + (" marks" if options else "")
+                check_counts(what, proc, names, expected)
+                if options:
+                    check_marks(what, proc, folder / "sites", own[main], {})
+                own[main] = own_output(proc)
 
 
 def mutants():
@@ -413,7 +583,7 @@ def mutants():
         folder = pathlib.Path(scratch)
         tools = Tools(home, folder)
         javac(home, 17, folder / "classes", *(SOURCES / "java" / f"{name}.java" for name in
-                                              ("CallGraphs", "Modern", "TypeAnnotated")))
+                                              ("CallGraphs", "Modern", "TypeAnnotated", "MarkedObjects")))
         javac(home, 11, tools.runner, SOURCES / "java" / "MutantCheck.java")
         (folder / "mutants").mkdir()
         seed_bytes = [p.read_bytes() for p in sorted(seeds.iterdir()) if "release25" not in p.name]
@@ -427,21 +597,23 @@ def mutants():
                 else:
                     data[at] = rng.choice(interesting)
             (folder / "mutants" / f"m{number:05}.class").write_bytes(bytes(data))
-        counts, _ = rewrite([folder / "mutants"], folder / "rewritten", folder / "map")
-        command = harness.java_command(home, "-Xverify:all", "-Xshare:auto",
-                                       f"--patch-module=java.base={tools.tracker}",
-                                       "-cp", f"{tools.runner}:{folder / 'classes'}", "MutantCheck",
-                                       str(folder / "mutants"), str(folder / "rewritten"))
-        proc = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=1200)
-        check(proc.returncode == 0, f"MutantCheck: exit {proc.returncode}\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
-        last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
-        print(f"{label} mutants: {last}", flush=True)
-        found = re.match(r"FILES (\d+) VALID (\d+) KEPT (\d+) ACCEPTED (\d+) REJECTED (\d+)", last)
-        if check(found is not None, f"mutants: the summary line, got {last!r}"):
-            files, valid, kept, accepted, rejected = map(int, found.groups())
-            rejections = [line for line in proc.stdout.splitlines() if line.startswith("REJECTED")]
-            check(rejected == 0, "mutants the JVM verified but not once rewritten:\n" + "\n".join(rejections[:20]))
-            check(valid - kept >= 100, f"mutants: at least 100 of {files} valid and rewritten, got {valid - kept}")
+        for options in ((), MARKS):  # then with every kind of call, the mark calls too
+            out = folder / ("marked" if options else "rewritten")
+            counts, _ = rewrite([folder / "mutants"], out, folder / "map", *options)
+            command = harness.java_command(home, "-Xverify:all", "-Xshare:auto",
+                                           f"--patch-module=java.base={tools.tracker}",
+                                           "-cp", f"{tools.runner}:{folder / 'classes'}", "MutantCheck",
+                                           str(folder / "mutants"), str(out))
+            proc = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=1200)
+            check(proc.returncode == 0, f"MutantCheck: exit {proc.returncode}\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+            last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+            print(f"{label} mutants{' marks' if options else ''}: {last}", flush=True)
+            found = re.match(r"FILES (\d+) VALID (\d+) KEPT (\d+) ACCEPTED (\d+) REJECTED (\d+)", last)
+            if check(found is not None, f"mutants: the summary line, got {last!r}"):
+                files, valid, kept, accepted, rejected = map(int, found.groups())
+                rejections = [line for line in proc.stdout.splitlines() if line.startswith("REJECTED")]
+                check(rejected == 0, "mutants the JVM verified but not once rewritten:\n" + "\n".join(rejections[:20]))
+                check(valid - kept >= 100, f"mutants: at least 100 of {files} valid and rewritten, got {valid - kept}")
 
 
 def h2(options=()):
@@ -474,6 +646,35 @@ def h2(options=()):
                       f"{label} h2: failures other than absent libraries:\n" + "\n".join(others[:20]))
 
 
+def check_every_site_marked(label, sites_path):
+    """rewrite_classes --marks over javac's code: every site marked, each `new`'s initializers found."""
+    sites, marked = read_sites(sites_path)
+    kinds, unmarked = {}, {}
+    for number, (_, _, type_name) in sites.items():
+        kind = type_name if type_name.startswith("<") else "array" if type_name.startswith("[") else "new"
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if number not in marked:
+            unmarked[kind] = unmarked.get(kind, 0) + 1
+    print(f"{label} marks: sites by kind {kinds}, unmarked {unmarked}", flush=True)
+    check(not unmarked, f"{label}: sites left unmarked: " + ", ".join(
+        " ".join(map(str, sites[n])) for n in sorted(set(sites) - marked)[:20]))
+
+
+def jdk_marks():
+    """Every class of each JDK's java.base rewritten with the mark calls (not run: the JDK's own
+    classes cannot run the tracker's calls): none malformed, every site marked."""
+    for label, home in harness.jdks():
+        with tempfile.TemporaryDirectory(prefix="fasthprof-rewrite-") as scratch:
+            folder = pathlib.Path(scratch)
+            subprocess.run([os.path.join(home, "bin", "jimage"), "extract", "--include", "regex:/java.base/.*",
+                            "--dir", str(folder / "jdk"), os.path.join(home, "lib", "modules")],
+                           check=True, capture_output=True, timeout=600)
+            counts, _ = rewrite([folder / "jdk"], folder / "marked", folder / "map", *MARKS, "--no-calls",
+                                "--sites", folder / "sites")
+            check(counts["malformed"] == 0 and counts["sites"] > 40000, f"{label} java.base: {counts}")
+            check_every_site_marked(f"{label} java.base", folder / "sites")
+
+
 def h2_allocations():
     """H2 rewritten with allocation calls and entry/exit calls, linked on each JDK; first the
     class-file growth of each kind on its own and of both."""
@@ -484,13 +685,15 @@ def h2_allocations():
         with zipfile.ZipFile(H2_JAR) as jar:
             jar.extractall(folder / "jar")
         for kind, options in (("calls", ()), ("allocations", ("--allocations", "--no-calls")),
-                              ("both", ("--allocations",))):
+                              ("both", ("--allocations",)), ("marks", (*MARKS, "--sites", folder / "sites"))):
             counts, _ = rewrite([folder / "jar"], folder / kind, folder / "map", *options)
             growth = 100.0 * (counts["bytes_out"] - counts["bytes_in"]) / counts["bytes_in"]
             print(f"h2 class-file growth, {kind}: {counts['bytes_in']} -> {counts['bytes_out']} bytes "
                   f"(+{growth:.1f} %), {counts['sites']} sites, {counts['left_alone']} methods left alone", flush=True)
             check(counts["malformed"] == 0, f"h2 {kind}: no class malformed: {counts}")
+        check_every_site_marked("h2", folder / "sites")  # the data-flow pass over all of H2 (javac's code)
     h2(("--allocations",))
+    h2(MARKS)  # linked, so verified, with the mark calls
 
 
 def jdk25_program_case():
@@ -512,4 +715,7 @@ if __name__ == "__main__":
         "allocations17": allocations_case(17, jdk17),
         "allocations25": allocations_case(25, harness.jdk25),
         "h2_allocations": h2_allocations,
+        "marked_objects17": marked_objects_case((8, 17), jdk17),
+        "jdk_marks": jdk_marks,
+        "marked_objects25": marked_objects_case((25,), harness.jdk25),
     })

@@ -7,8 +7,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * enter and exit calls per method ID, and the injected allocation calls per site ID with the sum
  * of the array lengths they were given; and the mark calls after each allocation (RewritePlan::marks)
  * per site ID with the classes of the objects handed over, keeping each object until the program
- * under test claims it (expectMarked: made once, marked once) and says it claimed them all
- * (expectNoMoreMarked). Put on the boot path with --patch-module java.base=DIR.
+ * under test claims it (expectMarked: made once, marked once; claimMarked: those of a class it
+ * cannot see) and says it claimed them all (expectNoMoreMarked). Put on the boot path with --patch-module java.base=DIR.
  */
 public final class FasthprofTracker {
   private static final int IDS = 1 << 20;
@@ -49,6 +49,16 @@ public final class FasthprofTracker {
     for (int length : lengths) {
       LENGTHS.addAndGet(site, length);
     }
+  }
+
+  /** Before a call of Unsafe.allocateInstance of site `site`: the class it is given. */
+  public static void allocClass(Class<?> type, int site) {
+    ALLOCATIONS.incrementAndGet(site);
+  }
+
+  /** Before a call sure to reach Object.clone of site `site` (RewritePlan::clones): the receiver. */
+  public static void allocClone(Object receiver, int site) {
+    ALLOCATIONS.incrementAndGet(site);
   }
 
   /** After an allocation of site `site` (new's initializer, an array, allocateInstance, a clone). */
@@ -96,6 +106,24 @@ public final class FasthprofTracker {
         error("a " + made.getClass().getName() + " made but not marked");
       }
     }
+  }
+
+  /**
+   * Claims every object of the class named `className` (Class.getName()) marked and not claimed
+   * yet: those the program cannot see (javac's StringBuilder of a concatenation, an enum's
+   * $VALUES). How many it claimed.
+   */
+  public static int claimMarked(String className) {
+    int claimed = 0;
+    synchronized (UNCLAIMED) {
+      for (java.util.Iterator<Object> i = UNCLAIMED.keySet().iterator(); i.hasNext();) {
+        if (i.next().getClass().getName().equals(className)) {
+          i.remove();
+          claimed++;
+        }
+      }
+    }
+    return claimed;
   }
 
   /** Every object marked so far was claimed by expectMarked. */
