@@ -41,7 +41,12 @@ InjectedAllocations::InjectedAllocations(const AgentContext& context, ClassInstr
     // told to keep; cpu=times keeps its shadow stack anyway, which then serves both.
     walked_ = !context.attached && !context.options->cpu_timing && context.options->depth <= FrameWalk::kMaxDepth &&
               ObjectSizes::unreadable_collector() == nullptr && FrameWalk::keep_frame_pointers();
-    if (!walked_) {
+    if (!walked_ && context.options->live) {
+      // Live counts by object headers name traces by walked context: without the walk the event
+      // path counts (start() refuses), so no call is put into every method for nothing.
+      marks_refusal_ = "live counts by injection need traces by frame walk (not attached, not with cpu=times, "
+                       "depth at most " + std::to_string(FrameWalk::kMaxDepth) + ", frame pointers kept)";
+    } else if (!walked_) {
       traced_ = true;
       instrumenter_->inject_call_positions();
       instrumenter_->catch_exceptions(context.jvmti);
@@ -57,8 +62,8 @@ bool InjectedAllocations::choose_marks(JNIEnv* jni, std::string* why) {
     *why = "live counts by injection name no thread in traces (thread=y)";
     return false;
   }
-  if (traced_) {
-    *why = "live counts by injection need traces by frame walk (not attached, not with cpu=times)";
+  if (!marks_refusal_.empty()) {
+    *why = marks_refusal_;
     return false;
   }
   mark_layout_ = read_object_mark_layout(context_.jvmti, jni);

@@ -207,6 +207,7 @@ class InjectedAllocations {
 
   // live=y: objects marked in their headers (injected_marks.cpp): the header's layout (start()),
   // whether marking started; the owner's pair keys by ID - 1 (context << 32 | site index).
+  std::string marks_refusal_;  // load time: why the headers cannot be used ("" when they may be)
   ObjectMarkLayout mark_layout_;
   bool marking_ = false;
   jclass marks_class_ = nullptr;  // java.lang.FasthprofMarks, a global reference

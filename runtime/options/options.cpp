@@ -401,7 +401,11 @@ bool counts_by_injection(const Options& options, bool attached) {
     case AllocCounting::kAuto:
       break;
   }
-  return options.alloc_sites && !options.heap_dump && !options.live && options.sample_bytes == 0 && !attached;
+  // Live counts by injection mark each object with its site in its header, which names no thread
+  // and needs traces by the frame walk, not cpu=times' shadow stack (agent/sites/object_marks.h);
+  // where the VM's headers have no room the agent falls back to the event at start.
+  if (options.live && (options.thread_in_traces || options.cpu_timing)) return false;
+  return options.alloc_sites && !options.heap_dump && options.sample_bytes == 0 && !attached;
 }
 
 std::string inert_debug_options_note(const Options& options) {

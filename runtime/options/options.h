@@ -57,12 +57,14 @@ struct Options {
   // fasthprof's own options
   uint64_t sample_bytes = 0;  // sample=<bytes> (k/m/g suffixes); 0 = exact tracking
   bool gzip = false;          // gz=y|n
-  // live=y|n: heap=sites follows each object after its allocation (a tag per object, a collection
-  // and a heap walk at each report) to count the live ones; n counts allocations alone.
+  // live=y|n: heap=sites follows each object after its allocation (its site in its header, or a tag
+  // on the event path; a collection and a heap walk at each report) to count the live ones; n counts
+  // allocations alone.
   bool live = true;
   // alloc=auto|event|inject: heap=sites counts allocations by the JVMTI event per object (event), or
-  // by code injected before each allocation instruction (inject: live=n). auto (the default): inject
-  // where it counts every allocation exactly (counts_by_injection), the event elsewhere.
+  // by code injected before each allocation instruction, and after it for live counts (inject).
+  // auto (the default): inject where it counts every allocation exactly (counts_by_injection), the
+  // event elsewhere.
   AllocCounting alloc = AllocCounting::kAuto;
   // sites=<n>: how many distinct allocation sites heap=sites keeps (its table is reserved up front;
   // allocations at sites beyond are counted as dropped, said when it first happens).

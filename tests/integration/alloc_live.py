@@ -141,7 +141,25 @@ def run_refusals(label, home):
         cleanup(run.folder)
 
 
+def run_auto(label, home):
+    """alloc=auto, the default: heap=sites counts by injection with live counts by headers, except
+    with thread=y or cpu=times (the event, with its tags)."""
+    for options, by_headers in (("heap=sites", True), ("heap=sites,depth=1", True), ("heap=sites,thread=y", False),
+                                ("heap=sites,cpu=times", False)):
+        got = run_sites(f"{label} {options}", home, options, True)
+        if got is None:
+            continue
+        rows, expected, run = got
+        check(("live counts by object headers" in run.stderr) == by_headers,
+              f"{label}: {options} counts live objects by {'headers' if by_headers else 'the event'}", run)
+        for site, cls, kept in expected:
+            if not site.endswith("clone"):  # the event path's clones on JDK 25: "collectors"
+                check(live_at(rows, site, cls) == kept, f"{label}: {options}: {cls} at {site}: {kept} live", run)
+        cleanup(run.folder)
+
+
 run_cases("alloc_live", {
+    "auto": on_each_jdk(run_auto),
     "collectors": on_each_jdk(run_collectors),
     "deep": on_each_jdk(run_deep),
     "refusals": on_each_jdk(run_refusals),

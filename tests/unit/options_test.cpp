@@ -312,7 +312,14 @@ TEST(CrossChecks, FasthprofOptionsNeedTheirFeature) {
   EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,live=n,alloc=auto,cpu=times"), false));
   EXPECT_FALSE(counts_by_injection(parse_ok("heap=sites,live=n"), true));
   EXPECT_FALSE(counts_by_injection(parse_ok("heap=sites,live=n,sample=512k"), false));
-  EXPECT_FALSE(counts_by_injection(parse_ok("heap=sites"), false));
+  // with live counts too (each object's site in its header), but not where a header cannot say it:
+  // a thread in traces, cpu=times' shadow stack
+  EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites"), false));
+  EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,depth=16"), false));
+  EXPECT_FALSE(counts_by_injection(parse_ok("heap=sites"), true));
+  EXPECT_FALSE(counts_by_injection(parse_ok("heap=sites,thread=y"), false));
+  EXPECT_FALSE(counts_by_injection(parse_ok("heap=sites,cpu=times"), false));
+  EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,live=n,thread=y"), false));
   EXPECT_FALSE(counts_by_injection(parse_ok("heap=all"), false));
   EXPECT_FALSE(counts_by_injection(parse_ok("cpu=times"), false));
   EXPECT_FALSE(counts_by_injection(parse_ok(""), false));
