@@ -94,7 +94,18 @@ void ClassTracker::record_unloaded_classes(JNIEnv* jni) {
 }
 
 bool ClassTracker::resolve_method(uint64_t method_number, MethodInfo* out) {
-  if ((method_number >> 63) != 0) return injected_ != nullptr && injected_->resolve_method(method_number, out);
+  if ((method_number >> 63) != 0) {
+    if (injected_ == nullptr || !injected_->resolve_method(method_number, out)) return false;
+    // FRAME records name their class's serial, as for any other method.
+    const ClassRegistry& registry = writer_->classes();
+    if (registry.size() != indexed_classes_) {
+      indexed_classes_ = registry.size();
+      registry.serials_by_signature(&serial_by_signature_);
+    }
+    auto found = serial_by_signature_.find(out->class_signature);
+    if (found != serial_by_signature_.end()) out->class_serial = found->second;
+    return true;
+  }
   auto method = reinterpret_cast<jmethodID>(method_number);
   char* name = nullptr;
   char* signature = nullptr;

@@ -10,6 +10,8 @@
 #include <jvmti.h>
 
 #include <cstdint>
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "queues/lifecycle_queue.h"
@@ -63,6 +65,10 @@ class ClassTracker final : public MethodResolver {
   LifecycleQueue* queue_ = nullptr;
   uint64_t next_loader_index_ = 0;
   MethodResolver* injected_ = nullptr;
+  // Injected methods name their class by signature alone: its serial (the boot loader's, else the
+  // first registered), indexed again when classes were registered since (the writer's).
+  std::unordered_map<std::string, uint32_t> serial_by_signature_;
+  size_t indexed_classes_ = 0;
 };
 
 }  // namespace fasthprof

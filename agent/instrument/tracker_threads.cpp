@@ -9,6 +9,9 @@ std::vector<uint32_t> tracker_thread_serials(JNIEnv* jni, jvmtiEnv* jvmti, Profi
                                              jobjectArray threads, bool serials, std::vector<jobject>* ended) {
   jsize count = jni->GetArrayLength(threads);
   std::vector<uint32_t> out(static_cast<size_t>(count), 0);
+  // The ended threads stay as local references, as many as ended since the last call (thousands
+  // when short threads come and go): room for all of them, whatever the caller's frame planned.
+  if (ended != nullptr && jni->EnsureLocalCapacity(count + 16) != JNI_OK) jvmti::clear_exception(jni);
   for (jsize i = 0; i < count; ++i) {
     jobject thread = jni->GetObjectArrayElement(threads, i);
     if (thread == nullptr) continue;

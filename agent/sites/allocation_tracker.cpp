@@ -179,8 +179,8 @@ void AllocationTracker::stop(JNIEnv* jni) {
   accepting_.store(false, std::memory_order_release);
   jvmti->SetEventNotificationMode(JVMTI_DISABLE, event_, nullptr);
   if (counting_by_injection_) injected_->stop(jni);
-  if (recorder_.slots().dropped() != 0) {
-    write_stderr("fasthprof: the allocation site table was full: " + std::to_string(recorder_.slots().dropped()) +
+  if (recorder_.dropped() != 0) {
+    write_stderr("fasthprof: the allocation site table was full: " + std::to_string(recorder_.dropped()) +
                  " allocations at new sites were not tracked (sites=<n> keeps more)\n");
   }
   if (context_.options->diagnostics()) {
@@ -329,7 +329,8 @@ size_t AllocationTracker::drain(JNIEnv* jni) {
       "the allocation writer", kTrackingStopped,
       [&] {
         drained = drain_events(jni);
-        if (counting_by_injection_) injected_->collect(jni, false);
+        // Fed as taken, so that a site table filling up is said when it happens.
+        if (counting_by_injection_ && injected_->collect(jni, false)) injected_->feed(jni, recorder_, false);
       },
       [&] {
         drain_failed_ = true;
@@ -341,7 +342,7 @@ size_t AllocationTracker::drain(JNIEnv* jni) {
 
 // Once, on the writer thread, as soon as a drain finds that allocations went uncounted.
 void AllocationTracker::say_if_full() {
-  if (said_full_ || recorder_.slots().dropped() == 0) return;
+  if (said_full_ || recorder_.dropped() == 0) return;
   said_full_ = true;
   write_stderr("fasthprof: the allocation site table is full (" + std::to_string(recorder_.slots().max_slots()) +
                " sites, depth " + std::to_string(context_.options->depth) +
@@ -449,6 +450,7 @@ void AllocationTracker::write_report(ReportContext& report) {
     recorder_.live_from_allocated();
     flags |= kSitesSortedByAllocation;
   }
+  say_if_full();  // the injected counts taken just now may have filled the table
   if (report.heap_summary_only) {
     SiteTotals totals;
     recorder_.sites().report_rows(1.0, &totals);

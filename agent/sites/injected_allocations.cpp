@@ -324,8 +324,8 @@ bool InjectedAllocations::pause(JNIEnv* jni, bool paused) {
   return !jvmti::clear_exception(jni);
 }
 
-void InjectedAllocations::collect(JNIEnv* jni, bool now) {
-  if (counter_ == nullptr || jni == nullptr) return;
+bool InjectedAllocations::collect(JNIEnv* jni, bool now) {
+  if (counter_ == nullptr || jni == nullptr) return false;
   instance_intrinsic_.keep_released();
   if (!writer_ignored_) {
     // The owner's own Java calls (class linking, reports' Runtime calls) are not the program's.
@@ -343,23 +343,24 @@ void InjectedAllocations::collect(JNIEnv* jni, bool now) {
                        " MiB (1/16 of the maximum heap, 4 to 128 MiB); allocations at new (site, trace) pairs are "
                        "counted under shorter traces from now on");
   }
-  if (!now && monotonic_ns() - last_collect_ns_ < kCollectIntervalNs) return;
+  if (!now && monotonic_ns() - last_collect_ns_ < kCollectIntervalNs) return false;
   last_collect_ns_ = monotonic_ns();
   jvmti::LocalFrame frame(jni, static_cast<jint>(figures_[0]) + 64);
   auto result = static_cast<jobjectArray>(jni->CallStaticObjectMethod(counter_, collect_, nullptr));
-  if (jvmti::clear_exception(jni) || result == nullptr) return;
+  if (jvmti::clear_exception(jni) || result == nullptr) return false;
   std::vector<jobject> ended;
   take_rows(jni, result, &ended);
-  if (ended.empty()) return;
+  if (ended.empty()) return true;
   // Their last counts, and their states go (their threads allocate no more).
   jobjectArray array = tracker_thread_array(jni, ended);
-  if (array == nullptr) return;
+  if (array == nullptr) return true;
   result = static_cast<jobjectArray>(jni->CallStaticObjectMethod(counter_, collect_, array));
-  if (jvmti::clear_exception(jni) || result == nullptr) return;
+  if (jvmti::clear_exception(jni) || result == nullptr) return true;
   take_rows(jni, result, nullptr);
   // Without cpu=times nobody else drops the tracker's states of those threads.
   if (owns_tracker_) jni->CallStaticVoidMethod(tracker_, forget_, array);
   jvmti::clear_exception(jni);
+  return true;
 }
 
 // serial_by_signature_ over every registered loaded class; with register_loaded, every class the
@@ -369,12 +370,7 @@ void InjectedAllocations::index_classes(JNIEnv* jni, bool register_loaded) {
   const ClassRegistry& registry = context_.writer->classes();
   if (registry.size() == indexed_classes_) return;
   indexed_classes_ = registry.size();
-  serial_by_signature_.clear();
-  // Two loaders may each have a class of one name: the boot loader's, else the first registered.
-  registry.for_each_loaded([&](const ClassInfo& info) {
-    auto [it, inserted] = serial_by_signature_.try_emplace(info.signature, info.serial);
-    if (!inserted && info.loader_key == 0) it->second = info.serial;
-  });
+  registry.serials_by_signature(&serial_by_signature_);
 }
 
 bool InjectedAllocations::resolve(JNIEnv*, uint32_t index, Resolved* out) {
@@ -426,7 +422,7 @@ void InjectedAllocations::measure_instances(JNIEnv* jni, const std::vector<uint3
 
 // Resolves the sites met for the first time: by the classes registered, then (once) by every class
 // loaded; measures the instance sizes of the new `new` sites.
-void InjectedAllocations::resolve_pending(JNIEnv* jni) {
+void InjectedAllocations::resolve_pending(JNIEnv* jni, bool register_loaded_too) {
   size_t site_count = 0;
   {
     std::lock_guard<std::mutex> lock(sites_mutex_);
@@ -435,6 +431,7 @@ void InjectedAllocations::resolve_pending(JNIEnv* jni) {
   if (resolved_.size() < site_count) resolved_.resize(site_count);
   std::vector<uint32_t> unsized;
   for (bool register_loaded : {false, true}) {
+    if (register_loaded && !register_loaded_too) break;
     bool missing = false;
     index_classes(jni, register_loaded);
     for (const auto* pending : {&pending_, &pending_traced_}) {
@@ -454,9 +451,9 @@ void InjectedAllocations::resolve_pending(JNIEnv* jni) {
   measure_instances(jni, unsized);
 }
 
-void InjectedAllocations::feed(JNIEnv* jni, AllocationRecorder& recorder) {
+void InjectedAllocations::feed(JNIEnv* jni, AllocationRecorder& recorder, bool at_report) {
   if (pending_.empty() && pending_traced_.empty()) return;
-  resolve_pending(jni);
+  resolve_pending(jni, at_report);
   ProfileWriter& writer = *context_.writer;
   const int depth = context_.current_depth();
   std::vector<StackFrame> frames;
@@ -480,8 +477,7 @@ void InjectedAllocations::feed(JNIEnv* jni, AllocationRecorder& recorder) {
       site_frames(described, static_cast<size_t>(std::max(depth, 0)), &frames);
       SiteIdentity identity{site->class_serial, traced ? low : writer.intern_trace(low, frames), site->array_kind};
       uint64_t bytes = described.kind == SiteKind::kInstance ? it->second.objects * site->instance_size : it->second.bytes;
-      recorder.add_counted(identity, it->second.objects, bytes);
-      counted_objects_ += it->second.objects;
+      if (recorder.add_counted(identity, it->second.objects, bytes)) counted_objects_ += it->second.objects;
       it = pending.erase(it);
     }
   }

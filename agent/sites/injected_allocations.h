@@ -58,10 +58,13 @@ class InjectedAllocations {
   // Live, before the instrumenter begins: false with *why when counting cannot start (the tracker
   // then counts by the SampledObjectAlloc event instead).
   bool start(JNIEnv* jni, std::string* why);
-  // The owner: takes the counts made since the last collect (`now`: whatever the time).
-  void collect(JNIEnv* jni, bool now);
-  // The owner: the counts taken so far into the recorder's site table.
-  void feed(JNIEnv* jni, AllocationRecorder& recorder);
+  // The owner: takes the counts made since the last collect (`now`: whatever the time); false when
+  // it took none (not due yet, or the call failed).
+  bool collect(JNIEnv* jni, bool now);
+  // The owner: the counts taken so far into the recorder's site table. Between reports
+  // (at_report false) sites whose class is not registered yet wait (registering every loaded class
+  // is for reports).
+  void feed(JNIEnv* jni, AllocationRecorder& recorder, bool at_report = true);
   // The owner (net= CONTROL allocation off and on): pauses or resumes the counting in Java. What
   // was counted before a pause is collected as always. False when the call failed.
   bool pause(JNIEnv* jni, bool paused);
@@ -156,7 +159,7 @@ class InjectedAllocations {
   void start_natives(JNIEnv* jni);
   bool bind_natives(JNIEnv* jni, jclass counter);
   void take_traced_rows(JNIEnv* jni, jobjectArray result, const std::vector<uint32_t>& serials);
-  void resolve_pending(JNIEnv* jni);
+  void resolve_pending(JNIEnv* jni, bool register_loaded_too);
   bool resolve(JNIEnv* jni, uint32_t index, Resolved* out);
   void index_classes(JNIEnv* jni, bool register_loaded);
   void measure_instances(JNIEnv* jni, const std::vector<uint32_t>& indexes);

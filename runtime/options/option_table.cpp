@@ -361,8 +361,9 @@ constexpr OptionRow kRows[] = {
     {"live", "y|n", "live counts in heap=sites", "y", B::kFasthprof, S::kSwitch,
      "live option value must be y|n", "live option value must be y|n", apply_switch<&Options::live>,
      "n: heap=sites counts every allocation exactly as with\n"
-     "y, but follows no object afterwards (no tag per object,\n"
-     "no collection and heap walk at each report): the\n"
+     "y, but follows no object afterwards (no site in its\n"
+     "header or tag, no collection and heap walk at each\n"
+     "report): the\n"
      "program runs faster, and the live columns of SITES\n"
      "repeat the allocated ones. Needs heap=sites, not\n"
      "heap=all (a dump names each object's site).",
@@ -382,9 +383,15 @@ constexpr OptionRow kRows[] = {
      "calls put into every method. The JIT's intrinsics that\n"
      "allocate (Object.clone, Arrays.copyOf, ...) are turned\n"
      "off, so that what they make is counted (not when the\n"
-     "agent is attached). Needs heap=sites and live=n.\n"
-     "auto: inject with heap=sites,live=n and no sample=,\n"
-     "unless the agent is attached; event otherwise.",
+     "agent is attached). Live counts: the code after each\n"
+     "allocation writes the object's site into its header,\n"
+     "read by a heap walk at each report (HotSpot 17 or 25,\n"
+     "Serial, Parallel or G1, traces by the walk, no\n"
+     "thread=y). Needs heap=sites without heap=dump.\n"
+     "auto: inject with heap=sites and no sample=, unless the\n"
+     "agent is attached, or with live counts thread=y or\n"
+     "cpu=times; event otherwise (and where inject cannot\n"
+     "start: said with verbose=y).",
      false},
     {"sites", "<n>", "most allocation sites kept", "262144", B::kFasthprof, S::kText,
      "syntax error parsing sites=N", "sites option value must be a number from 1024 to 1048575",

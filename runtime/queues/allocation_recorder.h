@@ -123,14 +123,24 @@ class AllocationRecorder {
   const SiteTable& sites() const { return sites_; }
   // net= CONTROL "reset the site table": every site's allocated counts start from zero. Owner.
   void reset_allocated_counts() { sites_.reset_allocated(); }
-  // Counts made by injected code (SiteTable::add_counted).
-  void add_counted(const SiteIdentity& site, uint64_t objects, uint64_t bytes) {
+  // Counts made by injected code (SiteTable::add_counted). A new site beyond the table's bound
+  // (max_slots sites in all, as the event path's slots) is not counted: its objects are added to
+  // dropped() as the event path's are, and false returned.
+  bool add_counted(const SiteIdentity& site, uint64_t objects, uint64_t bytes) {
+    if (!sites_.has_row(site) && sites_.site_count() >= slots_.max_slots()) {
+      counted_dropped_ += objects;
+      return false;
+    }
     sites_.add_counted(site, objects, bytes);
+    return true;
   }
-  // Live objects counted by their headers' marks (SiteTable::add_live_counted), after apply_live().
+  // Live objects counted by their headers' marks (SiteTable::add_live_counted), after apply_live();
+  // a site the bound kept out (add_counted) stays out.
   void add_live_counted(const SiteIdentity& site, uint64_t objects, uint64_t bytes) {
-    sites_.add_live_counted(site, objects, bytes);
+    if (sites_.has_row(site)) sites_.add_live_counted(site, objects, bytes);
   }
+  // Allocations not counted for the bound: the event path's, and the injected code's.
+  uint64_t dropped() const { return slots_.dropped() + counted_dropped_; }
   // live=n: every site's live counts become its allocated ones (SiteTable::live_from_allocated).
   void live_from_allocated() { sites_.live_from_allocated(); }
   void mark_sites_reported() { sites_.mark_reported(); }
@@ -151,6 +161,7 @@ class AllocationRecorder {
   AllocationPipeline pipeline_;
   SiteTable sites_;
   std::atomic<uint64_t> sequence_counter_{1};
+  uint64_t counted_dropped_ = 0;  // the owner's (add_counted)
 };
 
 }  // namespace fasthprof

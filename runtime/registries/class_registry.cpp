@@ -54,4 +54,12 @@ bool ClassRegistry::unload(uint32_t serial) {
   return true;
 }
 
+void ClassRegistry::serials_by_signature(std::unordered_map<std::string, uint32_t>* out) const {
+  out->clear();
+  for_each_loaded([&](const ClassInfo& info) {
+    auto [it, inserted] = out->try_emplace(info.signature, info.serial);
+    if (!inserted && info.loader_key == 0) it->second = info.serial;
+  });
+}
+
 }  // namespace fasthprof

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <deque>
 
 #include "base/flat_map.h"
@@ -61,6 +62,10 @@ class ClassRegistry {
       if (info.loaded) fn(info);
     }
   }
+
+  // Every loaded class's serial by signature alone (for names that carry no loader): where two
+  // loaders each have one, the boot loader's, else the first registered. Replaces *out.
+  void serials_by_signature(std::unordered_map<std::string, uint32_t>* out) const;
 
   size_t size() const { return classes_.size(); }  // classes ever registered
   size_t loaded_count() const { return loaded_count_; }

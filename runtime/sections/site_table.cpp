@@ -43,6 +43,10 @@ SiteTable::Row& SiteTable::row_of(const SiteIdentity& site) {
   return rows_[*found];
 }
 
+bool SiteTable::has_row(const SiteIdentity& site) const {
+  return row_by_key_.find((uint64_t{site.class_serial} << 32) | site.trace_serial) != nullptr;
+}
+
 void SiteTable::add_counted(const SiteIdentity& site, uint64_t objects, uint64_t bytes) {
   Row& row = row_of(site);
   row.allocated.objects += objects;

@@ -104,6 +104,8 @@ class SiteTable {
   // Counts taken elsewhere than one event per object (allocations counted by injected code,
   // exact): `objects` objects of `bytes` bytes in all at the site, created on first sight.
   void add_counted(const SiteIdentity& site, uint64_t objects, uint64_t bytes);
+  // Whether the site has a row already (its counts go there whatever the table's bound).
+  bool has_row(const SiteIdentity& site) const;
   // Live counts for one report: clear, add the walk's per-slot tallies (bound slots only; others
   // are ignored and returned false), read rows.
   void clear_live();

@@ -281,11 +281,11 @@ def own_sites(rows, traces):
 
 
 def run_live_n_text(label, home):
-    """live=n counts what live=y counts as allocated, site by site; its live columns repeat them.
-    Both by the event (alloc=event); by injection (alloc=auto, live=n's default) the same header,
-    columns and known answer (the sites where the two ways differ: docs/allocation-sites.md)."""
+    """live=n counts what live=y counts as allocated, site by site, by the event (alloc=event) and
+    by injection (alloc=auto, the default of both); its live columns repeat them, the same header,
+    columns and known answer either way (the sites where the two ways differ: docs/allocation-sites.md)."""
     found = {}
-    for live, how in (("y", "auto"), ("n", "event"), ("n", "auto")):
+    for live, how in (("y", "event"), ("n", "event"), ("y", "auto"), ("n", "auto")):
         run = run_java(home, agentpath(f"heap=sites,live={live},alloc={how},cutoff=0,file=sites.txt"), "AllocSites",
                        ["basic"], jvm_args=["-Xcheck:jni"])
         if not check(run.code == 0 and "AllocSites done" in run.stdout, f"{label} live={live} alloc={how}: exits normally", run):
@@ -320,8 +320,9 @@ def run_live_n_text(label, home):
         else:
             check(LIVE_N_NOTE not in text, f"{label}: live=y's header says nothing of live=n", run)
         cleanup(run.folder)
-    check(found["y", "auto"] == found["n", "event"], f"{label}: live=n's allocated counts equal live=y's, site by site:\n"
-          f"  y {found['y', 'auto']}\n  n {found['n', 'event']}")
+    for how in ("event", "auto"):
+        check(found["y", how] == found["n", how], f"{label}: alloc={how}: live=n's allocated counts equal live=y's, "
+              f"site by site:\n  y {found['y', how]}\n  n {found['n', how]}")
 
 
 def run_live_n_binary(label, home):

@@ -259,12 +259,12 @@ final class FasthprofAllocs {
         // A negative length is a walked row's context (-length): no frames of its own.
         void add(int thread, int site, long objects, long bytes, int[] from, int at, int length) {
             if ((rows + 1) * 3 > keys.length) {
-                keys = FasthprofTracker.copy(keys, keys.length * 2);
-                values = FasthprofTracker.copy(values, values.length * 2);
+                keys = FasthprofArrays.copy(keys, keys.length * 2);
+                values = FasthprofArrays.copy(values, values.length * 2);
             }
             int copied = length > 0 ? length : 0;
             if (words + copied * 2 > frames.length) {
-                frames = FasthprofTracker.copy(frames, frames.length * 2 + copied * 2);
+                frames = FasthprofArrays.copy(frames, frames.length * 2 + copied * 2);
             }
             keys[rows * 3] = thread;
             keys[rows * 3 + 1] = site;
@@ -277,15 +277,15 @@ final class FasthprofAllocs {
         }
 
         int[] keys() {
-            return FasthprofTracker.copy(keys, rows * 3);
+            return FasthprofArrays.copy(keys, rows * 3);
         }
 
         long[] values() {
-            return FasthprofTracker.copy(values, rows * 2);
+            return FasthprofArrays.copy(values, rows * 2);
         }
 
         int[] frames() {
-            return FasthprofTracker.copy(frames, words);
+            return FasthprofArrays.copy(frames, words);
         }
     }
 
@@ -444,7 +444,7 @@ final class FasthprofAllocs {
         }
         int words = s.tFrameWords;
         if (words + length * 2 > s.tFrames.length) {
-            s.tFrames = FasthprofTracker.copy(s.tFrames, s.tFrames.length * 2 + length * 2);
+            s.tFrames = FasthprofArrays.copy(s.tFrames, s.tFrames.length * 2 + length * 2);
         }
         int[] fr = s.tFrames;
         int at = t.nodeAt[node];
@@ -462,9 +462,9 @@ final class FasthprofAllocs {
         int slot = s.tCount;
         if (slot == s.tSite.length) {
             int size = slot * 2;
-            s.tSite = FasthprofTracker.copy(s.tSite, size);
-            s.tAt = FasthprofTracker.copy(s.tAt, size);
-            s.tLength = FasthprofTracker.copy(s.tLength, size);
+            s.tSite = FasthprofArrays.copy(s.tSite, size);
+            s.tAt = FasthprofArrays.copy(s.tAt, size);
+            s.tLength = FasthprofArrays.copy(s.tLength, size);
             s.tBytes = grown(s.tBytes, size);
             s.tObjects = grown(s.tObjects, size);
         }

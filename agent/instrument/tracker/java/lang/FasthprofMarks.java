@@ -91,6 +91,14 @@ final class FasthprofMarks {
         write(s, o, byPairs ? pairId(context, index) : index + 1L);
     }
 
+    /** An object made by Unsafe.allocateInstance or Object.clone at the call site `call`. */
+    static void markByClass(Object o, int context, int call) {
+        int site = o != null && on ? FasthprofAllocs.classSite(o.getClass(), call) : -1;
+        if (site >= 0) {
+            mark(o, context, site);
+        }
+    }
+
     /** A multianewarray of `dims` >= 2 dimensions: every level's arrays, each under its own site. */
     static void markMulti(Object o, int context, int dims, int site) {
         if (!on || o == null || !FasthprofAllocs.counting()) {

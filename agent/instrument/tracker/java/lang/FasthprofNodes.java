@@ -112,17 +112,17 @@ final class FasthprofNodes {
         int n = s.nodeCount;
         if (n == s.calls.length) {
             int size = n * 2;
-            s.nodeAt = FasthprofTracker.copy(s.nodeAt, size);
-            s.nodeLength = FasthprofTracker.copy(s.nodeLength, size);
-            s.calls = FasthprofTracker.copy(s.calls, size);
-            s.self = FasthprofTracker.copy(s.self, size);
-            s.total = FasthprofTracker.copy(s.total, size);
+            s.nodeAt = FasthprofArrays.copy(s.nodeAt, size);
+            s.nodeLength = FasthprofArrays.copy(s.nodeLength, size);
+            s.calls = FasthprofArrays.copy(s.calls, size);
+            s.self = FasthprofArrays.copy(s.self, size);
+            s.total = FasthprofArrays.copy(s.total, size);
         }
         int at = s.frameCount;
         if (at + tailLength + 1 > s.frames.length) {
             int size = s.frames.length + (s.frames.length >> 1) + tailLength + 1;
-            s.frames = FasthprofTracker.copy(s.frames, size);
-            s.framePos = FasthprofTracker.copy(s.framePos, size);
+            s.frames = FasthprofArrays.copy(s.frames, size);
+            s.framePos = FasthprofArrays.copy(s.framePos, size);
         }
         int[] fr = s.frames;
         int[] fp = s.framePos;

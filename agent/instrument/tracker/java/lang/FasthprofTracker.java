@@ -247,8 +247,9 @@ public final class FasthprofTracker {
                 drop(ended);
             }
             long[] figures = {untrackedThreads, out.overflow, liveStates, out.nodes};
-            return new Object[] {copy(out.frames, out.words), copy(out.values, out.row * 3), copy(out.rowThread, out.row),
-                                 out.threads, figures, copy(out.rowLength, out.row)};
+            return new Object[] {FasthprofArrays.copy(out.frames, out.words), FasthprofArrays.copy(out.values, out.row * 3),
+                                 FasthprofArrays.copy(out.rowThread, out.row), out.threads, figures,
+                                 FasthprofArrays.copy(out.rowLength, out.row)};
         } finally {
             LOCK.unlock();
         }
@@ -392,38 +393,27 @@ public final class FasthprofTracker {
         }
     }
 
-    // After an allocation, once the object is usable (after its constructor for `new`): its header
-    // gets its site (FasthprofMarks), for live counts without a tag. With traces by frame walk the
-    // same context as the counting call's: the same method asks, from the same frames.
-
-    /** After new (its constructor) and after newarray, anewarray, multianewarray of 1 dimension. */
+    // After an allocation, once the object is usable (after its constructor for `new`): its site
+    // into its header (FasthprofMarks); by frame walk the counting call's context (same frames).
     @DontInline
     public static void marked(Object o, int site) {
         FasthprofMarks.mark(o, allocWalk ? FasthprofAllocs.callers() : 0, site);
     }
 
-    /** After a multianewarray of `dims` >= 2 dimensions, with the site its counting call had. */
     @DontInline
     public static void markedMulti(Object o, int dims, int site) {
         FasthprofMarks.markMulti(o, allocWalk ? FasthprofAllocs.callers() : 0, dims, site);
     }
 
-    /** After Unsafe.allocateInstance at the call site `call`. */
+    /** After Unsafe.allocateInstance, and (markedClone) a sure Object.clone call, at call site `call`. */
     @DontInline
     public static void markedClass(Object o, int call) {
-        int site = o != null ? FasthprofAllocs.classSite(o.getClass(), call) : -1;
-        if (site >= 0) {
-            FasthprofMarks.mark(o, allocWalk ? FasthprofAllocs.callers() : 0, site);
-        }
+        FasthprofMarks.markByClass(o, allocWalk ? FasthprofAllocs.callers() : 0, call);
     }
 
-    /** After a call sure to reach Object.clone at the call site `call`: the clone. */
     @DontInline
     public static void markedClone(Object o, int call) {
-        int site = o != null ? FasthprofAllocs.classSite(o.getClass(), call) : -1;
-        if (site >= 0) {
-            FasthprofMarks.mark(o, allocWalk ? FasthprofAllocs.callers() : 0, site);
-        }
+        FasthprofMarks.markByClass(o, allocWalk ? FasthprofAllocs.callers() : 0, call);
     }
 
     // enter, exit and at are @DontInline (honoured in a boot class): compiled once each, called by
@@ -711,7 +701,9 @@ public final class FasthprofTracker {
         if (count * 2 > tab.length) {
             tab = rebuild(tab, tab.length * 2, null);
         } else {
-            tab = copy(tab);
+            FasthprofThreadState[] copied = new FasthprofThreadState[tab.length];
+            System.arraycopy(tab, 0, copied, 0, tab.length);
+            tab = copied;
         }
         place(tab, s);
         if (!s.off) {
@@ -784,30 +776,11 @@ public final class FasthprofTracker {
 
     private static void growStack(FasthprofThreadState s) {
         int size = s.stNode.length * 2;
-        s.stNode = copy(s.stNode, size);
-        s.stMethod = copy(s.stMethod, size);
-        s.stPos = copy(s.stPos, size);
-        s.stStart = copy(s.stStart, size);
-        s.stCallees = copy(s.stCallees, size);
-    }
-
-    // Copies without java.util.Arrays (instrumented): System.arraycopy is a native.
-    static int[] copy(int[] a, int size) {
-        int[] b = new int[size];
-        System.arraycopy(a, 0, b, 0, a.length < size ? a.length : size);
-        return b;
-    }
-
-    static long[] copy(long[] a, int size) {
-        long[] b = new long[size];
-        System.arraycopy(a, 0, b, 0, a.length < size ? a.length : size);
-        return b;
-    }
-
-    private static FasthprofThreadState[] copy(FasthprofThreadState[] a) {
-        FasthprofThreadState[] b = new FasthprofThreadState[a.length];
-        System.arraycopy(a, 0, b, 0, a.length);
-        return b;
+        s.stNode = FasthprofArrays.copy(s.stNode, size);
+        s.stMethod = FasthprofArrays.copy(s.stMethod, size);
+        s.stPos = FasthprofArrays.copy(s.stPos, size);
+        s.stStart = FasthprofArrays.copy(s.stStart, size);
+        s.stCallees = FasthprofArrays.copy(s.stCallees, size);
     }
 
     private static long[] grow(long[] a, int n) {
@@ -815,7 +788,7 @@ public final class FasthprofTracker {
         while (size < n) {
             size *= 2;
         }
-        return a == null ? new long[size] : copy(a, size);
+        return a == null ? new long[size] : FasthprofArrays.copy(a, size);
     }
 
     private static int min(int a, int b, int c, int d) {
