@@ -5,7 +5,8 @@ Alternates, round after round, on bench/java/AllocLoop.java:
   none      no agent
   floor     bench/floor_agent.cpp: SampledObjectAlloc at interval 0 + GetStackTrace(depth) + SetTag
   floor+ct  the same plus GetTag on the object's class (what fasthprof pays to identify the class)
-  sites     fasthprof heap=sites (exact)
+  sites     fasthprof heap=sites,alloc=event (exact, by the event: the pipeline against the floor;
+            heap=sites' default counts by injection, inject1/inject4 below without the live columns)
   s512k     fasthprof heap=sites,sample=512k
   inject1   fasthprof heap=sites,live=n,alloc=inject,depth=1 (counted by injected code)
   inject4   the same at depth 4 (traces by the frame walk)
@@ -86,7 +87,7 @@ def main():
         "none": [],
         "floor": [f"-agentpath:{FLOOR}=depth={DEPTH}"],
         "floor+ct": [f"-agentpath:{FLOOR}=depth={DEPTH},classtag=y"],
-        "sites": [f"-agentpath:{AGENT}=heap=sites,depth={DEPTH},verbose=n,file=sites.txt"],
+        "sites": [f"-agentpath:{AGENT}=heap=sites,alloc=event,depth={DEPTH},verbose=n,file=sites.txt"],
         "s512k": [f"-agentpath:{AGENT}=heap=sites,sample=512k,depth={DEPTH},verbose=n,file=s512k.txt"],
         "inject1": [f"-agentpath:{AGENT}=heap=sites,live=n,alloc=inject,depth=1,verbose=n,file=inject1.txt"],
         "inject4": [f"-agentpath:{AGENT}=heap=sites,live=n,alloc=inject,depth={DEPTH},verbose=n,file=inject4.txt"],
@@ -118,7 +119,7 @@ def main():
 
     # Accuracy of sample=64k against the exact run on a longer loop.
     long_run = ITERATIONS * 2
-    java(f"-agentpath:{AGENT}=heap=sites,cutoff=0,verbose=n,file=exact.txt", "-cp", str(work), "AllocLoop",
+    java(f"-agentpath:{AGENT}=heap=sites,alloc=event,cutoff=0,verbose=n,file=exact.txt", "-cp", str(work), "AllocLoop",
          str(long_run), cwd=work)
     java(f"-agentpath:{AGENT}=heap=sites,cutoff=0,sample=64k,verbose=n,file=s64k.txt", "-cp", str(work),
          "AllocLoop", str(long_run), cwd=work)

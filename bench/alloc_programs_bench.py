@@ -6,17 +6,18 @@ rotating by one every round (the machine is shared and noisy):
   none    no agent
   floor   bench/floor_agent.cpp at depth 4: SampledObjectAlloc at interval 0 + GetStackTrace + SetTag,
           the JVMTI floor of exact tracking
-  sites   fasthprof heap=sites,depth=4 (exact: every allocation counted, every object tagged and
-          followed, a collection and heap walk for the live columns at the report)
+  sites   fasthprof heap=sites,depth=4 (exact, live columns too: by its default alloc=auto, counted
+          by injected code, each object's site written into its header, a collection and heap walk
+          at the report)
+  sites1  the same at depth=1
+  sites_event  fasthprof heap=sites,alloc=event,depth=4 (the JVMTI event per allocation, every
+          object tagged and followed; not run unless asked for)
   live_n  fasthprof heap=sites,live=n,alloc=event,depth=4 (every allocation counted by its event, no object
           followed)
   inject  fasthprof heap=sites,live=n,alloc=inject,depth=4 (counted by injected code, what live=n's
           default alloc=auto does; traces of 4 frames by the cached walk of the thread's frames)
   inject1 fasthprof heap=sites,live=n,alloc=inject,depth=1 (traces of one frame: no calls injected
           but the allocation calls)
-  live    fasthprof heap=sites,alloc=inject,depth=4 (exact, live columns too: counted by injected
-          code, each object's site written into its header, a collection and heap walk at the report)
-  live1   the same at depth=1
   s512k   fasthprof heap=sites,sample=512k,depth=4
   times   fasthprof cpu=times,depth=4 (the shadow stack with times, no allocation counted)
   inject_base, inject1_base, times_base   inject, inject1 and times with FASTHPROF_BASE_AGENT,
@@ -68,17 +69,17 @@ JAVA25 = os.environ.get("JAVA25_HOME") or "/usr/lib/jvm/temurin-25-jdk-amd64"
 JAVA17 = os.environ.get("JAVA17_HOME") or "/usr/lib/jvm/java-17-openjdk-amd64"
 H2_JAR = os.environ.get("FASTHPROF_H2_JAR") or "/usr/share/java/h2.jar"
 DEPTH = 4
-CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "inject1", "live", "live1", "s512k", "times", "inject_base",
-              "inject1_base", "times_base"]
-DEFAULT_CONTENDERS = CONTENDERS[:9]
+CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "inject1", "sites1", "s512k", "sites_event", "times",
+              "inject_base", "inject1_base", "times_base"]
+DEFAULT_CONTENDERS = CONTENDERS[:8]
 AGENT_OPTIONS = {"sites": "heap=sites", "live_n": "heap=sites,live=n,alloc=event", "inject": "heap=sites,live=n,alloc=inject",
-                 "inject1": "heap=sites,live=n,alloc=inject", "live": "heap=sites,alloc=inject", "live1": "heap=sites,alloc=inject",
+                 "inject1": "heap=sites,live=n,alloc=inject", "sites1": "heap=sites", "sites_event": "heap=sites,alloc=event",
                  "s512k": "heap=sites,sample=512k", "times": "cpu=times"}
 AGENT_OPTIONS["inject_base"] = AGENT_OPTIONS["inject"]
 AGENT_OPTIONS["inject1_base"] = AGENT_OPTIONS["inject1"]
 AGENT_OPTIONS["times_base"] = AGENT_OPTIONS["times"]
 # Contenders at another depth than DEPTH.
-DEPTHS = {"inject1": 1, "inject1_base": 1, "live1": 1}
+DEPTHS = {"inject1": 1, "inject1_base": 1, "sites1": 1}
 H2_LINE = re.compile(r"H2Load rows=(\d+) threads=(\d+) elapsed_ms=(\d+) count=(\d+) qty_sum=(\d+) "
                      r"lookup_sum=(\d+) range_sum=(\d+) aggregate_sum=(\d+)")
 SITE_ROW = re.compile(r"^\s*\d+\s+[\d.]+%\s+[\d.]+%\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\S+$", re.M)
@@ -238,8 +239,7 @@ def report_part(part, description, runs, rounds, figures):
     for name, shown in (("sites", "heap=sites"), ("live_n", "heap=sites,live=n,alloc=event"),
                         ("inject", "heap=sites,live=n,alloc=inject,depth=4"),
                         ("inject1", "heap=sites,live=n,alloc=inject,depth=1"),
-                        ("live", "heap=sites,alloc=inject,depth=4 (live counts by headers)"),
-                        ("live1", "heap=sites,alloc=inject,depth=1 (live counts by headers)"), ("s512k", "sample=512k"),
+                        ("sites1", "heap=sites,depth=1"), ("sites_event", "heap=sites,alloc=event"), ("s512k", "sample=512k"),
                         ("floor", "floor"),
                         ("times", "cpu=times,depth=4"), ("inject_base", "base: heap=sites,live=n,alloc=inject,depth=4"),
                         ("inject1_base", "base: heap=sites,live=n,alloc=inject,depth=1"),
