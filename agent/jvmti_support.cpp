@@ -144,4 +144,33 @@ int vm_major_version(jvmtiEnv* jvmti) {
   return std::atoi(version.c_str());
 }
 
+namespace {
+
+struct SafepointWork {
+  void (*work)(void*);
+  void* data;
+  bool ran = false;
+};
+
+jint JNICALL run_on_first_reference(jvmtiHeapReferenceKind, const jvmtiHeapReferenceInfo*, jlong, jlong, jlong,
+                                    jlong*, jlong*, jint, void* user_data) {
+  auto* request = static_cast<SafepointWork*>(user_data);
+  if (!request->ran) {
+    request->ran = true;
+    request->work(request->data);
+  }
+  return JVMTI_VISIT_ABORT;
+}
+
+}  // namespace
+
+jvmtiError run_at_safepoint(jvmtiEnv* jvmti, void (*work)(void* data), void* data, bool* ran) {
+  SafepointWork request{work, data};
+  jvmtiHeapCallbacks callbacks{};
+  callbacks.heap_reference_callback = &run_on_first_reference;
+  jvmtiError error = jvmti->FollowReferences(0, nullptr, nullptr, &callbacks, &request);
+  *ran = request.ran;
+  return error;
+}
+
 }  // namespace fasthprof::jvmti

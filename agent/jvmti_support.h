@@ -104,4 +104,10 @@ bool collector_runs_on_own_threads();
 // The VM's major version (17, 21, 25, ...) from java.vm.specification.version, or 0.
 int vm_major_version(jvmtiEnv* jvmti);
 
+// Runs work(data) once on the VM thread at a safepoint, every Java thread held: in the first
+// callback of a JVMTI FollowReferences (a root, before the walk marked any object), which is then
+// aborted. `work` may use no JNI, no JVMTI and no lock a Java thread may hold. *ran says whether it
+// ran; the error is FollowReferences' (needs can_tag_objects).
+jvmtiError run_at_safepoint(jvmtiEnv* jvmti, void (*work)(void* data), void* data, bool* ran);
+
 }  // namespace fasthprof::jvmti

@@ -35,21 +35,17 @@ constexpr uint64_t kReserveBytes = 64ull << 20;
 struct ForkRequest {
   DumpChildPlan child;
   const HotSpotDumper* dumper = nullptr;
-  bool called = false;
   pid_t pid = -1;
   int fork_errno = 0;
   uint64_t forked_at = 0;
   uint64_t fork_ns = 0;
 };
 
-// The first heap reference callback, on the VM thread at the walk's safepoint: the fork. The
-// parent stops the walk; the child never returns here (run_dump_child ends it). No JNI, no
+// On the VM thread at a safepoint (jvmti::run_at_safepoint): the fork. The parent goes on (the
+// walk it runs in is aborted); the child never returns here (run_dump_child ends it). No JNI, no
 // allocation, no lock but the VM's own arena lock, held across the fork.
-jint JNICALL fork_on_first_reference(jvmtiHeapReferenceKind, const jvmtiHeapReferenceInfo*, jlong, jlong, jlong,
-                                     jlong*, jlong*, jint, void* user_data) {
-  auto* request = static_cast<ForkRequest*>(user_data);
-  if (request->called) return JVMTI_VISIT_ABORT;
-  request->called = true;
+void fork_at_safepoint(void* data) {
+  auto* request = static_cast<ForkRequest*>(data);
   request->dumper->lock(request->child.lock->bytes);
   uint64_t before = monotonic_ns();
   pid_t pid = ::fork();
@@ -60,7 +56,6 @@ jint JNICALL fork_on_first_reference(jvmtiHeapReferenceKind, const jvmtiHeapRefe
   request->fork_ns = request->forked_at - before;
   request->pid = pid;
   request->fork_errno = saved;
-  return JVMTI_VISIT_ABORT;
 }
 
 // Which heap the VM runs, or the reason a fork dump cannot serve it.
@@ -203,11 +198,10 @@ DumpReply ForkHeapDump::fork_and_wait(ReportContext& report, const std::string& 
   request.child.status_fd = status[1];
   request.child.watchdog_ms = plan.watchdog_ms;
   request.child.lock = &lock;
-  jvmtiHeapCallbacks callbacks{};
-  callbacks.heap_reference_callback = &fork_on_first_reference;
   if (report.pause_background) report.pause_background();
   uint64_t before = monotonic_ns();
-  jvmtiError walked = context_.jvmti->FollowReferences(0, nullptr, nullptr, &callbacks, &request);
+  bool called = false;
+  jvmtiError walked = jvmti::run_at_safepoint(context_.jvmti, &fork_at_safepoint, &request, &called);
   figures->pause_seconds = seconds_since(before);
   if (report.resume_background) report.resume_background();
   ::close(status[1]);
@@ -215,7 +209,7 @@ DumpReply ForkHeapDump::fork_and_wait(ReportContext& report, const std::string& 
     ::close(status[0]);
     if (walked != JVMTI_ERROR_NONE) {
       reply.reason = "the heap walk that forks failed: " + jvmti::error_name(walked);
-    } else if (!request.called) {
+    } else if (!called) {
       reply.reason = "the heap walk made no callback to fork in";
     } else {
       reply.reason = std::string("fork() failed: ") + std::strerror(request.fork_errno);

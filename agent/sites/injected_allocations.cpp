@@ -44,8 +44,11 @@ InjectedAllocations::InjectedAllocations(const AgentContext& context, ClassInstr
     if (!walked_ && context.options->live) {
       // Live counts by object headers name traces by walked context: without the walk the event
       // path counts (start() refuses), so no call is put into every method for nothing.
-      marks_refusal_ = "live counts by injection need traces by frame walk (not attached, not with cpu=times, "
-                       "depth at most " + std::to_string(FrameWalk::kMaxDepth) + ", frame pointers kept)";
+      const char* collector = ObjectSizes::unreadable_collector();
+      marks_refusal_ = collector != nullptr
+                           ? std::string("live counts by injection need the Serial, Parallel or G1 collector, not -XX:+") + collector
+                           : "live counts by injection need traces by frame walk (not attached, not with cpu=times, "
+                             "depth at most " + std::to_string(FrameWalk::kMaxDepth) + ", frame pointers kept)";
     } else if (!walked_) {
       traced_ = true;
       instrumenter_->inject_call_positions();

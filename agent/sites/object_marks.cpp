@@ -289,28 +289,23 @@ bool read_array_layout(ObjectMarkLayout* l, jvmtiEnv* jvmti, JNIEnv* jni, std::s
   return false;
 }
 
-// The walk's state, handed to FollowReferences' first callback.
+// The walk's state, for its run at the safepoint.
 struct Walk {
   const ObjectMarkLayout* layout;
   MarkClosure* closure;
-  bool called = false;
   uint64_t walk_started = 0;
   uint64_t walk_ns = 0;
 };
 
-// FollowReferences' first callback (a root, before JVMTI's walk has marked any object), on the VM
-// thread at the safepoint: the heap made parsable (TLABs' free ends filled, as HotSpot's own
-// iterations do first), the collector's own iteration over the whole heap, then the end of JVMTI's.
-jint JNICALL walk_on_first_reference(jvmtiHeapReferenceKind, const jvmtiHeapReferenceInfo*, jlong, jlong, jlong,
-                                     jlong*, jlong*, jint, void* user_data) {
-  auto* walk = static_cast<Walk*>(user_data);
-  if (walk->called) return JVMTI_VISIT_ABORT;
-  walk->called = true;
+// On the VM thread at the safepoint (jvmti::run_at_safepoint): the heap made parsable (TLABs' free
+// ends filled, as HotSpot's own iterations do first), then the collector's own iteration over the
+// whole heap.
+void walk_heap(void* data) {
+  auto* walk = static_cast<Walk*>(data);
   walk->walk_started = monotonic_ns();
   walk->layout->ensure_parsability(walk->layout->heap, false);
   walk->layout->object_iterate(walk->layout->heap, walk->closure);
   walk->walk_ns = monotonic_ns() - walk->walk_started;
-  return JVMTI_VISIT_ABORT;
 }
 
 }  // namespace
@@ -341,16 +336,15 @@ bool walk_marked_objects(jvmtiEnv* jvmti, const ObjectMarkLayout& layout, MarkVi
   }
   MarkClosure closure(layout, visit, context);
   Walk walk{&layout, &closure};
-  jvmtiHeapCallbacks callbacks{};
-  callbacks.heap_reference_callback = &walk_on_first_reference;
   uint64_t before = monotonic_ns();
-  jvmtiError error = jvmti->FollowReferences(0, nullptr, nullptr, &callbacks, &walk);
+  bool ran = false;
+  jvmtiError error = jvmti::run_at_safepoint(jvmti, &walk_heap, &walk, &ran);
   figures->pause_ns = monotonic_ns() - before;
   if (error != JVMTI_ERROR_NONE) {
     *why = "FollowReferences: " + jvmti::error_name(error);
     return false;
   }
-  if (!walk.called) {
+  if (!ran) {
     *why = "the heap iteration made no callback to walk in";
     return false;
   }
