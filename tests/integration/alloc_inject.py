@@ -17,7 +17,7 @@ import tempfile
 
 import hprof_records
 from harness import (AGENT, site_markers, agentpath, check, check_no_warnings, cleanup, java_bin, java_command,
-                     java_process, jdk25, on_each_jdk, run_cases, run_java, verify_binary, wait_for)
+                     java_process, jdk25, on_each_jdk, run_cases, run_java, run_sites_file, verify_binary, wait_for)
 
 SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "AllocSites.java"
 LINES = site_markers(SOURCE)
@@ -48,19 +48,8 @@ def frame(method, marker):
 
 
 def run_sites(label, home, options, mode, run_args=(), jvm_args=()):
-    """Runs AllocSites `mode` with the agent's `options` (writing sites.txt) under -Xcheck:jni;
-    returns (the file's text, the SITES rows, the run) when it exits normally with no WARNING and
-    one whole SITES section, else None."""
-    run = run_java(home, agentpath(f"{options},file=sites.txt"), "AllocSites", [mode, *run_args],
-                   jvm_args=["-Xcheck:jni", *jvm_args], timeout=240)
-    if not check(run.code == 0 and "AllocSites done" in run.stdout, f"{label}: exits normally", run):
-        return None
-    check_no_warnings(label, run.stdout, run.stderr)
-    text = run.text("sites.txt")
-    sections = hprof_records.text_sites(text)
-    if not check(len(sections) == 1 and sections[0][4], f"{label}: one whole SITES section", run):
-        return None
-    return text, [r for r in sections[0][3] if r], run
+    """AllocSites `mode` with the agent's `options`: run_sites_file's (text, SITES rows, run), or None."""
+    return run_sites_file(label, home, options, "AllocSites", [mode, *run_args], jvm_args)
 
 
 def sites_of(label, home, options, mode, run_args=(), jvm_args=()):

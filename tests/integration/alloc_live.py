@@ -12,7 +12,7 @@ import pathlib
 import re
 
 import hprof_records
-from harness import (agentpath, check, check_no_warnings, cleanup, on_each_jdk, run_cases, run_java, site_markers)
+from harness import check, cleanup, on_each_jdk, run_cases, run_sites_file, site_markers
 
 SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "LiveSites.java"
 LINES = site_markers(SOURCE)
@@ -22,18 +22,13 @@ MARKED = re.compile(r"live counts by object headers: objects left unmarked=(\d+)
 def run_sites(label, home, options, gc, jvm_args=()):
     """LiveSites with `options` under -Xcheck:jni: (rows by (class, frames): (alloc objs, alloc bytes,
     live objs, live bytes), expectations [(site, class, kept)], the run), or None."""
-    run = run_java(home, agentpath(f"{options},cutoff=0,verbose=y,file=sites.txt"), "LiveSites",
-                   ["gc"] if gc else [], jvm_args=["-Xcheck:jni", *jvm_args], timeout=240)
-    if not check(run.code == 0 and "LiveSites done" in run.stdout, f"{label}: exits normally", run):
+    got = run_sites_file(label, home, f"{options},cutoff=0,verbose=y", "LiveSites", ["gc"] if gc else [], jvm_args)
+    if got is None:
         return None
-    check_no_warnings(label, run.stdout, run.stderr)
-    text = run.text("sites.txt")
-    sections = hprof_records.text_sites(text)
-    if not check(len(sections) == 1 and sections[0][4], f"{label}: one whole SITES section", run):
-        return None
+    text, site_rows, run = got
     traces = {serial: tuple(frames) for serial, (_, frames) in hprof_records.text_traces(text).items()}
     rows = {}
-    for r in (r for r in sections[0][3] if r):
+    for r in site_rows:
         # a lambda's class is named by its address, which differs from run to run
         key = (r["class"], tuple(re.sub(r"\$\$Lambda[^.]*\.", "$$Lambda.", f) for f in traces.get(r["trace"], ())))
         a, b, c, d = rows.get(key, (0, 0, 0, 0))

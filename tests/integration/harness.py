@@ -164,6 +164,23 @@ def run_java(home, agent_arg, main="HelloThreads", args=(), env_extra=None, jvm_
     return Run(proc, folder)
 
 
+def run_sites_file(label, home, options, main, args=(), jvm_args=(), timeout=240):
+    """Runs `main` with the agent's `options` (writing sites.txt) under -Xcheck:jni; returns (the
+    file's text, its SITES rows, the run) when it exits normally (printing "<main> done") with no
+    WARNING and one whole SITES section, else None."""
+    import hprof_records
+    run = run_java(home, agentpath(f"{options},file=sites.txt"), main, list(args),
+                   jvm_args=["-Xcheck:jni", *jvm_args], timeout=timeout)
+    if not check(run.code == 0 and f"{main} done" in run.stdout, f"{label}: exits normally", run):
+        return None
+    check_no_warnings(label, run.stdout, run.stderr)
+    text = run.text("sites.txt")
+    sections = hprof_records.text_sites(text)
+    if not check(len(sections) == 1 and sections[0][4], f"{label}: one whole SITES section", run):
+        return None
+    return text, [r for r in sections[0][3] if r], run
+
+
 def agentpath(options=None):
     return f"-agentpath:{AGENT}" + (f"={options}" if options is not None else "")
 
