@@ -22,9 +22,12 @@
 // is keyed by a hash of its signature until the writer registers it; such a site and its later
 // twin under the class's tag fall into one row (same class serial and trace).
 //
-// alloc=inject (agent/sites/injected_allocations.h): code injected before each allocation
-// instruction counts in Java instead, with no event per object; the VMObjectAlloc event (the same
-// callback as SampledObjectAlloc) takes what natives allocate. Both feed the one site table.
+// alloc=inject (agent/sites/injected_allocations.h, the default where it can start): code injected
+// before each allocation instruction counts in Java instead, with no event per object; the
+// VMObjectAlloc event (the same callback as SampledObjectAlloc) takes what natives allocate. Both
+// feed the one site table. Live counts then come from each object's header, where code injected
+// after the allocation wrote its site (injected_marks.cpp, object_marks.h): the report walks them
+// first, takes the counts made so far, then the tagged objects of the natives' events.
 //
 // Live counts are exact at a report because the report drains every queued event and counts live
 // objects itself after a forced GC (ObjectFree stays off; its events arrive too late). live=n sets
