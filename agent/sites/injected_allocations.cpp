@@ -619,9 +619,9 @@ void InjectedAllocations::stop(JNIEnv* jni) {
   if (marking_) {
     std::snprintf(line, sizeof(line),
                   "fasthprof: alloc=inject: live counts by object headers: objects left unmarked=%lld "
-                  "live objects of unknown classes=%llu mark pairs=%zu\n",
+                  "live objects of unknown classes=%llu mark pairs=%zu marks naming no site=%llu\n",
                   static_cast<long long>(figures_[2]), static_cast<unsigned long long>(unresolved_live_),
-                  pair_keys_.size());
+                  pair_keys_.size(), static_cast<unsigned long long>(stray_marks_));
     write_stderr(line);
   }
   ClassInstrumenter::Figures classes = instrumenter_->figures();

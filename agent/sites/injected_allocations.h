@@ -217,6 +217,7 @@ class InjectedAllocations {
   jmethodID new_pairs_ = nullptr;
   std::vector<uint64_t> pair_keys_;
   uint64_t unresolved_live_ = 0;  // live objects of sites whose class was never resolved
+  uint64_t stray_marks_ = 0;      // the last walk's objects whose mark ID names no site
 };
 
 }  // namespace fasthprof

@@ -107,6 +107,7 @@ bool InjectedAllocations::walk_marked(JNIEnv* jni, MarkedLive* out, std::string*
 
 void InjectedAllocations::add_marked_live(const MarkedLive& live, AllocationRecorder& recorder) {
   const auto depth = static_cast<size_t>(std::max(context_.current_depth(), 0));
+  stray_marks_ = live.strays;
   std::vector<StackFrame> trace;
   for (size_t id = 1; id < live.objects.size(); ++id) {
     if (live.objects[id] == 0) continue;

@@ -16,7 +16,8 @@ from harness import check, cleanup, on_each_jdk, run_cases, run_sites_file, site
 
 SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "LiveSites.java"
 LINES = site_markers(SOURCE)
-MARKED = re.compile(r"live counts by object headers: objects left unmarked=(\d+) live objects of unknown classes=(\d+)")
+MARKED = re.compile(r"live counts by object headers: objects left unmarked=(\d+) live objects of unknown classes=(\d+) "
+                    r"mark pairs=\d+ marks naming no site=(\d+)")
 
 
 def run_sites(label, home, options, gc, jvm_args=()):
@@ -79,8 +80,8 @@ def check_known(label, rows, expected, run):
     spread = re.search(r"distinct hashes (\d+) of 20000", run.stdout)
     check(spread is not None and int(spread.group(1)) >= 19900, f"{label}: fresh identity hashes stay spread", run)
     marked = MARKED.search(run.stderr)
-    check(marked is not None and marked.groups() == ("0", "0"),
-          f"{label}: every object marked and every live one's class known: {marked and marked.group(0)}", run)
+    check(marked is not None and marked.groups() == ("0", "0", "0"),
+          f"{label}: every object marked, every live one's class and mark known: {marked and marked.group(0)}", run)
 
 
 def compare(label, home, depth, gc_flag, gc):
