@@ -80,9 +80,6 @@ struct ObjectMarkLayout {
   void (*object_iterate)(void* heap, void* closure) = nullptr;
   void (*ensure_parsability)(void* heap, bool retire_tlabs) = nullptr;
   const char* collector = "";  // "G1", "Parallel", "Serial"
-
-  uint64_t id_of_unlocked(uint64_t mark) const { return mark >> id_shift; }
-  uint64_t max_id() const { return id_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << id_bits) - 1; }
 };
 
 // Learns and checks the layout of this VM's marks (the header says what is checked). Never fails:
