@@ -19,6 +19,7 @@
 #include "heap/class_linker.h"
 #include "heap/heap_class_layouts.h"
 #include "heap/heap_walk.h"
+#include "heap/marked_object_tags.h"
 #include "heap_dump/heap_dump_assembler.h"
 #include "heap_dump/heap_dump_section.h"
 #include "heap_dump/heap_dump_staging.h"
@@ -30,27 +31,34 @@ namespace fasthprof {
 
 namespace {
 
-// Bytes the heap holds now (Runtime.totalMemory() - freeMemory()), 0 if unknown.
-uint64_t used_heap_bytes(JNIEnv* jni) {
+// The heap's committed bytes (Runtime.totalMemory()) and those it holds now (less freeMemory()),
+// 0 if unknown.
+struct HeapBytes {
+  uint64_t committed = 0, used = 0;
+};
+
+HeapBytes heap_bytes(JNIEnv* jni) {
   // Every call below may leave an exception, which must be looked at before the next JNI call.
   auto failed = [jni] { return jvmti::clear_exception(jni); };
   jvmti::LocalFrame frame(jni, 4);
   jclass runtime_class = jni->FindClass("java/lang/Runtime");
-  if (failed() || runtime_class == nullptr) return 0;
+  if (failed() || runtime_class == nullptr) return {};
   jmethodID get_runtime = jni->GetStaticMethodID(runtime_class, "getRuntime", "()Ljava/lang/Runtime;");
-  if (failed() || get_runtime == nullptr) return 0;
+  if (failed() || get_runtime == nullptr) return {};
   jmethodID total = jni->GetMethodID(runtime_class, "totalMemory", "()J");
-  if (failed() || total == nullptr) return 0;
+  if (failed() || total == nullptr) return {};
   jmethodID free = jni->GetMethodID(runtime_class, "freeMemory", "()J");
-  if (failed() || free == nullptr) return 0;
+  if (failed() || free == nullptr) return {};
   jobject runtime = jni->CallStaticObjectMethod(runtime_class, get_runtime);
-  if (failed() || runtime == nullptr) return 0;
+  if (failed() || runtime == nullptr) return {};
   jlong t = jni->CallLongMethod(runtime, total);
-  if (failed()) return 0;
+  if (failed()) return {};
   jlong f = jni->CallLongMethod(runtime, free);
-  if (failed()) return 0;
-  return t > f ? static_cast<uint64_t>(t - f) : 0;
+  if (failed()) return {};
+  return HeapBytes{static_cast<uint64_t>(std::max<jlong>(t, 0)), t > f ? static_cast<uint64_t>(t - f) : 0};
 }
+
+uint64_t used_heap_bytes(JNIEnv* jni) { return heap_bytes(jni).used; }
 
 // docs/decisions.md: warn before a dump that will probably not fit. A binary dump takes about 1.5
 // times the live heap (8-byte IDs); the used heap overstates the live one, so this errs on the
@@ -191,6 +199,9 @@ class WalkDump {
   void hold();
   // Describes every loaded class (layouts, CLASS DUMP data). False when they cannot be (said).
   bool collect_classes();
+  // heap=all counted by injection: the objects whose header names their allocation site tagged
+  // for the walk (marked_object_tags.h). Last before write(): nothing allocates in between.
+  void tag_marked_objects();
   // The roots, the walk and the objects; the threads are let go when the walk ends.
   void write();
   // Warnings, the heap-dump tags cleared, and the statistics line (verbose=y).
@@ -217,6 +228,8 @@ class WalkDump {
   double classes_seconds_ = 0;
   HeapWalkResult walk_;
   HeapDumpCounts counts_;
+  MarkedObjectTags marked_;
+  bool marked_used_ = false;
 };
 
 void WalkDump::hold() {
@@ -255,6 +268,17 @@ bool WalkDump::collect_classes() {
   return true;
 }
 
+void WalkDump::tag_marked_objects() {
+  if (allocation_traces_ == nullptr || !allocation_traces_->marks_objects()) return;
+  uint64_t committed = heap_bytes(jni_).committed;
+  std::string why;
+  marked_used_ = marked_.tag(jvmti_, report_, *allocation_traces_, committed, &why);
+  if (!marked_used_) {
+    write_stderr("fasthprof: warning: this heap dump names no allocation trace for the objects counted by "
+                 "injection: " + why + "\n");
+  }
+}
+
 HeapWalkSetup WalkDump::walk_setup() {
   HeapWalkSetup setup;
   setup.classes = &classes_;
@@ -262,6 +286,7 @@ HeapWalkSetup WalkDump::walk_setup() {
   setup.holder_id = collection_.class_field_holder_id;
   setup.threads = &threads_;
   setup.allocation_traces = allocation_traces_;
+  if (marked_used_) setup.marked_tags = &marked_;
   setup.primitive_fields = options_.primfields;
   setup.primitive_arrays = options_.primarrays;
   return setup;
@@ -317,20 +342,22 @@ void WalkDump::finish() {
 // where a dump's time went.
 void WalkDump::print_stats(uint64_t cleared, double clear_seconds) const {
   using ull = unsigned long long;
-  char line[512];
+  char line[640];
   std::snprintf(line, sizeof line,
                 "fasthprof: heap dump stats: seconds=%.3f link_seconds=%.3f classes_linked=%llu classes_seconds=%.3f "
                 "walk_seconds=%.3f objects=%llu instances=%llu "
                 "object_arrays=%llu primitive_arrays=%llu classes=%llu roots=%llu class_instances=%llu "
                 "unknown_class_objects=%llu class_field_objects=%llu threads=%zu suspended=%zu "
-                "peak_pending=%zu tags_cleared=%llu clear_seconds=%.3f\n",
+                "peak_pending=%zu tags_cleared=%llu clear_seconds=%.3f marked_objects=%llu marked_tagged=%llu "
+                "marked_seconds=%.3f\n",
                 seconds_since(started_), link_seconds_, static_cast<ull>(linking_.linked), classes_seconds_,
                 walk_.seconds, static_cast<ull>(counts_.objects()), static_cast<ull>(counts_.instances),
                 static_cast<ull>(counts_.object_arrays), static_cast<ull>(counts_.primitive_arrays),
                 static_cast<ull>(counts_.class_dumps), static_cast<ull>(counts_.roots),
                 static_cast<ull>(walk_.class_instances), static_cast<ull>(counts_.unknown_classes),
                 static_cast<ull>(collection_.class_field_objects), threads_.size(), held_.suspended(),
-                walk_.peak_pending, static_cast<ull>(cleared), clear_seconds);
+                walk_.peak_pending, static_cast<ull>(cleared), clear_seconds, static_cast<ull>(marked_.objects()),
+                static_cast<ull>(marked_.tagged()), marked_.seconds());
   write_stderr(line);
 }
 
@@ -348,6 +375,7 @@ void HeapDumper::write_report(ReportContext& report) {
   WalkDump dump(context_, allocation_traces_, report);
   dump.hold();
   if (!dump.collect_classes()) return;
+  dump.tag_marked_objects();
   dump.write();
   dump.finish();
 }

@@ -13,6 +13,7 @@
 #include "base/ids.h"
 #include "base/stderr_line.h"
 #include "entry_guard.h"
+#include "heap/marked_object_tags.h"
 #include "sites/allocation_traces.h"
 
 namespace fasthprof {
@@ -70,8 +71,12 @@ bool set_before_walk(const WalkState& state, uint64_t id) {
 }
 
 // Trace of an object's allocation: with heap=all, objects tagged by allocation tracking (ids.h
-// 0x10-0x1F) name their allocation trace; every other object the empty trace.
+// 0x10-0x1F) or, counted by injection, tagged for their header's mark before the walk
+// (marked_object_tags.h) name their allocation trace; every other object the empty trace.
 uint32_t allocation_trace_of(const WalkState& state, uint64_t object_id) {
+  if (state.setup->marked_tags != nullptr) {
+    if (uint32_t serial = state.setup->marked_tags->trace_serial(object_id)) return serial;
+  }
   IdSpace space = id_space(object_id);
   if (space < IdSpace::kFirstAllocationTag || space > IdSpace::kLastAllocationTag) return kFirstTraceSerial;
   const AllocationTraces* traces = state.setup->allocation_traces;
@@ -285,6 +290,8 @@ jint JNICALL on_clear_tag(jlong /*class_tag*/, jlong /*size*/, jlong* tag_ptr, j
 uint64_t next_heap_dump_id() { return make_id(IdSpace::kFirstHeapDumpTag, heap_dump_ids.fetch_add(1) + 1); }
 
 uint64_t last_heap_dump_id() { return heap_dump_ids.load(); }
+
+uint64_t reserve_heap_dump_ids(uint64_t count) { return heap_dump_ids.fetch_add(count); }
 
 HeapWalkResult run_heap_walk(jvmtiEnv* jvmti, const HeapWalkSetup& setup) {
   WalkState state;

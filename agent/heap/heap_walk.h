@@ -20,6 +20,7 @@
 namespace fasthprof {
 
 class AllocationTraces;
+class MarkedObjectTags;
 
 // A thread whose stack the dump took: its serial and how many frames its STACK TRACE holds.
 struct DumpThread {
@@ -37,6 +38,8 @@ struct HeapWalkSetup {
   const std::unordered_map<uint64_t, DumpThread>* threads = nullptr;
   // heap=all: objects tagged by allocation tracking name their allocation trace (null: none do).
   const AllocationTraces* allocation_traces = nullptr;
+  // heap=all counted by injection: objects tagged before the walk for their header's trace.
+  const MarkedObjectTags* marked_tags = nullptr;
   bool text = false;             // text output needs every object's size
   bool primitive_fields = true;  // primfields=y
   bool primitive_arrays = true;  // primarrays=y
@@ -56,6 +59,8 @@ struct HeapWalkResult {
 uint64_t next_heap_dump_id();
 // The highest ID handed out so far (0 if none).
 uint64_t last_heap_dump_id();
+// Hands out `count` IDs at once: their indexes are the returned value + 1 to + count.
+uint64_t reserve_heap_dump_ids(uint64_t count);
 
 // Runs the walk. Call on the dump's thread with no lock that a callback or a JVMTI caller could
 // need. Ends with every object written (assembler.end_object()).

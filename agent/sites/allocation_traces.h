@@ -3,11 +3,25 @@
 // heap dumper as this, so that neither feature looks the other up.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace fasthprof {
 
 struct ReportContext;
+
+// heap=all counted by injection: the allocation trace of every object of the heap, in the order the
+// collector iterates them (JVMTI's IterateThroughHeap reports them in that order too), taken at
+// one safepoint while the program is held. Entry: the object's class word (the narrow class
+// pointer, or the low half of a full one) << 32 | its allocation trace serial (0: none).
+struct ObjectTraceList {
+  uint64_t* entries = nullptr;  // the caller's, capacity entries
+  size_t capacity = 0;
+  size_t count = 0;    // objects walked; those past capacity are counted, not written
+  uint64_t named = 0;  // of them, with a trace serial
+  uint64_t strays = 0;  // of them, with a mark naming no site
+};
 
 class AllocationTraces {
  public:
@@ -24,6 +38,14 @@ class AllocationTraces {
   // (class, thread and loader IDs, heap-dump tags, 0). Lock-free, allocates nothing: safe in
   // heap-walk callbacks. Any thread.
   virtual bool trace_serial_of_tag(uint64_t tag, uint32_t* trace_serial) const = 0;
+
+  // Whether the objects allocated while tracking carry their site in their header instead of a
+  // tag (heap=all counted by injection): the dump then asks walk_object_traces() for them.
+  virtual bool marks_objects() const = 0;
+  // With the program held and nothing allocating until the dump's walk: writes the TRACE of every
+  // site the objects' marks name and fills *out (ObjectTraceList). False with *why when the heap
+  // cannot be walked. The owner, in a report.
+  virtual bool walk_object_traces(ReportContext& report, ObjectTraceList* out, std::string* why) = 0;
 };
 
 }  // namespace fasthprof

@@ -525,6 +525,14 @@ void AllocationTracker::intern_pending(ReportContext& report) {
   context_.writer->write_unwritten_traces();
 }
 
+bool AllocationTracker::walk_object_traces(ReportContext& report, ObjectTraceList* out, std::string* why) {
+  if (!marks_objects()) {
+    *why = "objects carry no marks";
+    return false;
+  }
+  return injected_->walk_object_traces(report.jni, out, why);
+}
+
 bool AllocationTracker::trace_serial_of_tag(uint64_t tag, uint32_t* trace_serial) const {
   if (allocation_tag_slot(tag) == 0) return false;
   *trace_serial = recorder_.trace_serial_of_tag(tag);

@@ -37,6 +37,7 @@
 #include "feature.h"
 #include "instrument/class_instrumenter.h"
 #include "queues/allocation_recorder.h"
+#include "sites/allocation_traces.h"
 #include "sites/frame_walk.h"
 #include "sites/instance_intrinsic.h"
 #include "sites/native_frames.h"
@@ -89,6 +90,9 @@ class InjectedAllocations {
   // The owner, after feed() and the tagged objects' apply_live(): the walk's counts as live counts
   // of their sites.
   void add_marked_live(const MarkedLive& live, AllocationRecorder& recorder);
+  // heap=all (injected_marks.cpp): with the program held, the TRACE of every site a mark names
+  // written, then every object of the heap walked for its trace (allocation_traces.h).
+  bool walk_object_traces(JNIEnv* jni, ObjectTraceList* out, std::string* why);
   // start() failed: no class gets calls that would count nothing (ClassInstrumenter::drop_allocations).
   void abandon() { instrumenter_->drop_allocations(); }
   void add_capabilities(jvmtiCapabilities* wanted) const {

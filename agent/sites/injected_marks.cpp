@@ -80,7 +80,56 @@ void tally_marked(void* data, uint64_t id, uintptr_t object) {
   }
 }
 
+// The object traces' walk (walk_object_traces), on the VM thread at the walk's safepoint.
+struct TraceWalk {
+  const std::vector<uint32_t>* serials;  // by mark ID
+  ObjectTraceList* out;
+};
+
+void list_object_trace(void* data, uint64_t id, uintptr_t object) {
+  auto* walk = static_cast<TraceWalk*>(data);
+  ObjectTraceList& out = *walk->out;
+  uint32_t serial = 0;
+  if (id != 0) {
+    if (id < walk->serials->size()) serial = (*walk->serials)[id];
+    if (serial == 0) out.strays++;
+  }
+  if (out.count < out.capacity) {
+    uint32_t class_word = 0;
+    std::memcpy(&class_word, reinterpret_cast<const char*>(object) + sizeof(uint64_t), sizeof(class_word));
+    out.entries[out.count] = (uint64_t{class_word} << 32) | serial;
+  }
+  out.count++;
+  out.named += serial != 0 ? 1 : 0;
+}
+
 }  // namespace
+
+bool InjectedAllocations::walk_object_traces(JNIEnv* jni, ObjectTraceList* out, std::string* why) {
+  take_pairs(jni);
+  const auto depth = static_cast<size_t>(std::max(context_.current_depth(), 0));
+  std::vector<Site> sites;
+  {
+    std::lock_guard<std::mutex> lock(sites_mutex_);
+    sites = sites_;
+  }
+  // Each mark ID's trace, interned and written before the walk (the records precede the dump's).
+  size_t ids = (walked_ ? pair_keys_.size() : sites.size()) + 1;
+  std::vector<uint32_t> serials(ids, 0);
+  std::vector<StackFrame> trace;
+  for (size_t id = 1; id < ids; ++id) {
+    uint64_t key = walked_ ? pair_keys_[id - 1] : id - 1;
+    auto index = static_cast<uint32_t>(key);
+    if (index >= sites.size()) continue;
+    trace.clear();
+    walked_trace(sites[index], static_cast<uint32_t>(key >> 32), depth, &trace);
+    serials[id] = context_.writer->intern_trace(0, trace);
+  }
+  context_.writer->write_unwritten_traces();
+  TraceWalk walk{&serials, out};
+  MarkWalkFigures figures;
+  return walk_marked_objects(context_.jvmti, mark_layout_, &list_object_trace, &walk, &figures, why, true);
+}
 
 bool InjectedAllocations::walk_marked(JNIEnv* jni, MarkedLive* out, std::string* why) {
   take_pairs(jni);

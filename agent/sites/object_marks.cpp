@@ -18,8 +18,8 @@ namespace {
 // No virtual destructor: HotSpot's has none (a second slot would not be HotSpot's shape). Runs on the VM thread at the walk's safepoint: no allocation, no lock.
 class MarkClosure final {
  public:
-  MarkClosure(const ObjectMarkLayout& layout, MarkVisitor visit, void* context)
-      : layout_(layout), visit_(visit), context_(context) {}
+  MarkClosure(const ObjectMarkLayout& layout, MarkVisitor visit, void* context, bool every_object)
+      : layout_(layout), visit_(visit), context_(context), every_object_(every_object) {}
 
   virtual void do_object(uintptr_t object) noexcept;
 
@@ -32,6 +32,7 @@ class MarkClosure final {
   const ObjectMarkLayout& layout_;
   MarkVisitor visit_;
   void* context_;
+  bool every_object_;
 };
 
 std::optional<uint64_t> MarkClosure::header_of(uint64_t mark) const noexcept {
@@ -63,10 +64,14 @@ void MarkClosure::do_object(uintptr_t object) noexcept {
   std::optional<uint64_t> header = header_of(mark);
   if (!header) {
     ++unreadable;
+    if (every_object_) visit_(context_, 0, object);
     return;
   }
   uint64_t id = *header >> layout_.id_shift;
-  if (id == 0) return;
+  if (id == 0) {
+    if (every_object_) visit_(context_, 0, object);
+    return;
+  }
   ++marked;
   uint64_t lock = mark & layout_.lock_mask;
   stack_locked += lock == layout_.locked_value ? 1 : 0;
@@ -329,12 +334,12 @@ ObjectMarkLayout read_object_mark_layout(jvmtiEnv* jvmti, JNIEnv* jni) {
 }
 
 bool walk_marked_objects(jvmtiEnv* jvmti, const ObjectMarkLayout& layout, MarkVisitor visit, void* context,
-                         MarkWalkFigures* figures, std::string* why) {
+                         MarkWalkFigures* figures, std::string* why, bool every_object) {
   if (!layout.usable) {
     *why = "marks are not readable here: " + layout.why_not;
     return false;
   }
-  MarkClosure closure(layout, visit, context);
+  MarkClosure closure(layout, visit, context, every_object);
   Walk walk{&layout, &closure};
   uint64_t before = monotonic_ns();
   bool ran = false;

@@ -103,11 +103,12 @@ struct MarkWalkFigures {
 
 };
 
-// Walks the whole heap at one safepoint: visit(context, id, object) for every object with an ID.
+// Walks the whole heap at one safepoint: visit(context, id, object) for every object with an ID,
+// or with every_object for every object in the collector's order (id 0: none, or unreadable).
 // Dead objects the collector has not freed yet are walked too: force a full collection first for
 // live counts. False with *why when it could not walk (the layout not usable, JVMTI refused).
 // Needs can_tag_objects (FollowReferences).
 bool walk_marked_objects(jvmtiEnv* jvmti, const ObjectMarkLayout& layout, MarkVisitor visit, void* context,
-                         MarkWalkFigures* figures, std::string* why);
+                         MarkWalkFigures* figures, std::string* why, bool every_object = false);
 
 }  // namespace fasthprof

@@ -387,11 +387,12 @@ constexpr OptionRow kRows[] = {
      "allocation writes the object's site into its header,\n"
      "read by a heap walk at each report (HotSpot 17 or 25,\n"
      "Serial, Parallel or G1, traces by the walk, no\n"
-     "thread=y). Needs heap=sites without heap=dump.\n"
-     "auto: inject with heap=sites and no sample=, unless the\n"
-     "agent is attached, or with live counts thread=y or\n"
-     "cpu=times; event otherwise (and where inject cannot\n"
-     "start: said with verbose=y).",
+     "thread=y); with heap=all, a dump names each object's\n"
+     "site from it too. Needs heap=sites or heap=all.\n"
+     "auto: inject with heap=sites|all and no sample=,\n"
+     "unless the agent is attached, or with live counts\n"
+     "thread=y or cpu=times; event otherwise (and where\n"
+     "inject cannot start: said with verbose=y).",
      false},
     {"sites", "<n>", "most allocation sites kept", "262144", B::kFasthprof, S::kText,
      "syntax error parsing sites=N", "sites option value must be a number from 1024 to 1048575",

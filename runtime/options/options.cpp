@@ -147,9 +147,8 @@ std::string check_combination(Options* options) {
   if (!options->live && (!options->alloc_sites || options->heap_dump)) {
     return "live=n needs heap=sites without heap=dump (a heap dump names each object's allocation site)";
   }
-  if (options->alloc == AllocCounting::kInject && (!options->alloc_sites || options->heap_dump)) {
-    return "alloc=inject needs heap=sites without heap=dump (a heap dump names each object's allocation site, which "
-           "only the event's tag gives)";
+  if (options->alloc == AllocCounting::kInject && !options->alloc_sites) {
+    return "alloc=inject needs heap=sites or heap=all";
   }
   if (options->net_timeout_given && options->net_host.empty()) {
     return "timeout=<seconds> needs net=<host>:<port>";
@@ -299,7 +298,7 @@ std::string usage_text() {
       "  - The option format=b cannot be used with cpu=old|times.\n"
       "  - The option gz=y needs format=b; sample=<bytes> needs heap=sites|all.\n"
       "  - The option live=n needs heap=sites, without heap=dump (or heap=all);\n"
-      "    sites=<n> needs heap=sites|all; alloc=inject needs heap=sites.\n"
+      "    sites=<n> needs heap=sites|all; alloc=inject needs heap=sites|all.\n"
       "  - gz=y writes gzip in the layout of jcmd GC.heap_dump -gz (1 MiB members);\n"
       "    the default file is then java.hprof.gz. gzip -d gives the plain file.\n"
       "  - The option depth=<size> is at most 65535, the most a binary file records.\n"
@@ -405,7 +404,8 @@ bool counts_by_injection(const Options& options, bool attached) {
   // and needs traces by the frame walk, not cpu=times' shadow stack (agent/sites/object_marks.h);
   // where the VM's headers have no room the agent falls back to the event at start.
   if (options.live && (options.thread_in_traces || options.cpu_timing)) return false;
-  return options.alloc_sites && !options.heap_dump && options.sample_bytes == 0 && !attached;
+  // heap=all too: a dump names each object's site from its header (agent/heap/marked_object_tags.h).
+  return options.alloc_sites && options.sample_bytes == 0 && !attached;
 }
 
 std::string inert_debug_options_note(const Options& options) {

@@ -129,7 +129,7 @@ std::vector<std::string> missing_feature_warnings(const Options& options);
 // or "" when none was given. Allocates. Any thread.
 std::string inert_debug_options_note(const Options& options);
 
-// Whether heap=sites counts by injected code: alloc=inject, or alloc=auto where the injected code
+// Whether heap=sites (or heap=all) counts by injected code: alloc=inject, or alloc=auto where the injected code
 // counts every allocation exactly and nothing asked for needs the event: live=n, no sample=, not
 // loaded into a running VM (there the JIT's allocating intrinsics, compiled already, cannot be held
 // back, docs/allocation-sites.md). Any thread.

@@ -594,7 +594,7 @@ def run_deep_virtual():
 
 def run_options(label, home):
     for options, message in (
-            ("heap=all,alloc=inject", "alloc=inject needs heap=sites without heap=dump"),
+            ("heap=dump,alloc=inject", "alloc=inject needs heap=sites or heap=all"),
             ("heap=all,live=n,alloc=inject", "live=n needs heap=sites without heap=dump"),
             ("heap=sites,live=n,alloc=injected", "alloc option value must be auto|event|inject")):
         run = run_java(home, agentpath(options), "AllocSites", ["basic"])

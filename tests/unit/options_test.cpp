@@ -300,9 +300,11 @@ TEST(CrossChecks, FasthprofOptionsNeedTheirFeature) {
   expect_errors("live=n needs heap=sites without heap=dump (a heap dump names each object's allocation site)",
                 {"live=n", "heap=all,live=n", "heap=dump,live=n", "heap=sites,heap=dump,live=n", "cpu=samples,live=n"});
   EXPECT_FALSE(parse_ok("heap=sites,live=n").live);
-  expect_errors("alloc=inject needs heap=sites without heap=dump (a heap dump names each object's allocation site, "
-                "which only the event's tag gives)",
-                {"alloc=inject", "heap=all,live=y,alloc=inject", "heap=sites,heap=dump,alloc=inject", "cpu=times,alloc=inject"});
+  expect_errors("alloc=inject needs heap=sites or heap=all", {"heap=dump,alloc=inject", "cpu=times,alloc=inject"});
+  // heap=all: a dump names each object's site from its header
+  EXPECT_TRUE(counts_by_injection(parse_ok("alloc=inject"), false));
+  EXPECT_TRUE(counts_by_injection(parse_ok("heap=all,alloc=inject"), false));
+  EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,heap=dump,alloc=inject"), false));
   EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,alloc=inject"), false));
   EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,live=n,alloc=inject,cpu=times"), false));
   EXPECT_EQ("alloc option value must be auto|event|inject", parse_error("heap=sites,live=n,alloc=injected"));
@@ -320,9 +322,13 @@ TEST(CrossChecks, FasthprofOptionsNeedTheirFeature) {
   EXPECT_FALSE(counts_by_injection(parse_ok("heap=sites,thread=y"), false));
   EXPECT_FALSE(counts_by_injection(parse_ok("heap=sites,cpu=times"), false));
   EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,live=n,thread=y"), false));
-  EXPECT_FALSE(counts_by_injection(parse_ok("heap=all"), false));
+  EXPECT_TRUE(counts_by_injection(parse_ok("heap=all"), false));
+  EXPECT_TRUE(counts_by_injection(parse_ok(""), false));  // the default: heap=all
+  EXPECT_FALSE(counts_by_injection(parse_ok("heap=all"), true));
+  EXPECT_FALSE(counts_by_injection(parse_ok("heap=all,thread=y"), false));
+  EXPECT_FALSE(counts_by_injection(parse_ok("heap=all,sample=512k"), false));
+  EXPECT_FALSE(counts_by_injection(parse_ok("heap=dump"), false));
   EXPECT_FALSE(counts_by_injection(parse_ok("cpu=times"), false));
-  EXPECT_FALSE(counts_by_injection(parse_ok(""), false));
   EXPECT_FALSE(counts_by_injection(parse_ok("heap=sites,live=n,alloc=event"), false));
   EXPECT_TRUE(counts_by_injection(parse_ok("heap=sites,live=n,alloc=inject"), true));
 
