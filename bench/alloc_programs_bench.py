@@ -19,6 +19,10 @@ rotating by one every round (the machine is shared and noisy):
   inject1 fasthprof heap=sites,live=n,alloc=inject,depth=1 (traces of one frame: no calls injected
           but the allocation calls)
   s512k   fasthprof heap=sites,sample=512k,depth=4
+  all     fasthprof heap=all,depth=4 (heap=sites as `sites`, and a text heap dump at exit whose objects
+          name their allocation traces, read from their headers; the default set)
+  all_event  fasthprof heap=all,alloc=event,depth=4 (the same by the event's tags; not run unless
+          asked for)
   times   fasthprof cpu=times,depth=4 (the shadow stack with times, no allocation counted)
   inject_base, inject1_base, times_base   inject, inject1 and times with FASTHPROF_BASE_AGENT,
           another build of the agent (before a change), for a side by side comparison
@@ -69,12 +73,13 @@ JAVA25 = os.environ.get("JAVA25_HOME") or "/usr/lib/jvm/temurin-25-jdk-amd64"
 JAVA17 = os.environ.get("JAVA17_HOME") or "/usr/lib/jvm/java-17-openjdk-amd64"
 H2_JAR = os.environ.get("FASTHPROF_H2_JAR") or "/usr/share/java/h2.jar"
 DEPTH = 4
-CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "inject1", "sites1", "s512k", "sites_event", "times",
-              "inject_base", "inject1_base", "times_base"]
-DEFAULT_CONTENDERS = CONTENDERS[:8]
+CONTENDERS = ["none", "floor", "sites", "live_n", "inject", "inject1", "sites1", "s512k", "all", "sites_event",
+              "all_event", "times", "inject_base", "inject1_base", "times_base"]
+DEFAULT_CONTENDERS = CONTENDERS[:9]
 AGENT_OPTIONS = {"sites": "heap=sites", "live_n": "heap=sites,live=n,alloc=event", "inject": "heap=sites,live=n,alloc=inject",
                  "inject1": "heap=sites,live=n,alloc=inject", "sites1": "heap=sites", "sites_event": "heap=sites,alloc=event",
-                 "s512k": "heap=sites,sample=512k", "times": "cpu=times"}
+                 "s512k": "heap=sites,sample=512k", "times": "cpu=times", "all": "heap=all",
+                 "all_event": "heap=all,alloc=event"}
 AGENT_OPTIONS["inject_base"] = AGENT_OPTIONS["inject"]
 AGENT_OPTIONS["inject1_base"] = AGENT_OPTIONS["inject1"]
 AGENT_OPTIONS["times_base"] = AGENT_OPTIONS["times"]
@@ -147,6 +152,10 @@ def check_report(report, label, name):
         raise Failed(f"{label}: {report} has no SITES section")
     if "sample=" not in options and not SITE_ROW.search(text[begin:end]):
         raise Failed(f"{label}: {report} has no SITES section with rows")
+    if "heap=all" in options:
+        traces = re.findall(r"^OBJ \S+ \(sz=\d+, trace=(\d+),", text, re.M)
+        if not traces or all(t == "300000" for t in traces):
+            raise Failed(f"{label}: {report} has no heap dump whose objects name their allocation traces")
 
 
 def javac_part(work, home, sources):
@@ -240,6 +249,7 @@ def report_part(part, description, runs, rounds, figures):
                         ("inject", "heap=sites,live=n,alloc=inject,depth=4"),
                         ("inject1", "heap=sites,live=n,alloc=inject,depth=1"),
                         ("sites1", "heap=sites,depth=1"), ("sites_event", "heap=sites,alloc=event"), ("s512k", "sample=512k"),
+                        ("all", "heap=all"), ("all_event", "heap=all,alloc=event"),
                         ("floor", "floor"),
                         ("times", "cpu=times,depth=4"), ("inject_base", "base: heap=sites,live=n,alloc=inject,depth=4"),
                         ("inject1_base", "base: heap=sites,live=n,alloc=inject,depth=1"),

@@ -290,12 +290,12 @@ void AllocationTracker::record_allocation(ThreadState& state, JNIEnv* jni, jthre
   recorder_.record(
       state.recorder, class_key, thread_key, frames, static_cast<uint64_t>(size),
       [&] {
-        // A VMObjectAlloc event comes with the VM's exception pending when the native threw after
-        // allocating (the exception is one of its allocations): set aside across these calls. Not
-        // asked of JNI otherwise: a JNI call's return checks the event frame's references against
-        // its plan, which only the first call below raises.
+        // A VMObjectAlloc event (counting by injection) comes with the VM's exception pending when
+        // the native threw after allocating (the exception is one of its allocations): set aside
+        // across these calls. Not asked of JNI otherwise: a JNI call's return checks the event
+        // frame's references against its plan, which only the first call below raises.
         jthrowable pending = nullptr;
-        if (injected_ != nullptr && injected_->may_have_exception(jni)) {
+        if (counting_by_injection_ && injected_->may_have_exception(jni)) {
           pending = jni->ExceptionOccurred();
           if (pending != nullptr) jni->ExceptionClear();
         }

@@ -118,6 +118,8 @@ bool InjectedAllocations::walk_object_traces(JNIEnv* jni, ObjectTraceList* out, 
   std::vector<uint32_t> serials(ids, 0);
   std::vector<StackFrame> trace;
   for (size_t id = 1; id < ids; ++id) {
+    // Naming a trace's new frames makes local references (their classes) that live until here.
+    jvmti::LocalFrame frame(jni, static_cast<jint>(depth) + 16);
     uint64_t key = walked_ ? pair_keys_[id - 1] : id - 1;
     auto index = static_cast<uint32_t>(key);
     if (index >= sites.size()) continue;
