@@ -252,6 +252,9 @@ void WalkDump::hold() {
   // (looked up from the tag during the walk).
   context_.apply_lifecycle(jni_);
   if (allocation_traces_ != nullptr) allocation_traces_->intern_pending(report_);
+  if (allocation_traces_ != nullptr && allocation_traces_->marks_objects()) {
+    marked_.prepare(report_, *allocation_traces_, heap_bytes(jni_).committed);
+  }
   writer_.write_unwritten_traces();
   held_.take_stacks(writer_, &threads_);
 }
@@ -270,9 +273,8 @@ bool WalkDump::collect_classes() {
 
 void WalkDump::tag_marked_objects() {
   if (allocation_traces_ == nullptr || !allocation_traces_->marks_objects()) return;
-  uint64_t committed = heap_bytes(jni_).committed;
   std::string why;
-  marked_used_ = marked_.tag(jvmti_, report_, *allocation_traces_, committed, &why);
+  marked_used_ = marked_.tag(jvmti_, report_, *allocation_traces_, &why);
   if (!marked_used_) {
     write_stderr("fasthprof: warning: this heap dump names no allocation trace for the objects counted by "
                  "injection: " + why + "\n");

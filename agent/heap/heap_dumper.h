@@ -6,8 +6,11 @@
 //      (class_linker.h), so that every class has its fields;
 //   1. threads: every live thread registered, the application's suspended (the agent's own
 //      "fasthprof ..." threads excepted), the queues drained once more (heap=all: every
-//      allocation's TRACE), each thread's full stack interned and its STACK TRACE written;
+//      allocation's TRACE; counted by injection, every TRACE a header mark can name), each
+//      thread's full stack interned and its STACK TRACE written;
 //   2. classes: every loaded class described (heap_class_layouts.h), statics read through JNI;
+//      heap=all counted by injection: the objects named by their header marks tagged
+//      (marked_object_tags.h), with nothing run in Java from here to the walk;
 //   3. records: CLASS DUMPs (superclass first), then a ROOT THREAD OBJECT per thread, then the
 //      walk (heap_walk.h) writes the other roots and every object;
 //   4. threads resumed, the dump closed, and the tags the dump set removed.

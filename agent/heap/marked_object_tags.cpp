@@ -95,16 +95,22 @@ jint JNICALL untag_object(jlong /*class_tag*/, jlong /*size*/, jlong* tag_ptr, j
 
 }  // namespace
 
-bool MarkedObjectTags::tag(jvmtiEnv* jvmti, ReportContext& report, AllocationTraces& traces, uint64_t heap_bytes,
-                           std::string* why) {
+void MarkedObjectTags::prepare(ReportContext& report, AllocationTraces& traces, uint64_t heap_bytes) {
   uint64_t started = monotonic_ns();
-  EntryBuffer buffer(heap_bytes);
+  heap_bytes_ = heap_bytes;
+  traces.prepare_object_traces(report);
+  seconds_ = seconds_since(started);
+}
+
+bool MarkedObjectTags::tag(jvmtiEnv* jvmti, ReportContext& report, AllocationTraces& traces, std::string* why) {
+  uint64_t started = monotonic_ns();
+  EntryBuffer buffer(heap_bytes_);
   if (buffer.list.entries == nullptr) {
     *why = "no address space for the list of the heap's objects";
     return false;
   }
   // From the walk to the end of IterateThroughHeap nothing may allocate in the Java heap: no JNI
-  // call that makes an object, no call into Java.
+  // call that makes an object, no call into Java (prepare() made those).
   if (!traces.walk_object_traces(report, &buffer.list, why)) return false;
   if (buffer.list.count > buffer.list.capacity) {
     *why = "the heap holds more objects than its size allows for";
@@ -137,7 +143,7 @@ bool MarkedObjectTags::tag(jvmtiEnv* jvmti, ReportContext& report, AllocationTra
   }
   first_index_ = match.first_index;
   objects_ = buffer.list.count;
-  seconds_ = seconds_since(started);
+  seconds_ += seconds_since(started);
   return true;
 }
 

@@ -2,6 +2,9 @@
 // allocated while tracking carry their site in their header, which the dump's JVMTI walk cannot
 // read (its callbacks give no object's address). So, before the walk, with the program held:
 //
+//   0. before the classes' statics are read (prepare()): the heap's size, and the TRACE of every
+//      site a mark can name written (the tracker calls into Java for the marks' pairs, which
+//      must not change a static after the dump read it);
 //   1. the allocation tracker walks the heap at a safepoint with the collector's own iteration
 //      (AllocationTraces::walk_object_traces): each object's allocation trace and class word, in
 //      the collector's order (ObjectTraceList, in memory reserved here for the most objects the
@@ -37,9 +40,11 @@ struct ReportContext;
 
 class MarkedObjectTags {
  public:
-  // Steps 1 and 2. heap_bytes: the heap's committed size (Runtime.totalMemory()). False with *why
-  // when the objects could not be named (nothing is left tagged then).
-  bool tag(jvmtiEnv* jvmti, ReportContext& report, AllocationTraces& traces, uint64_t heap_bytes, std::string* why);
+  // Step 0. heap_bytes: the heap's committed size (Runtime.totalMemory()).
+  void prepare(ReportContext& report, AllocationTraces& traces, uint64_t heap_bytes);
+  // Steps 1 and 2, last before the dump's walk. False with *why when the objects could not be
+  // named (nothing is left tagged then).
+  bool tag(jvmtiEnv* jvmti, ReportContext& report, AllocationTraces& traces, std::string* why);
 
   // The allocation trace serial of an object whose tag is `tag`, 0 when tag() did not set it.
   // Lock-free, allocates nothing: safe in heap-walk callbacks.
@@ -54,6 +59,7 @@ class MarkedObjectTags {
   uint64_t first_index_ = 0;       // heap-dump ID indexes (first_index_, first_index_ + n] are ours
   std::vector<uint32_t> serials_;  // by ID index - first_index_ - 1
   std::unordered_map<uint64_t, uint32_t> tagged_;  // objects that had a tag already: tag -> serial
+  uint64_t heap_bytes_ = 0;
   uint64_t objects_ = 0;
   double seconds_ = 0;
 };

@@ -42,9 +42,12 @@ class AllocationTraces {
   // Whether the objects allocated while tracking carry their site in their header instead of a
   // tag (heap=all counted by injection): the dump then asks walk_object_traces() for them.
   virtual bool marks_objects() const = 0;
-  // With the program held and nothing allocating until the dump's walk: writes the TRACE of every
-  // site the objects' marks name and fills *out (ObjectTraceList). False with *why when the heap
-  // cannot be walked. The owner, in a report.
+  // With the program held, before the dump reads any class's statics (it calls into Java): writes
+  // the TRACE of every site the objects' marks can name. The owner, in a report.
+  virtual void prepare_object_traces(ReportContext& report) = 0;
+  // Then, with nothing allocating until the dump's walk: walks the heap at a safepoint and fills
+  // *out (ObjectTraceList) by the traces prepared. No Java code runs. False with *why when the heap
+  // cannot be walked.
   virtual bool walk_object_traces(ReportContext& report, ObjectTraceList* out, std::string* why) = 0;
 };
 

@@ -525,12 +525,16 @@ void AllocationTracker::intern_pending(ReportContext& report) {
   context_.writer->write_unwritten_traces();
 }
 
-bool AllocationTracker::walk_object_traces(ReportContext& report, ObjectTraceList* out, std::string* why) {
+void AllocationTracker::prepare_object_traces(ReportContext& report) {
+  if (marks_objects()) injected_->prepare_object_traces(report.jni);
+}
+
+bool AllocationTracker::walk_object_traces(ReportContext& /*report*/, ObjectTraceList* out, std::string* why) {
   if (!marks_objects()) {
     *why = "objects carry no marks";
     return false;
   }
-  return injected_->walk_object_traces(report.jni, out, why);
+  return injected_->walk_object_traces(out, why);
 }
 
 bool AllocationTracker::trace_serial_of_tag(uint64_t tag, uint32_t* trace_serial) const {

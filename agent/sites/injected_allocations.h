@@ -90,9 +90,11 @@ class InjectedAllocations {
   // The owner, after feed() and the tagged objects' apply_live(): the walk's counts as live counts
   // of their sites.
   void add_marked_live(const MarkedLive& live, AllocationRecorder& recorder);
-  // heap=all (injected_marks.cpp): with the program held, the TRACE of every site a mark names
-  // written, then every object of the heap walked for its trace (allocation_traces.h).
-  bool walk_object_traces(JNIEnv* jni, ObjectTraceList* out, std::string* why);
+  // heap=all (injected_marks.cpp, allocation_traces.h): with the program held, the TRACE of every
+  // site a mark names written (calls into Java); then every object of the heap walked for its
+  // trace (no Java, no JNI).
+  void prepare_object_traces(JNIEnv* jni);
+  bool walk_object_traces(ObjectTraceList* out, std::string* why);
   // start() failed: no class gets calls that would count nothing (ClassInstrumenter::drop_allocations).
   void abandon() { instrumenter_->drop_allocations(); }
   void add_capabilities(jvmtiCapabilities* wanted) const {
@@ -222,6 +224,7 @@ class InjectedAllocations {
   std::vector<uint64_t> pair_keys_;
   uint64_t unresolved_live_ = 0;  // live objects of sites whose class was never resolved
   uint64_t stray_marks_ = 0;      // the last walk's objects whose mark ID names no site
+  std::vector<uint32_t> dump_serials_;  // prepare_object_traces(): each mark ID's trace serial
 };
 
 }  // namespace fasthprof

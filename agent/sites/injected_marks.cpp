@@ -105,7 +105,7 @@ void list_object_trace(void* data, uint64_t id, uintptr_t object) {
 
 }  // namespace
 
-bool InjectedAllocations::walk_object_traces(JNIEnv* jni, ObjectTraceList* out, std::string* why) {
+void InjectedAllocations::prepare_object_traces(JNIEnv* jni) {
   take_pairs(jni);
   const auto depth = static_cast<size_t>(std::max(context_.current_depth(), 0));
   std::vector<Site> sites;
@@ -113,9 +113,9 @@ bool InjectedAllocations::walk_object_traces(JNIEnv* jni, ObjectTraceList* out, 
     std::lock_guard<std::mutex> lock(sites_mutex_);
     sites = sites_;
   }
-  // Each mark ID's trace, interned and written before the walk (the records precede the dump's).
+  // Each mark ID's trace, interned and written now (the records precede the dump's).
   size_t ids = (walked_ ? pair_keys_.size() : sites.size()) + 1;
-  std::vector<uint32_t> serials(ids, 0);
+  dump_serials_.assign(ids, 0);
   std::vector<StackFrame> trace;
   for (size_t id = 1; id < ids; ++id) {
     // Naming a trace's new frames makes local references (their classes) that live until here.
@@ -125,10 +125,13 @@ bool InjectedAllocations::walk_object_traces(JNIEnv* jni, ObjectTraceList* out, 
     if (index >= sites.size()) continue;
     trace.clear();
     walked_trace(sites[index], static_cast<uint32_t>(key >> 32), depth, &trace);
-    serials[id] = context_.writer->intern_trace(0, trace);
+    dump_serials_[id] = context_.writer->intern_trace(0, trace);
   }
   context_.writer->write_unwritten_traces();
-  TraceWalk walk{&serials, out};
+}
+
+bool InjectedAllocations::walk_object_traces(ObjectTraceList* out, std::string* why) {
+  TraceWalk walk{&dump_serials_, out};
   MarkWalkFigures figures;
   return walk_marked_objects(context_.jvmti, mark_layout_, &list_object_trace, &walk, &figures, why, true);
 }

@@ -16,7 +16,7 @@ import re
 import heap_model
 import hprof_records
 from harness import (agentpath, check, check_no_warnings, cleanup, on_each_jdk, run_cases, run_java, run_sites_file,
-                     site_markers)
+                     site_markers, verify_binary)
 
 SOURCE = pathlib.Path(os.environ["SOURCE_ROOT"]) / "tests" / "java" / "LiveSites.java"
 LINES = site_markers(SOURCE)
@@ -214,10 +214,11 @@ def text_dump_sites(text):
 def run_dump(label, home):
     """heap=all: the dump at exit names each kept object's site; counted by injection (the default,
     header marks matched to the heap's objects before the dump's walk) and by the event (tags)."""
-    for how, fmt in (("auto", "b"), ("event", "b"), ("auto", "a")):
-        name = f"{label} heap=all,alloc={how},format={fmt}"
+    for how, fmt, gc in (("auto", "b", "G1"), ("event", "b", "G1"), ("auto", "a", "G1"), ("auto", "b", "Parallel"),
+                         ("auto", "b", "Serial")):
+        name = f"{label} -XX:+Use{gc}GC heap=all,alloc={how},format={fmt}"
         run = run_java(home, agentpath(f"heap=all,alloc={how},format={fmt},file=dump.hprof,verbose=y"), "LiveSites",
-                       ["gc"], jvm_args=["-Xcheck:jni", "-XX:+UseG1GC"], timeout=240)
+                       ["gc"], jvm_args=["-Xcheck:jni", f"-XX:+Use{gc}GC"], timeout=240)
         if not check(run.code == 0 and "LiveSites done" in run.stdout, f"{name}: exits normally", run):
             continue
         check_no_warnings(name, run.stdout, run.stderr)
@@ -233,6 +234,8 @@ def run_dump(label, home):
                     re.findall(r"^expect (\w+) (\S+) (\d+)$", run.stdout, re.M)]
         check(len(expected) == 16, f"{name}: LiveSites printed its 16 expectations", run)
         if fmt == "b":
+            ok, output = verify_binary(run.folder / "dump.hprof")
+            check(ok, f"{name}: the verifier accepts the file:\n{output[-2000:]}", run)
             counts = binary_dump_sites(run.folder / "dump.hprof")
         else:
             counts = text_dump_sites(run.text("dump.hprof"))
