@@ -253,7 +253,7 @@ void WalkDump::hold() {
   context_.apply_lifecycle(jni_);
   if (allocation_traces_ != nullptr) allocation_traces_->intern_pending(report_);
   if (allocation_traces_ != nullptr && allocation_traces_->marks_objects()) {
-    marked_.prepare(report_, *allocation_traces_, heap_bytes(jni_).committed);
+    marked_.prepare(jvmti_, report_, *allocation_traces_, heap_bytes(jni_).committed);
   }
   writer_.write_unwritten_traces();
   held_.take_stacks(writer_, &threads_);

@@ -95,8 +95,12 @@ jint JNICALL untag_object(jlong /*class_tag*/, jlong /*size*/, jlong* tag_ptr, j
 
 }  // namespace
 
-void MarkedObjectTags::prepare(ReportContext& report, AllocationTraces& traces, uint64_t heap_bytes) {
+void MarkedObjectTags::prepare(jvmtiEnv* jvmti, ReportContext& report, AllocationTraces& traces,
+                               uint64_t heap_bytes) {
   uint64_t started = monotonic_ns();
+  // The dump writes the reachable objects only; the dead ones the collector has not freed yet
+  // would be listed and tagged too (on H2's load at exit 5 M of them, 4 s, against 60 000 dumped).
+  jvmti->ForceGarbageCollection();
   heap_bytes_ = heap_bytes;
   traces.prepare_object_traces(report);
   seconds_ = seconds_since(started);

@@ -2,9 +2,10 @@
 // allocated while tracking carry their site in their header, which the dump's JVMTI walk cannot
 // read (its callbacks give no object's address). So, before the walk, with the program held:
 //
-//   0. before the classes' statics are read (prepare()): the heap's size, and the TRACE of every
-//      site a mark can name written (the tracker calls into Java for the marks' pairs, which
-//      must not change a static after the dump read it);
+//   0. before the classes' statics are read (prepare()): a full collection (the dead objects the
+//      collector has not freed yet would be listed and tagged too), the heap's size, and the
+//      TRACE of every site a mark can name written (the tracker calls into Java for the marks'
+//      pairs, which must not change a static after the dump read it);
 //   1. the allocation tracker walks the heap at a safepoint with the collector's own iteration
 //      (AllocationTraces::walk_object_traces): each object's allocation trace and class word, in
 //      the collector's order (ObjectTraceList, in memory reserved here for the most objects the
@@ -41,7 +42,7 @@ struct ReportContext;
 class MarkedObjectTags {
  public:
   // Step 0. heap_bytes: the heap's committed size (Runtime.totalMemory()).
-  void prepare(ReportContext& report, AllocationTraces& traces, uint64_t heap_bytes);
+  void prepare(jvmtiEnv* jvmti, ReportContext& report, AllocationTraces& traces, uint64_t heap_bytes);
   // Steps 1 and 2, last before the dump's walk. False with *why when the objects could not be
   // named (nothing is left tagged then).
   bool tag(jvmtiEnv* jvmti, ReportContext& report, AllocationTraces& traces, std::string* why);
