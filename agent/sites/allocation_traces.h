@@ -20,7 +20,6 @@ struct ObjectTraceList {
   size_t capacity = 0;
   size_t count = 0;    // objects walked; those past capacity are counted, not written
   uint64_t named = 0;  // of them, with a trace serial
-  uint64_t strays = 0;  // of them, with a mark naming no site
 };
 
 class AllocationTraces {

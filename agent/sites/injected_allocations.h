@@ -175,6 +175,9 @@ class InjectedAllocations {
   bool choose_marks(JNIEnv* jni, std::string* why);
   bool start_marks(JNIEnv* jni, std::string* why);
   void take_pairs(JNIEnv* jni);
+  // Mark IDs run from 1 to mark_ids() - 1; each names the key (context << 32 | site index).
+  size_t mark_ids(size_t sites) const { return (walked_ ? pair_keys_.size() : sites) + 1; }
+  uint64_t mark_key(size_t id) const { return walked_ ? pair_keys_[id - 1] : id - 1; }
 
   AgentContext context_;
   ClassInstrumenter* instrumenter_;

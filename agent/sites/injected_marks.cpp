@@ -89,11 +89,7 @@ struct TraceWalk {
 void list_object_trace(void* data, uint64_t id, uintptr_t object) {
   auto* walk = static_cast<TraceWalk*>(data);
   ObjectTraceList& out = *walk->out;
-  uint32_t serial = 0;
-  if (id != 0) {
-    if (id < walk->serials->size()) serial = (*walk->serials)[id];
-    if (serial == 0) out.strays++;
-  }
+  uint32_t serial = id != 0 && id < walk->serials->size() ? (*walk->serials)[id] : 0;
   if (out.count < out.capacity) {
     uint32_t class_word = 0;
     std::memcpy(&class_word, reinterpret_cast<const char*>(object) + sizeof(uint64_t), sizeof(class_word));
@@ -114,13 +110,13 @@ void InjectedAllocations::prepare_object_traces(JNIEnv* jni) {
     sites = sites_;
   }
   // Each mark ID's trace, interned and written now (the records precede the dump's).
-  size_t ids = (walked_ ? pair_keys_.size() : sites.size()) + 1;
+  size_t ids = mark_ids(sites.size());
   dump_serials_.assign(ids, 0);
   std::vector<StackFrame> trace;
   for (size_t id = 1; id < ids; ++id) {
     // Naming a trace's new frames makes local references (their classes) that live until here.
     jvmti::LocalFrame frame(jni, static_cast<jint>(depth) + 16);
-    uint64_t key = walked_ ? pair_keys_[id - 1] : id - 1;
+    uint64_t key = mark_key(id);
     auto index = static_cast<uint32_t>(key);
     if (index >= sites.size()) continue;
     trace.clear();
@@ -140,10 +136,10 @@ bool InjectedAllocations::walk_marked(JNIEnv* jni, MarkedLive* out, std::string*
   take_pairs(jni);
   {
     std::lock_guard<std::mutex> lock(sites_mutex_);
-    size_t ids = (walked_ ? pair_keys_.size() : sites_.size()) + 1;
+    size_t ids = mark_ids(sites_.size());
     out->kinds.assign(ids, 0xff);
     for (size_t id = 1; id < ids; ++id) {
-      auto index = walked_ ? static_cast<uint32_t>(pair_keys_[id - 1]) : static_cast<uint32_t>(id - 1);
+      auto index = static_cast<uint32_t>(mark_key(id));
       if (index < sites_.size()) out->kinds[id] = static_cast<uint8_t>(sites_[index].kind);
     }
     out->objects.assign(ids, 0);
@@ -165,7 +161,7 @@ void InjectedAllocations::add_marked_live(const MarkedLive& live, AllocationReco
   std::vector<StackFrame> trace;
   for (size_t id = 1; id < live.objects.size(); ++id) {
     if (live.objects[id] == 0) continue;
-    uint64_t key = walked_ ? pair_keys_[id - 1] : id - 1;
+    uint64_t key = mark_key(id);
     auto index = static_cast<uint32_t>(key);
     auto context = static_cast<uint32_t>(key >> 32);
     const Resolved* site = index < resolved_.size() ? &resolved_[index] : nullptr;
