@@ -274,7 +274,7 @@ bool WalkDump::collect_classes() {
 void WalkDump::tag_marked_objects() {
   if (allocation_traces_ == nullptr || !allocation_traces_->marks_objects()) return;
   std::string why;
-  marked_used_ = marked_.tag(jvmti_, report_, *allocation_traces_, &why);
+  marked_used_ = marked_.tag(jvmti_, *allocation_traces_, &why);
   if (!marked_used_) {
     write_stderr("fasthprof: warning: this heap dump names no allocation trace for the objects counted by "
                  "injection: " + why + "\n");

@@ -275,12 +275,20 @@ jint JNICALL on_array_values(jlong /*class_tag*/, jlong /*size*/, jlong* tag_ptr
   });
 }
 
+// Which heap-dump tags clear_heap_dump_tags() removes, and how many it did.
+struct ClearRange {
+  uint64_t first, last;  // ID indexes, inclusive
+  uint64_t cleared = 0;
+};
+
 jint JNICALL on_clear_tag(jlong /*class_tag*/, jlong /*size*/, jlong* tag_ptr, jint /*length*/, void* user_data) {
+  auto& range = *static_cast<ClearRange*>(user_data);
   uint64_t tag = static_cast<uint64_t>(*tag_ptr);
   IdSpace space = id_space(tag);
-  if (space >= IdSpace::kFirstHeapDumpTag && space <= IdSpace::kLastHeapDumpTag) {
+  if (space >= IdSpace::kFirstHeapDumpTag && space <= IdSpace::kLastHeapDumpTag && id_index(tag) >= range.first &&
+      id_index(tag) <= range.last) {
     *tag_ptr = 0;
-    ++*static_cast<uint64_t*>(user_data);
+    ++range.cleared;
   }
   return 0;
 }
@@ -317,12 +325,13 @@ HeapWalkResult run_heap_walk(jvmtiEnv* jvmti, const HeapWalkSetup& setup) {
   return result;
 }
 
-double clear_heap_dump_tags(jvmtiEnv* jvmti, uint64_t* cleared) {
+double clear_heap_dump_tags(jvmtiEnv* jvmti, uint64_t* cleared, uint64_t first, uint64_t last) {
   uint64_t started = monotonic_ns();
   jvmtiHeapCallbacks callbacks{};
   callbacks.heap_iteration_callback = &on_clear_tag;
-  *cleared = 0;
-  jvmti->IterateThroughHeap(JVMTI_HEAP_FILTER_UNTAGGED, nullptr, &callbacks, cleared);
+  ClearRange range{first, last};
+  jvmti->IterateThroughHeap(JVMTI_HEAP_FILTER_UNTAGGED, nullptr, &callbacks, &range);
+  *cleared = range.cleared;
   return seconds_since(started);
 }
 

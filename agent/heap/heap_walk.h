@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/ids.h"
 #include "heap_dump/heap_dump_assembler.h"
 #include "heap_dump/heap_dump_layout.h"
 
@@ -66,7 +67,8 @@ uint64_t reserve_heap_dump_ids(uint64_t count);
 // need. Ends with every object written (assembler.end_object()).
 HeapWalkResult run_heap_walk(jvmtiEnv* jvmti, const HeapWalkSetup& setup);
 
-// Removes the heap-dump tags (ids.h heap-dump space) from every object. Returns the seconds taken.
-double clear_heap_dump_tags(jvmtiEnv* jvmti, uint64_t* cleared);
+// Removes the heap-dump tags (ids.h heap-dump space) from every object, or those whose ID index is
+// in [first, last] only. Returns the seconds taken.
+double clear_heap_dump_tags(jvmtiEnv* jvmti, uint64_t* cleared, uint64_t first = 1, uint64_t last = kIdIndexMask);
 
 }  // namespace fasthprof

@@ -1,12 +1,11 @@
 // Heap-dump tags for objects whose allocation site is in their header (marked_object_tags.h).
 #include "heap/marked_object_tags.h"
 
-#include <sys/mman.h>
-
 #include <unordered_map>
 
 #include "base/clock.h"
 #include "base/ids.h"
+#include "base/reserved_memory.h"
 #include "heap/heap_walk.h"
 #include "jvmti_support.h"
 
@@ -21,14 +20,10 @@ class EntryBuffer {
   explicit EntryBuffer(uint64_t heap_bytes) {
     uint64_t entries = heap_bytes / 16 + heap_bytes / 128 + (uint64_t{1} << 16);
     bytes_ = entries * sizeof(uint64_t);
-    void* at = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (at == MAP_FAILED) return;
-    list.entries = static_cast<uint64_t*>(at);
-    list.capacity = entries;
+    list.entries = static_cast<uint64_t*>(reserve_memory(bytes_));
+    list.capacity = list.entries != nullptr ? entries : 0;
   }
-  ~EntryBuffer() {
-    if (list.entries != nullptr) ::munmap(list.entries, bytes_);
-  }
+  ~EntryBuffer() { release_memory(list.entries, bytes_); }
   EntryBuffer(const EntryBuffer&) = delete;
   EntryBuffer& operator=(const EntryBuffer&) = delete;
 
@@ -52,7 +47,7 @@ struct Match {
 
 jint JNICALL match_object(jlong class_tag, jlong /*size*/, jlong* tag_ptr, jint /*length*/, void* data) {
   auto& match = *static_cast<Match*>(data);
-  if (match.at >= match.list->count || match.at >= match.list->capacity) {
+  if (match.at >= match.list->count) {  // count <= capacity: tag() checked
     match.mismatch = "the heap holds more objects than the marks' walk met";
     return JVMTI_VISIT_ABORT;
   }
@@ -79,20 +74,6 @@ jint JNICALL match_object(jlong class_tag, jlong /*size*/, jlong* tag_ptr, jint 
   return 0;
 }
 
-// The tags tag() set, taken back.
-struct Range {
-  uint64_t first = 0, last = 0;  // ID indexes, inclusive
-};
-
-jint JNICALL untag_object(jlong /*class_tag*/, jlong /*size*/, jlong* tag_ptr, jint /*length*/, void* data) {
-  const auto& range = *static_cast<const Range*>(data);
-  auto tag = static_cast<uint64_t>(*tag_ptr);
-  if (id_space(tag) == IdSpace::kFirstHeapDumpTag && id_index(tag) >= range.first && id_index(tag) <= range.last) {
-    *tag_ptr = 0;
-  }
-  return 0;
-}
-
 }  // namespace
 
 void MarkedObjectTags::prepare(jvmtiEnv* jvmti, ReportContext& report, AllocationTraces& traces,
@@ -106,7 +87,7 @@ void MarkedObjectTags::prepare(jvmtiEnv* jvmti, ReportContext& report, Allocatio
   seconds_ = seconds_since(started);
 }
 
-bool MarkedObjectTags::tag(jvmtiEnv* jvmti, ReportContext& report, AllocationTraces& traces, std::string* why) {
+bool MarkedObjectTags::tag(jvmtiEnv* jvmti, AllocationTraces& traces, std::string* why) {
   uint64_t started = monotonic_ns();
   EntryBuffer buffer(heap_bytes_);
   if (buffer.list.entries == nullptr) {
@@ -115,7 +96,7 @@ bool MarkedObjectTags::tag(jvmtiEnv* jvmti, ReportContext& report, AllocationTra
   }
   // From the walk to the end of IterateThroughHeap nothing may allocate in the Java heap: no JNI
   // call that makes an object, no call into Java (prepare() made those).
-  if (!traces.walk_object_traces(report, &buffer.list, why)) return false;
+  if (!traces.walk_object_traces(&buffer.list, why)) return false;
   if (buffer.list.count > buffer.list.capacity) {
     *why = "the heap holds more objects than its size allows for";
     return false;
@@ -136,10 +117,10 @@ bool MarkedObjectTags::tag(jvmtiEnv* jvmti, ReportContext& report, AllocationTra
                      std::to_string(buffer.list.count);
   }
   if (!match.mismatch.empty()) {
-    Range range{match.first_index + 1, match.first_index + serials_.size()};
-    jvmtiHeapCallbacks untag{};
-    untag.heap_iteration_callback = &untag_object;
-    if (!serials_.empty()) jvmti->IterateThroughHeap(JVMTI_HEAP_FILTER_UNTAGGED, nullptr, &untag, &range);
+    uint64_t untagged = 0;  // the tags set here, taken back
+    if (!serials_.empty()) {
+      clear_heap_dump_tags(jvmti, &untagged, match.first_index + 1, match.first_index + serials_.size());
+    }
     serials_.clear();
     tagged_.clear();
     *why = match.mismatch;

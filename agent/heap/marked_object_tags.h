@@ -45,7 +45,7 @@ class MarkedObjectTags {
   void prepare(jvmtiEnv* jvmti, ReportContext& report, AllocationTraces& traces, uint64_t heap_bytes);
   // Steps 1 and 2, last before the dump's walk. False with *why when the objects could not be
   // named (nothing is left tagged then).
-  bool tag(jvmtiEnv* jvmti, ReportContext& report, AllocationTraces& traces, std::string* why);
+  bool tag(jvmtiEnv* jvmti, AllocationTraces& traces, std::string* why);
 
   // The allocation trace serial of an object whose tag is `tag`, 0 when tag() did not set it.
   // Lock-free, allocates nothing: safe in heap-walk callbacks.

@@ -47,7 +47,7 @@ class AllocationTraces {
   // Then, with nothing allocating until the dump's walk: walks the heap at a safepoint and fills
   // *out (ObjectTraceList) by the traces prepared. No Java code runs. False with *why when the heap
   // cannot be walked.
-  virtual bool walk_object_traces(ReportContext& report, ObjectTraceList* out, std::string* why) = 0;
+  virtual bool walk_object_traces(ObjectTraceList* out, std::string* why) = 0;
 };
 
 }  // namespace fasthprof

@@ -529,7 +529,7 @@ void AllocationTracker::prepare_object_traces(ReportContext& report) {
   if (marks_objects()) injected_->prepare_object_traces(report.jni);
 }
 
-bool AllocationTracker::walk_object_traces(ReportContext& /*report*/, ObjectTraceList* out, std::string* why) {
+bool AllocationTracker::walk_object_traces(ObjectTraceList* out, std::string* why) {
   if (!marks_objects()) {
     *why = "objects carry no marks";
     return false;

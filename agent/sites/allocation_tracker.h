@@ -84,7 +84,7 @@ class AllocationTracker final : public Feature, public AllocationTraces {
   bool trace_serial_of_tag(uint64_t tag, uint32_t* trace_serial) const override;
   bool marks_objects() const override { return counting_by_injection_ && injected_->marks_objects(); }
   void prepare_object_traces(ReportContext& report) override;
-  bool walk_object_traces(ReportContext& report, ObjectTraceList* out, std::string* why) override;
+  bool walk_object_traces(ObjectTraceList* out, std::string* why) override;
 
  private:
   struct ThreadState;

@@ -2,13 +2,13 @@
 #include "sites/frame_walk.h"
 
 #include <pthread.h>
-#include <sys/mman.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
+#include "base/reserved_memory.h"
 #include "hotspot_structs.h"
 
 namespace fasthprof {
@@ -124,9 +124,8 @@ bool FrameWalk::start(jvmtiEnv* jvmti, int depth, std::string* why) {
   }
   wrapper_last_sp_ = *wrapper_anchor + *anchor_sp;
   code_words_ = ((code_high_ - code_low_) / 8 + 63) / 64;
-  void* bits = mmap(nullptr, code_words_ * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (bits == MAP_FAILED) {
+  void* bits = reserve_memory(code_words_ * sizeof(uint64_t));
+  if (bits == nullptr) {
     *why = "no memory for the map of compiled code";
     return false;
   }

@@ -15,11 +15,11 @@
 // (release); unchanged_since() by any thread that read that epoch (acquire).
 #pragma once
 
-#include <sys/mman.h>
-
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+
+#include "base/reserved_memory.h"
 
 namespace fasthprof {
 
@@ -29,7 +29,7 @@ class UnloadEpochs {
 
   UnloadEpochs() = default;
   ~UnloadEpochs() {
-    if (epochs_ != nullptr) munmap(epochs_, count_ * sizeof(uint32_t));
+    release_memory(epochs_, count_ * sizeof(uint32_t));
   }
   UnloadEpochs(const UnloadEpochs&) = delete;
   UnloadEpochs& operator=(const UnloadEpochs&) = delete;
@@ -38,9 +38,8 @@ class UnloadEpochs {
   bool start(uintptr_t low, uintptr_t high) {
     if (epochs_ != nullptr || high <= low) return false;
     const size_t count = (high - low + kGranule - 1) / kGranule;
-    void* memory = mmap(nullptr, count * sizeof(uint32_t), PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (memory == MAP_FAILED) return false;
+    void* memory = reserve_memory(count * sizeof(uint32_t));
+    if (memory == nullptr) return false;
     epochs_ = static_cast<std::atomic<uint32_t>*>(memory);
     count_ = count;
     low_ = low;

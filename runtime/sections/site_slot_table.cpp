@@ -1,26 +1,16 @@
 #include "sections/site_slot_table.h"
 
 #include <sched.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "base/reserved_memory.h"
 #include "sections/allocation_event.h"
 #include "xxhash.h"
 
 namespace fasthprof {
 namespace {
-
-// Anonymous, zero-filled, lazily backed memory: only the pages a claim touches cost anything.
-void* reserve(size_t bytes) {
-  void* region = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  return region == MAP_FAILED ? nullptr : region;
-}
-
-void release(void* region, size_t bytes) {
-  if (region != nullptr) munmap(region, bytes);
-}
 
 uint64_t round_up_power_of_two(uint64_t value) {
   uint64_t result = 16;
@@ -38,13 +28,13 @@ SiteSlotTable::SiteSlotTable(const SiteSlotTableOptions& options) {
   buckets_bytes_ = bucket_count * sizeof(Bucket);
   entries_bytes_ = (size_t{max_slots_} + 1) * sizeof(Entry);
   frames_bytes_ = max_frames_ * sizeof(SlotFrame);
-  auto* buckets = static_cast<Bucket*>(reserve(buckets_bytes_));
-  entries_ = static_cast<Entry*>(reserve(entries_bytes_));
-  frames_ = static_cast<SlotFrame*>(reserve(frames_bytes_));
+  auto* buckets = static_cast<Bucket*>(reserve_memory(buckets_bytes_));
+  entries_ = static_cast<Entry*>(reserve_memory(entries_bytes_));
+  frames_ = static_cast<SlotFrame*>(reserve_memory(frames_bytes_));
   if (buckets == nullptr || entries_ == nullptr || frames_ == nullptr) {
-    release(buckets, buckets_bytes_);
-    release(entries_, entries_bytes_);
-    release(frames_, frames_bytes_);
+    release_memory(buckets, buckets_bytes_);
+    release_memory(entries_, entries_bytes_);
+    release_memory(frames_, frames_bytes_);
     entries_ = nullptr;
     frames_ = nullptr;
     return;
@@ -53,9 +43,9 @@ SiteSlotTable::SiteSlotTable(const SiteSlotTableOptions& options) {
 }
 
 SiteSlotTable::~SiteSlotTable() {
-  release(buckets_, buckets_bytes_);
-  release(entries_, entries_bytes_);
-  release(frames_, frames_bytes_);
+  release_memory(buckets_, buckets_bytes_);
+  release_memory(entries_, entries_bytes_);
+  release_memory(frames_, frames_bytes_);
 }
 
 uint64_t SiteSlotTable::key_of(uint64_t class_key, uint64_t thread_key, std::span<const SlotFrame> frames) {
