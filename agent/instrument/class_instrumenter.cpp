@@ -3,6 +3,7 @@
 #include "instrument/class_instrumenter.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -16,10 +17,27 @@ namespace fasthprof {
 
 namespace {
 
-// Classes per RetransformClasses call: one call per class would cost a safepoint each.
-constexpr size_t kRetransformBatch = 256;
+// Classes per RetransformClasses call: an eighth of them, within these bounds. Each call is one VM
+// operation, a safepoint that also visits every loaded class, so one call per class would cost a
+// safepoint each; but what comes before that operation (the hook's rewriting, HotSpot parsing,
+// verifying and merging constant pools: most of the time) runs on the calling thread, and two
+// threads share the batches: small batches keep both busy to the end.
+constexpr size_t kRetransformBatchMin = 32, kRetransformBatchMax = 256;
 
 }  // namespace
+
+// The loaded classes to retransform (global references) and the batches taken so far, shared by
+// the thread that brings the agent live and one helper thread (retransform_loaded).
+struct ClassInstrumenter::RetransformShare {
+  ClassInstrumenter* self = nullptr;
+  std::vector<jclass> classes;
+  size_t batch = kRetransformBatchMin;
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> retransformed{0}, failed{0}, skipped{0};
+  std::mutex mutex;
+  std::condition_variable helper_done;
+  bool helper_running = false;
+};
 
 bool ClassInstrumenter::excluded(std::string_view name) {
   return name.starts_with("java/lang/Fasthprof") || name == "jdk/internal/misc/Unsafe" || name == "java/lang/Object";
@@ -77,35 +95,78 @@ void ClassInstrumenter::retransform_loaded(JNIEnv* jni) {
   jint count = 0;
   jclass* classes = nullptr;
   if (jvmti_->GetLoadedClasses(&count, &classes) != JVMTI_ERROR_NONE) return;
-  jvmti::ReturnedRefs<jclass> refs(jvmti_, jni, classes, count, 16);
-  std::vector<jclass> modifiable;
-  modifiable.reserve(static_cast<size_t>(count));
-  for (jint i = 0; i < count; ++i) {
-    jboolean can = JNI_FALSE;
-    if (jvmti_->IsModifiableClass(classes[i], &can) != JVMTI_ERROR_NONE || !can) continue;
-    char* signature = nullptr;
-    if (jvmti_->GetClassSignature(classes[i], &signature, nullptr) != JVMTI_ERROR_NONE) continue;
-    std::string name = jvmti::take_string(jvmti_, signature);
-    if (name.size() < 3 || name.front() != 'L') continue;
-    if (excluded(std::string_view(name).substr(1, name.size() - 2))) continue;
-    if (!worth_retransforming(classes[i])) {
-      ++retransform_skipped_;
-      continue;
+  RetransformShare share;
+  share.self = this;
+  {
+    jvmti::ReturnedRefs<jclass> refs(jvmti_, jni, classes, count, 16);
+    share.classes.reserve(static_cast<size_t>(count));
+    for (jint i = 0; i < count; ++i) {
+      jboolean can = JNI_FALSE;
+      if (jvmti_->IsModifiableClass(classes[i], &can) != JVMTI_ERROR_NONE || !can) continue;
+      char* signature = nullptr;
+      if (jvmti_->GetClassSignature(classes[i], &signature, nullptr) != JVMTI_ERROR_NONE) continue;
+      std::string name = jvmti::take_string(jvmti_, signature);
+      if (name.size() < 3 || name.front() != 'L') continue;
+      if (excluded(std::string_view(name).substr(1, name.size() - 2))) continue;
+      jclass global = static_cast<jclass>(jni->NewGlobalRef(classes[i]));
+      if (global != nullptr) share.classes.push_back(global);
     }
-    modifiable.push_back(classes[i]);
   }
-  for (size_t at = 0; at < modifiable.size(); at += kRetransformBatch) {
-    size_t n = std::min(kRetransformBatch, modifiable.size() - at);
-    if (jvmti_->RetransformClasses(static_cast<jint>(n), modifiable.data() + at) == JVMTI_ERROR_NONE) {
-      retransformed_ += n;
+  // A second thread takes batches too when there are several: each thread's RetransformClasses
+  // does its batch's work before the VM operation on that thread.
+  share.batch = std::clamp(share.classes.size() / 8, kRetransformBatchMin, kRetransformBatchMax);
+  if (share.classes.size() > share.batch) {
+    share.helper_running = true;
+    std::string error;
+    if (!jvmti::start_agent_thread(jvmti_, jni, "fasthprof retransform", &retransform_helper, &share, &error)) {
+      share.helper_running = false;
+    }
+  }
+  retransform_batches(share);
+  {
+    std::unique_lock<std::mutex> lock(share.mutex);
+    share.helper_done.wait(lock, [&share] { return !share.helper_running; });
+  }
+  for (jclass klass : share.classes) jni->DeleteGlobalRef(klass);
+  retransformed_ += share.retransformed.load();
+  retransform_failed_ += share.failed.load();
+  retransform_skipped_ += share.skipped.load();
+}
+
+void JNICALL ClassInstrumenter::retransform_helper(jvmtiEnv*, JNIEnv*, void* arg) {
+  auto* share = static_cast<RetransformShare*>(arg);
+  share->self->retransform_batches(*share);
+  std::lock_guard<std::mutex> lock(share->mutex);
+  share->helper_running = false;
+  share->helper_done.notify_all();  // the last touch of *share: its owner returns once it sees this
+}
+
+void ClassInstrumenter::retransform_batches(RetransformShare& share) const {
+  std::vector<jclass> batch;
+  batch.reserve(share.batch);
+  for (;;) {
+    size_t at = share.next.fetch_add(share.batch);
+    if (at >= share.classes.size()) return;
+    size_t end = std::min(at + share.batch, share.classes.size());
+    batch.clear();
+    for (size_t i = at; i < end; ++i) {
+      if (worth_retransforming(share.classes[i])) {
+        batch.push_back(share.classes[i]);
+      } else {
+        share.skipped.fetch_add(1);
+      }
+    }
+    if (batch.empty()) continue;
+    if (jvmti_->RetransformClasses(static_cast<jint>(batch.size()), batch.data()) == JVMTI_ERROR_NONE) {
+      share.retransformed.fetch_add(batch.size());
       continue;
     }
     // One class refused fails its whole batch: retry them one by one.
-    for (size_t i = at; i < at + n; ++i) {
-      if (jvmti_->RetransformClasses(1, &modifiable[i]) == JVMTI_ERROR_NONE) {
-        ++retransformed_;
+    for (jclass klass : batch) {
+      if (jvmti_->RetransformClasses(1, &klass) == JVMTI_ERROR_NONE) {
+        share.retransformed.fetch_add(1);
       } else {
-        ++retransform_failed_;
+        share.failed.fetch_add(1);
       }
     }
   }

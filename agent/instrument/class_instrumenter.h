@@ -7,7 +7,9 @@
 // batches, once, with everything asked for.
 //
 // Threads: the hook runs on the thread loading a class (any thread, concurrently); tracker(),
-// begin() and end() run on the thread that brings the agent live and the one that takes it down.
+// begin() and end() run on the thread that brings the agent live and the one that takes it down;
+// begin()'s retransformation also runs on a helper agent thread ("fasthprof retransform") until
+// it returns.
 #pragma once
 
 #include <jni.h>
@@ -102,7 +104,11 @@ class ClassInstrumenter {
   }
 
  private:
+  struct RetransformShare;
+  // Retransforms the loaded classes worth it, on this thread and a helper thread of the agent's.
   void retransform_loaded(JNIEnv* jni);
+  static void JNICALL retransform_helper(jvmtiEnv* jvmti, JNIEnv* jni, void* arg);
+  void retransform_batches(RetransformShare& share) const;
   // Whether a loaded class must be retransformed: with allocation calls alone, only when one of
   // its methods that can still run has something to count (runtime/classfile/allocation_scan.h).
   bool worth_retransforming(jclass klass) const;
