@@ -32,7 +32,16 @@ FrameRegistry::FrameRegistry(MethodResolver* resolver, bool line_numbers)
 uint32_t FrameRegistry::method_index(uint64_t method) {
   if (const uint32_t* known = method_by_id_.find(method)) return *known;
   Method& entry = methods_.emplace_back();
-  if (resolver_ != nullptr) resolver_->resolve_method(method, &entry.info);
+  const bool resolved = resolver_ != nullptr && resolver_->resolve_method(method, &entry.info);
+  if (!resolved || entry.info.name.empty()) {
+    // A method the VM no longer knows by the time its frame is named: one of a class unloaded
+    // since (a hidden class's, such as a LambdaForm's, once nothing uses it). Its STACK FRAME
+    // still names strings, as every frame record must.
+    entry.info = MethodInfo{};
+    entry.info.name = kUnknownMethodName;
+    entry.info.signature = kUnknownMethodSignature;
+    entry.info.class_signature = kUnknownClassSignature;
+  }
   // Line tables may come unsorted; the search needs them ordered by start location.
   std::stable_sort(entry.info.line_table.begin(), entry.info.line_table.end(),
                    [](const LineNumberEntry& a, const LineNumberEntry& b) {

@@ -32,9 +32,15 @@ struct LineNumberEntry {
   int32_t line = 0;
 };
 
+// What names a method that cannot be resolved (FrameRegistry::method_index): the frame records
+// and the text output name these rather than nothing.
+inline constexpr const char* kUnknownMethodName = "<unknown method>";
+inline constexpr const char* kUnknownMethodSignature = "()V";
+inline constexpr const char* kUnknownClassSignature = "L<unknown class>;";
+
 struct MethodInfo {
   std::string class_signature;  // JVM form, "Ljava/lang/String;"
-  std::string name;             // empty when unknown
+  std::string name;
   std::string signature;        // JVM descriptor, "(I)V"
   std::string source_file;      // empty when absent
   uint32_t class_serial = 0;
@@ -48,7 +54,7 @@ class MethodResolver {
  public:
   virtual ~MethodResolver() = default;
   // Fills *out for method. Returns false when the method cannot be resolved; the registry then
-  // keeps whatever *out holds (normally nothing: an unknown method without lines).
+  // names it kUnknownMethodName of kUnknownClassSignature, without lines.
   virtual bool resolve_method(uint64_t method, MethodInfo* out) = 0;
 };
 

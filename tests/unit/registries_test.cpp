@@ -469,10 +469,15 @@ TEST(FrameRegistry, UnresolvableMethodIsUnknownButStillAFrame) {
   std::optional<FrameView> view = frames.find(frame.frame_id);
   ASSERT_TRUE(view.has_value());
   EXPECT_EQ(view->line, kUnknownLine);
-  EXPECT_TRUE(view->method_info->name.empty());
+  EXPECT_EQ(view->method_info->name, "<unknown method>");
+  EXPECT_EQ(view->class_name, "<unknown class>");
   FrameRecord record = frames.claim_record(frame.frame_id, &names);
   EXPECT_TRUE(record.needed);
-  EXPECT_EQ(record.method_name.id, 0u);
+  // A STACK FRAME names a method and a signature (hprof-verify refuses ID 0 for either).
+  EXPECT_NE(record.method_name.id, 0u);
+  EXPECT_EQ(names.text(record.method_name.id), "<unknown method>");
+  EXPECT_NE(record.method_signature.id, 0u);
+  EXPECT_EQ(names.text(record.method_signature.id), "()V");
   EXPECT_EQ(record.source_file.id, 0u);
   EXPECT_EQ(resolver.calls[404], 1);
   frames.intern(404, 13);
