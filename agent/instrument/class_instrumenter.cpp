@@ -2,6 +2,8 @@
 // (agent/instrument/class_instrumenter.h).
 #include "instrument/class_instrumenter.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
@@ -133,12 +135,28 @@ void ClassInstrumenter::retransform_loaded(JNIEnv* jni) {
   retransform_skipped_ += share.skipped.load();
 }
 
-void JNICALL ClassInstrumenter::retransform_helper(jvmtiEnv*, JNIEnv*, void* arg) {
+void JNICALL ClassInstrumenter::retransform_helper(jvmtiEnv* jvmti, JNIEnv*, void* arg) {
   auto* share = static_cast<RetransformShare*>(arg);
   share->self->retransform_batches(*share);
-  std::lock_guard<std::mutex> lock(share->mutex);
-  share->helper_running = false;
-  share->helper_done.notify_all();  // the last touch of *share: its owner returns once it sees this
+  {
+    std::lock_guard<std::mutex> lock(share->mutex);
+    share->helper_running = false;
+    share->helper_done.notify_all();  // the last touch of *share: its owner returns once it sees this
+  }
+  // Then idle until the process ends, never back in Java: ended, the thread would run Thread.exit,
+  // whose counted allocations would give it a state of the counts, handed back at their next
+  // collection as a terminated thread's in a Thread[] made for it (whether that class is in a heap
+  // dump would vary from run to run). Idle in a raw monitor's wait, which the VM sees as blocked:
+  // at exit it waits up to 300 ms for threads still running native code.
+  jrawMonitorID idle = nullptr;
+  if (jvmti->CreateRawMonitor("fasthprof retransform idle", &idle) == JVMTI_ERROR_NONE &&
+      jvmti->RawMonitorEnter(idle) == JVMTI_ERROR_NONE) {
+    for (;;) {
+      jvmtiError error = jvmti->RawMonitorWait(idle, 0);
+      if (error != JVMTI_ERROR_NONE && error != JVMTI_ERROR_INTERRUPT) break;
+    }
+  }
+  for (;;) pause();
 }
 
 void ClassInstrumenter::retransform_batches(RetransformShare& share) const {
