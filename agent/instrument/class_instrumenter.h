@@ -8,8 +8,8 @@
 //
 // Threads: the hook runs on the thread loading a class (any thread, concurrently); tracker(),
 // begin() and end() run on the thread that brings the agent live and the one that takes it down;
-// begin()'s retransformation also runs on a helper agent thread ("fasthprof retransform") until
-// it returns.
+// begin()'s retransformation also runs on a helper agent thread ("fasthprof retransform"), which
+// then waits, idle, until the process ends.
 #pragma once
 
 #include <jni.h>
