@@ -119,7 +119,7 @@ void ClassInstrumenter::retransform_loaded(JNIEnv* jni) {
   share.batch = std::clamp(share.classes.size() / 8, kRetransformBatchMin, kRetransformBatchMax);
   if (share.classes.size() > share.batch) {
     share.helper_running = true;
-    std::string error;
+    std::string error;  // not said: this thread then takes every batch, as before there was a helper
     if (!jvmti::start_agent_thread(jvmti_, jni, "fasthprof retransform", &retransform_helper, &share, &error)) {
       share.helper_running = false;
     }
